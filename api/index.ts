@@ -1,0 +1,9 @@
+// The contract: shapes, reasons, errors and the pure rules controller and agent share.
+export * from './names.js';
+export * from './reasons.js';
+export * from './errors.js';
+export * from './schemas.js';
+export * from './match.js';
+export * from './view-key.js';
+export * from './refusal.js';
+export * from './summary.js';

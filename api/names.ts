@@ -1,0 +1,31 @@
+// Names of the API group, its resources, and the labels and finalizers simlock puts on objects.
+
+export const GROUP = 'simlock.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+export const RESOURCES = {
+  worker: { kind: 'Worker', plural: 'workers', singular: 'worker', shortNames: ['wk'] },
+  leaseRequest: {
+    kind: 'LeaseRequest',
+    plural: 'leaserequests',
+    singular: 'leaserequest',
+    shortNames: ['lr'],
+  },
+  lease: { kind: 'Lease', plural: 'leases', singular: 'lease', shortNames: ['dl'] },
+} as const;
+
+/** Label on a simlock Lease naming the worker it was dispatched to; each agent watches only its own. */
+export const WORKER_LABEL = 'simlock.dev/worker';
+/** Finalizer the controller puts on a LeaseRequest so that deleting it releases its Lease first. */
+export const REQUEST_FINALIZER = 'simlock.dev/release';
+/** Finalizer on a Lease that the agent removes once it has reclaimed the device. */
+export const LEASE_FINALIZER = 'simlock.dev/reclaim';
+
+/** The coordination.k8s.io Lease an agent renews as its heartbeat. */
+export function heartbeatLeaseName(worker: string): string {
+  return `worker-${worker}`;
+}
+
+/** The range of agent protocol versions this release of the controller understands. */
+export const PROTOCOL = { current: 1, min: 1, max: 1 } as const;

@@ -1,0 +1,12 @@
+//go:build tools
+
+// Package tools pins the Kubernetes commands simlock's tests run. It is never compiled; it only
+// makes `go mod tidy` record every module those commands need.
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
