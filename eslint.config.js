@@ -2,29 +2,40 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// The layering rules of DESIGN.md §2: folders reach each other only through their index.ts; api/
-// imports nothing of ours; controller, agent, proxy and cli never import each other.
-const components = ['api', 'controller', 'agent', 'proxy', 'cli'];
+// The layering rules of DESIGN.md §2 (and ADR 0002 for runtime/): folders reach each other only
+// through their index.ts; api/ imports nothing of ours; runtime/ only api/; controller, agent,
+// proxy and cli import api/ and runtime/ and never each other. Tests, tools and benchmarks may use
+// any folder, through its index.
+const folders = ['api', 'runtime', 'controller', 'agent', 'proxy', 'cli'];
+/** @type {Record<string, string[]>} */
+const mayImport = {
+  api: [],
+  runtime: ['api'],
+  controller: ['api', 'runtime'],
+  agent: ['api', 'runtime'],
+  proxy: ['api', 'runtime'],
+  cli: ['api', 'runtime'],
+  e2e: folders,
+  bench: folders,
+  tools: folders,
+  test: folders,
+};
 
 /** @param {string} self */
 function boundaries(self) {
-  /** @type {{group: string[], message: string}[]} */
-  const patterns = [];
-  for (const other of components) {
-    if (other === self) continue;
-    if (self === 'api' || (other !== 'api' && self !== 'e2e' && self !== 'bench')) {
-      patterns.push({
-        group: [`**/${other}/**`, `**/${other}`],
-        message: `${self}/ must not import ${other}/ (DESIGN.md §2).`,
-      });
-    } else {
-      patterns.push({
-        group: [`**/${other}/**`, `!**/${other}/index.js`],
-        message: `Import ${other}/ only through ${other}/index.js.`,
-      });
-    }
-  }
-  return patterns;
+  return folders
+    .filter((other) => other !== self)
+    .map((other) =>
+      (mayImport[self] ?? []).includes(other)
+        ? {
+            group: [`**/${other}/**`, `!**/${other}/index.js`],
+            message: `Import ${other}/ only through ${other}/index.js.`,
+          }
+        : {
+            group: [`**/${other}/**`, `**/${other}`],
+            message: `${self}/ must not import ${other}/ (DESIGN.md §2).`,
+          },
+    );
 }
 
 export default tseslint.config(
@@ -40,10 +51,13 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
-  ...[...components, 'e2e', 'bench', 'tools'].map((self) => ({
+  ...Object.keys(mayImport).map((self) => ({
     files: [`${self}/**/*.ts`],
     rules: { 'no-restricted-imports': ['error', { patterns: boundaries(self) }] },
   })),

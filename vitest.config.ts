@@ -9,7 +9,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{api,controller,agent,proxy,cli,tools,bench,test}/**/*.test.ts'],
+          include: ['{api,runtime,controller,agent,proxy,cli,tools,bench,test}/**/*.test.ts'],
           exclude: ['**/*.cluster.test.ts', 'node_modules/**'],
         },
       },

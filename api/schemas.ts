@@ -158,6 +158,8 @@ export const WorkerStatus = z.object({
     .default([])
     .describe('The first waiting entries of its own queue.'),
   devices: z.array(Device).max(512).default([]),
+  slots: z.string().max(32).optional().describe('running/limit, for the printer column.'),
+  deviceCount: count.optional().describe('How many devices, for the printer column.'),
 });
 export type WorkerStatus = z.infer<typeof WorkerStatus>;
 

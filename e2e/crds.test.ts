@@ -1,0 +1,199 @@
+// The CRDs as the API server serves them: printer columns, categories, explain, and validation the
+// API server itself enforces, each refusal naming the field.
+import { describe, expect, it } from 'vitest';
+import { simlockPath } from '../runtime/index.js';
+import { KubeApiError } from '../runtime/index.js';
+import { useCluster } from '../test/cluster/harness.js';
+
+const cluster = useCluster('crds');
+
+function leaseRequest(name: string, spec: Record<string, unknown>) {
+  return { apiVersion: 'simlock.dev/v1alpha1', kind: 'LeaseRequest', metadata: { name }, spec };
+}
+
+async function refusal(name: string, spec: Record<string, unknown>): Promise<string> {
+  try {
+    await cluster.admin.create(
+      simlockPath('leaseRequest', { namespace: cluster.namespace }),
+      leaseRequest(name, spec),
+    );
+  } catch (error) {
+    if (error instanceof KubeApiError) return error.message;
+    throw error;
+  }
+  throw new Error(`the API server accepted ${JSON.stringify(spec)}`);
+}
+
+describe('LeaseRequest as served by the API server', () => {
+  it('lists with its printer columns in kubectl get leaserequests and kubectl get simlock', async () => {
+    await cluster.admin.create(
+      simlockPath('leaseRequest', { namespace: cluster.namespace }),
+      leaseRequest('columns', { platform: 'ios', model: 'iPhone 16' }),
+    );
+    const byName = await cluster.kubectl(['get', 'leaserequests', '-n', cluster.namespace]);
+    expect(byName.exitCode).toBe(0);
+    expect(byName.stdout.split('\n')[0]).toMatch(
+      /^NAME\s+PHASE\s+PLATFORM\s+MODEL\s+WORKER\s+REASONS\s+AGE$/,
+    );
+    expect(byName.stdout).toMatch(/columns\s+ios\s+iPhone 16/);
+
+    const byCategory = await cluster.kubectl(['get', 'simlock', '-A']);
+    expect(byCategory.exitCode).toBe(0);
+    expect(byCategory.stdout).toContain('leaserequest.simlock.dev/columns');
+
+    const byShortName = await cluster.kubectl(['get', 'lr', '-n', cluster.namespace, '-o', 'wide']);
+    expect(byShortName.stdout.split('\n')[0]).toMatch(/ERROR\s+POSITION\s+HOLDER/);
+  });
+
+  it('fills defaults for the wait timeout and the duration', async () => {
+    const created = (await cluster.admin.create(
+      simlockPath('leaseRequest', { namespace: cluster.namespace }),
+      leaseRequest('defaults', { platform: 'android' }),
+    )) as { spec: Record<string, unknown> };
+    expect(created.spec).toMatchObject({ waitTimeoutSeconds: 300, durationSeconds: 3600 });
+  });
+
+  it('is explained field by field by kubectl explain', async () => {
+    const explained = await cluster.kubectl(['explain', 'leaserequest.spec']);
+    expect(explained.exitCode).toBe(0);
+    expect(explained.stdout).toContain('platform');
+    expect(explained.stdout).toMatch(/os\s+<string>/);
+    expect(explained.stdout).toContain('An exact OS version');
+  });
+
+  it.each([
+    [
+      'an unknown platform',
+      { platform: 'windows' },
+      /spec\.platform.*Unsupported value: "windows"/,
+    ],
+    ['an OS that is not a version', { platform: 'ios', os: 'banana' }, /spec\.os.*should match/],
+    [
+      'a negative duration',
+      { platform: 'ios', durationSeconds: -5 },
+      /spec\.durationSeconds.*should be greater than or equal to 1/,
+    ],
+    ['a missing platform', {}, /spec\.platform.*Required value/],
+  ])('refuses %s, naming the field', async (_case, spec, message) => {
+    expect(await refusal(`bad-${Math.random().toString(36).slice(2, 8)}`, spec)).toMatch(message);
+  });
+
+  it('refuses a change to the spec after creation', async () => {
+    const path = simlockPath('leaseRequest', { namespace: cluster.namespace, name: 'frozen' });
+    await cluster.admin.create(
+      simlockPath('leaseRequest', { namespace: cluster.namespace }),
+      leaseRequest('frozen', { platform: 'ios' }),
+    );
+    const change = cluster.admin.patch(path, { spec: { model: 'iPhone 16' } });
+    await expect(change).rejects.toThrow(/spec: Invalid value.*spec is immutable after creation/);
+  });
+
+  it('refuses a capacity reason on anything but full, and one worker twice', async () => {
+    const name = 'status-rules';
+    await cluster.admin.create(
+      simlockPath('leaseRequest', { namespace: cluster.namespace }),
+      leaseRequest(name, { platform: 'ios' }),
+    );
+    const statusPath = simlockPath('leaseRequest', {
+      namespace: cluster.namespace,
+      name,
+      subresource: 'status',
+    });
+    await expect(
+      cluster.admin.patch(statusPath, {
+        status: {
+          phase: 'Waiting',
+          workers: [{ worker: 'a', reason: 'drained', capacityReason: 'ram-budget' }],
+        },
+      }),
+    ).rejects.toThrow(/capacityReason is allowed only with reason full/);
+    await expect(
+      cluster.admin.replace(statusPath, {
+        ...((await cluster.admin.get(statusPath)) as object),
+        status: {
+          phase: 'Waiting',
+          workers: [
+            { worker: 'a', reason: 'drained' },
+            { worker: 'a', reason: 'busy' },
+          ],
+        },
+      }),
+    ).rejects.toThrow(/status\.workers\[1\].*Duplicate value/);
+    await cluster.admin.patch(statusPath, {
+      status: {
+        phase: 'Waiting',
+        workers: [{ worker: 'a', reason: 'full', capacityReason: 'ram-budget' }],
+      },
+    });
+  });
+});
+
+describe('Worker and Lease as served by the API server', () => {
+  it('shows workers cluster-wide by short name, with label, health and slots', async () => {
+    const name = `wk-${cluster.namespace}`;
+    await cluster.admin.create(simlockPath('worker'), {
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'Worker',
+      metadata: { name },
+      spec: { label: 'mac-mini-1' },
+    });
+    await cluster.admin.patch(simlockPath('worker', { name, subresource: 'status' }), {
+      status: {
+        protocol: 1,
+        agentVersion: '0.1.0',
+        health: 'running',
+        slots: '1/2',
+        deviceCount: 3,
+      },
+    });
+    const listed = await cluster.kubectl(['get', 'wk', name]);
+    expect(listed.stdout.split('\n')[0]).toMatch(
+      /^NAME\s+LABEL\s+DRAINED\s+HEALTH\s+RUNNING\s+DEVICES\s+AGE$/,
+    );
+    expect(listed.stdout).toMatch(
+      new RegExp(`${name}\\s+mac-mini-1\\s+false\\s+running\\s+1/2\\s+3`),
+    );
+    await cluster.admin.delete(simlockPath('worker', { name }));
+  });
+
+  it('refuses a presence reason on a present device', async () => {
+    const name = `wk2-${cluster.namespace}`;
+    await cluster.admin.create(simlockPath('worker'), {
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'Worker',
+      metadata: { name },
+      spec: {},
+    });
+    const device = {
+      id: 'd1',
+      name: 'iPhone',
+      model: 'iPhone 15 Pro',
+      platform: 'ios',
+      os: '18.4',
+      physical: true,
+      class: 'phone',
+      state: 'ready',
+      presence: { present: true, reason: 'locked' },
+    };
+    await expect(
+      cluster.admin.patch(simlockPath('worker', { name, subresource: 'status' }), {
+        status: { protocol: 1, agentVersion: '0.1.0', health: 'running', devices: [device] },
+      }),
+    ).rejects.toThrow(/presence.reason is required when not present, and not allowed when present/);
+    await cluster.admin.delete(simlockPath('worker', { name }));
+  });
+
+  it('lists leases.simlock.dev with worker, device, phase and expiry', async () => {
+    await cluster.admin.create(simlockPath('lease', { namespace: cluster.namespace }), {
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'Lease',
+      metadata: { name: 'one' },
+      spec: { worker: 'worker-a', device: { platform: 'ios' }, expiresAt: '2030-01-01T00:00:00Z' },
+    });
+    const listed = await cluster.kubectl(['get', 'dl', '-n', cluster.namespace]);
+    expect(listed.stdout.split('\n')[0]).toMatch(
+      /^NAME\s+WORKER\s+DEVICE\s+PHASE\s+EXPIRES\s+AGE$/,
+    );
+    expect(listed.stdout).toMatch(/one\s+worker-a/);
+  });
+});

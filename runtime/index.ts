@@ -1,0 +1,6 @@
+// Shared machinery of the simlock processes (controller, agent, proxy, cli): the Kubernetes REST
+// client, informers, leader election, JSON logs. It imports only api/.
+export * from './kube-client.js';
+export * from './informer.js';
+export * from './paths.js';
+export * from './log.js';

@@ -1,0 +1,291 @@
+// Starts a real control plane for tests and the local fleet: etcd and kube-apiserver on free
+// loopback ports, RBAC on, client-certificate users signed by our own CA, service-account tokens.
+// Binaries come from build.sh (built once, cached outside the repository).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import {
+  createCertificateAuthority,
+  createServiceAccountKey,
+  readBase64,
+  signCertificate,
+  type KeyPair,
+} from './certificates.js';
+
+const buildScript = fileURLToPath(new URL('./build.sh', import.meta.url));
+
+/** Builds the binaries if needed (cold: many minutes) and answers their folder. */
+export async function controlPlaneBinaries(): Promise<string> {
+  const { stdout } = await promisify(execFile)(buildScript, [], {
+    maxBuffer: 1 << 20,
+    timeout: 60 * 60 * 1000,
+  });
+  return stdout.trim().split('\n').at(-1) ?? '';
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Identity {
+  /** A kubeconfig that authenticates as this identity. */
+  kubeconfigPath: string;
+}
+
+export interface ControlPlane {
+  dir: string;
+  binDir: string;
+  server: string;
+  caPath: string;
+  /** kubeconfig for the admin (group system:masters). */
+  kubeconfigPath: string;
+  /** A kubeconfig for a user with a client certificate signed by the cluster's CA. */
+  mintUser(user: string, groups?: string[]): Promise<Identity>;
+  /** A kubeconfig that carries a bearer token (e.g. a service account's). */
+  kubeconfigForToken(name: string, token: string): Promise<Identity>;
+  stop(): Promise<void>;
+}
+
+interface StartOptions {
+  /** Where to keep data, certificates and logs; a fresh temporary folder by default. */
+  dir?: string;
+  log?: (line: string) => void;
+}
+
+function kubeconfigYaml(server: string, caPath: string, user: Record<string, string>): string {
+  const userLines = Object.entries(user)
+    .map(([key, value]) => `    ${key}: ${value}`)
+    .join('\n');
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: simlock
+  cluster:
+    server: ${server}
+    certificate-authority-data: ${readFileSync(caPath).toString('base64')}
+users:
+- name: simlock
+  user:
+${userLines}
+contexts:
+- name: simlock
+  context:
+    cluster: simlock
+    user: simlock
+    namespace: default
+current-context: simlock
+`;
+}
+
+function startProcess(binary: string, args: string[], logPath: string): ChildProcess {
+  const logFile = createWriteStream(logPath, { flags: 'a' });
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(logFile);
+  child.stderr?.pipe(logFile);
+  return child;
+}
+
+async function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** GET a path on the API server with a client certificate; answers the HTTP status (0 if down). */
+function probe(server: string, caPath: string, client: KeyPair, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const url = new URL(path, server);
+    const req = request(
+      url,
+      {
+        ca: readFileSync(caPath),
+        cert: readFileSync(client.certificatePath),
+        key: readFileSync(client.keyPath),
+        timeout: 2000,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  died: () => string | undefined,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const death = died();
+    if (death) throw new Error(`${what}: ${death}`);
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`${what}: not ready within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
+  const log = options.log ?? (() => undefined);
+  const binDir = await controlPlaneBinaries();
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'simlock-controlplane-')));
+  const certs = join(dir, 'pki');
+  await mkdir(certs, { recursive: true });
+
+  const ca = await createCertificateAuthority(certs);
+  const serving = await signCertificate(certs, ca, 'apiserver', '/CN=kube-apiserver', 'server', [
+    'IP:127.0.0.1',
+    'DNS:localhost',
+  ]);
+  const admin = await signCertificate(certs, ca, 'admin', '/O=system:masters/CN=admin', 'client');
+  const serviceAccountKey = await createServiceAccountKey(certs);
+
+  const [etcdClientPort, etcdPeerPort, apiPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
+  const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
+  const children: ChildProcess[] = [];
+  const exits = new Map<ChildProcess, string>();
+  const watchExit = (name: string, child: ChildProcess) => {
+    children.push(child);
+    child.once('exit', (code, signal) =>
+      exits.set(child, `${name} exited (${signal ?? code}); see ${dir}`),
+    );
+  };
+
+  const stop = async () => {
+    for (const child of [...children].reverse()) await stopProcess(child);
+    if (!options.dir) await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const etcd = startProcess(
+      join(binDir, 'etcd'),
+      [
+        '--data-dir',
+        join(dir, 'etcd'),
+        '--listen-client-urls',
+        etcdUrl,
+        '--advertise-client-urls',
+        etcdUrl,
+        '--listen-peer-urls',
+        peerUrl,
+        '--initial-advertise-peer-urls',
+        peerUrl,
+        '--initial-cluster',
+        `default=${peerUrl}`,
+        '--unsafe-no-fsync',
+        '--log-level',
+        'warn',
+      ],
+      join(dir, 'etcd.log'),
+    );
+    watchExit('etcd', etcd);
+
+    const server = `https://127.0.0.1:${apiPort}`;
+    const apiserver = startProcess(
+      join(binDir, 'kube-apiserver'),
+      [
+        `--etcd-servers=${etcdUrl}`,
+        `--cert-dir=${join(dir, 'apiserver-certs')}`,
+        `--tls-cert-file=${serving.certificatePath}`,
+        `--tls-private-key-file=${serving.keyPath}`,
+        `--client-ca-file=${ca.certificatePath}`,
+        `--secure-port=${apiPort}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        '--authorization-mode=RBAC',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        '--disable-admission-plugins=ServiceAccount',
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${serviceAccountKey.publicPath}`,
+        `--service-account-signing-key-file=${serviceAccountKey.privatePath}`,
+        '--endpoint-reconciler-type=none',
+        '--v=1',
+      ],
+      join(dir, 'kube-apiserver.log'),
+    );
+    watchExit('kube-apiserver', apiserver);
+
+    const died = () => [...exits.values()][0];
+    await waitFor(
+      'kube-apiserver',
+      async () => (await probe(server, ca.certificatePath, admin, '/readyz')) === 200,
+      90_000,
+      died,
+    );
+    log(`control plane ready at ${server}`);
+
+    const kubeconfigPath = join(dir, 'admin.kubeconfig');
+    await writeFile(
+      kubeconfigPath,
+      kubeconfigYaml(server, ca.certificatePath, {
+        'client-certificate-data': await readBase64(admin.certificatePath),
+        'client-key-data': await readBase64(admin.keyPath),
+      }),
+    );
+
+    let identities = 0;
+    return {
+      dir,
+      binDir,
+      server,
+      caPath: ca.certificatePath,
+      kubeconfigPath,
+      async mintUser(user, groups = []) {
+        const fileName = `user-${++identities}`;
+        const subject = [...groups.map((group) => `/O=${group}`), `/CN=${user}`].join('');
+        const pair = await signCertificate(certs, ca, fileName, subject, 'client');
+        const path = join(dir, `${fileName}.kubeconfig`);
+        await writeFile(
+          path,
+          kubeconfigYaml(server, ca.certificatePath, {
+            'client-certificate-data': await readBase64(pair.certificatePath),
+            'client-key-data': await readBase64(pair.keyPath),
+          }),
+        );
+        return { kubeconfigPath: path };
+      },
+      async kubeconfigForToken(name, token) {
+        const path = join(
+          dir,
+          `token-${++identities}-${name.replace(/[^a-z0-9-]/gi, '_')}.kubeconfig`,
+        );
+        await writeFile(path, kubeconfigYaml(server, ca.certificatePath, { token }));
+        return { kubeconfigPath: path };
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,158 @@
+// Writes crds/*.yaml from the zod schemas in api/. Never edit crds/ by hand: run `npm run generate`.
+// crds.test.ts regenerates them and fails on any difference.
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import type { z } from 'zod';
+import {
+  GROUP,
+  LeaseRequestSpec,
+  LeaseRequestStatus,
+  LeaseSpec,
+  LeaseStatus,
+  RESOURCES,
+  VERSION,
+  WorkerSpec,
+  WorkerStatus,
+} from '../api/index.js';
+import { crdSchema } from './crd-schema.js';
+
+interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'boolean' | 'date' | 'number';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+interface Resource {
+  names: (typeof RESOURCES)[keyof typeof RESOURCES];
+  scope: 'Namespaced' | 'Cluster';
+  description: string;
+  spec: z.ZodType;
+  status: z.ZodType;
+  specRequired: boolean;
+  columns: PrinterColumn[];
+}
+
+const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export const resources: Resource[] = [
+  {
+    names: RESOURCES.worker,
+    scope: 'Cluster',
+    description:
+      'A device host running the simlock agent; status is its view, written by its agent.',
+    spec: WorkerSpec,
+    status: WorkerStatus,
+    specRequired: false,
+    columns: [
+      { name: 'Label', type: 'string', jsonPath: '.spec.label' },
+      { name: 'Drained', type: 'boolean', jsonPath: '.spec.drained' },
+      { name: 'Health', type: 'string', jsonPath: '.status.health' },
+      { name: 'Running', type: 'string', jsonPath: '.status.slots', description: 'running/limit' },
+      { name: 'Devices', type: 'integer', jsonPath: '.status.deviceCount' },
+      { name: 'Endpoint', type: 'string', jsonPath: '.status.endpoint', priority: 1 },
+      { name: 'Agent', type: 'string', jsonPath: '.status.agentVersion', priority: 1 },
+      age,
+    ],
+  },
+  {
+    names: RESOURCES.leaseRequest,
+    scope: 'Namespaced',
+    description:
+      'A request for a device. It waits, is dispatched to a worker, and is granted or fails.',
+    spec: LeaseRequestSpec,
+    status: LeaseRequestStatus,
+    specRequired: true,
+    columns: [
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Platform', type: 'string', jsonPath: '.spec.platform' },
+      { name: 'Model', type: 'string', jsonPath: '.spec.model' },
+      { name: 'Worker', type: 'string', jsonPath: '.status.worker' },
+      { name: 'Reasons', type: 'string', jsonPath: '.status.summary' },
+      { name: 'Error', type: 'string', jsonPath: '.status.error.code', priority: 1 },
+      { name: 'Position', type: 'integer', jsonPath: '.status.position', priority: 1 },
+      { name: 'Holder', type: 'string', jsonPath: '.spec.holder', priority: 1 },
+      age,
+    ],
+  },
+  {
+    names: RESOURCES.lease,
+    scope: 'Namespaced',
+    description:
+      'One dispatch of a LeaseRequest to a worker, answered by its agent. Same name as the request.',
+    spec: LeaseSpec,
+    status: LeaseStatus,
+    specRequired: true,
+    columns: [
+      { name: 'Worker', type: 'string', jsonPath: '.spec.worker' },
+      { name: 'Device', type: 'string', jsonPath: '.status.device.name' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Expires', type: 'string', jsonPath: '.spec.expiresAt' },
+      { name: 'Device-ID', type: 'string', jsonPath: '.status.device.id', priority: 1 },
+      age,
+    ],
+  },
+];
+
+export function customResourceDefinition(resource: Resource): Record<string, unknown> {
+  const { names } = resource;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${names.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: resource.scope,
+      names: {
+        kind: names.kind,
+        listKind: `${names.kind}List`,
+        plural: names.plural,
+        singular: names.singular,
+        shortNames: [...names.shortNames],
+        categories: ['simlock'],
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: resource.columns,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: resource.description,
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: crdSchema(resource.spec),
+                status: crdSchema(resource.status),
+              },
+              ...(resource.specRequired ? { required: ['spec'] } : {}),
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export function renderCrds(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const resource of resources) {
+    const header = '# Generated by `npm run generate` from api/schemas.ts. Do not edit.\n';
+    const body = stringify(customResourceDefinition(resource), { lineWidth: 0 });
+    files.set(`${GROUP}_${resource.names.plural}.yaml`, header + body);
+  }
+  return files;
+}
+
+export const crdsFolder = fileURLToPath(new URL('../crds/', import.meta.url));
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const [file, text] of renderCrds()) writeFileSync(crdsFolder + file, text);
+  console.log(`wrote ${[...renderCrds().keys()].join(', ')} to crds/`);
+}
