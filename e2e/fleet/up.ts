@@ -23,9 +23,28 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll());
   process.once('SIGTERM', () => void stopAll());
 
-  await run(kubectl, ['--kubeconfig', controlPlane.kubeconfigPath, 'apply', '--server-side', '-f', `${root}crds`]);
-  await run(kubectl, ['--kubeconfig', controlPlane.kubeconfigPath, 'wait', '--for=condition=Established', 'crd', '--all']);
-  const { stdout } = await run(kubectl, ['--kubeconfig', controlPlane.kubeconfigPath, 'get', 'crd']);
+  await run(kubectl, [
+    '--kubeconfig',
+    controlPlane.kubeconfigPath,
+    'apply',
+    '--server-side',
+    '-f',
+    `${root}crds`,
+  ]);
+  await run(kubectl, [
+    '--kubeconfig',
+    controlPlane.kubeconfigPath,
+    'wait',
+    '--for=condition=Established',
+    'crd',
+    '--all',
+  ]);
+  const { stdout } = await run(kubectl, [
+    '--kubeconfig',
+    controlPlane.kubeconfigPath,
+    'get',
+    'crd',
+  ]);
   console.log(stdout);
   console.log(`simlock: the fleet is up. In another shell:
 

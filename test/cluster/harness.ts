@@ -103,7 +103,7 @@ export async function eventually<T>(
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `${what} not met within ${timeoutMs} ms${lastError ? `: ${String(lastError)}` : ''}`,
+        `${what} not met within ${timeoutMs} ms${lastError instanceof Error ? `: ${lastError.message}` : ''}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
