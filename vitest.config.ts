@@ -9,6 +9,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          sequence: { groupOrder: 0 },
           include: ['{api,runtime,controller,agent,proxy,cli,tools,bench,test}/**/*.test.ts'],
           exclude: ['**/*.cluster.test.ts', 'node_modules/**'],
         },
@@ -16,6 +17,7 @@ export default defineConfig({
       {
         test: {
           name: 'cluster',
+          sequence: { groupOrder: 1 },
           include: ['**/*.cluster.test.ts', 'e2e/**/*.test.ts'],
           exclude: ['node_modules/**'],
           globalSetup: ['test/cluster/global-setup.ts'],
