@@ -7,3 +7,5 @@ export * from './match.js';
 export * from './view-key.js';
 export * from './refusal.js';
 export * from './summary.js';
+export * from './exec.js';
+export * from './exec-client.js';

@@ -74,8 +74,12 @@ export function requestedClass(request: DeviceSpec): DeviceClass | undefined {
   return request.class ?? (request.model === undefined ? 'phone' : undefined);
 }
 
+// One collator for every comparison: localeCompare with options builds a new one on each call
+// (microseconds each), and routing compares models for every worker and request.
+const modelCollator = new Intl.Collator(undefined, { sensitivity: 'accent' });
+
 function sameModel(a: string, b: string): boolean {
-  return a.localeCompare(b, undefined, { sensitivity: 'accent' }) === 0;
+  return a === b || modelCollator.compare(a, b) === 0;
 }
 
 /** Does this device fit the request? Platform, model (any case), class, OS. */

@@ -4,3 +4,5 @@ export * from './kube-client.js';
 export * from './informer.js';
 export * from './paths.js';
 export * from './log.js';
+export * from './clock.js';
+export * from './leader-election.js';

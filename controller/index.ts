@@ -1,0 +1,7 @@
+// The simlock controller: reconciler, walk, routing, leader election wiring.
+export { Reconciler, type ReconcilerOptions } from './reconciler.js';
+export { ControllerMetrics } from './metrics.js';
+export { walk, type WaitingRequest, type Fleet, type WalkOutcome } from './walk.js';
+export { reasonsFor } from './reasons.js';
+export { buildWorker, parseHeartbeat } from './views.js';
+export * from './routing/index.js';

@@ -1,0 +1,170 @@
+// simlock-controller: the process. Flags, leader election, health and metrics endpoints.
+//   node --import tsx controller/main.ts --namespace simlock-system [--kubeconfig FILE]
+import { createServer } from 'node:http';
+import { hostname } from 'node:os';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { z } from 'zod';
+import { KubeClient, LeaderElector, createLogger, systemClock } from '../runtime/index.js';
+import { ControllerMetrics } from './metrics.js';
+import { Reconciler } from './reconciler.js';
+
+const Options = z.object({
+  kubeconfig: z.string().optional(),
+  context: z.string().optional(),
+  namespace: z.string().min(1).max(63),
+  watchNamespace: z.string().max(63).optional(),
+  workerSelector: z.string().max(1024).optional(),
+  listen: z.string().regex(/^[^:]*:\d+$/, 'listen must be host:port'),
+  dispatchTimeoutMs: z.number().int().min(100).max(600_000),
+  reasonWriteIntervalMs: z.number().int().min(0).max(60_000),
+  leaseDurationSeconds: z.number().int().min(2).max(300),
+  identity: z.string().min(1).max(253),
+  leaderElection: z.boolean(),
+});
+
+async function main(): Promise<void> {
+  const argv = await yargs(hideBin(process.argv))
+    .scriptName('simlock-controller')
+    .option('kubeconfig', {
+      type: 'string',
+      describe: 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)',
+    })
+    .option('context', { type: 'string' })
+    .option('namespace', {
+      type: 'string',
+      default: 'simlock-system',
+      describe: "where heartbeats and the leader's Lease live",
+    })
+    .option('watch-namespace', {
+      type: 'string',
+      describe: 'only LeaseRequests in this namespace (default: all)',
+    })
+    .option('worker-selector', { type: 'string', describe: 'only Workers with these labels' })
+    .option('listen', {
+      type: 'string',
+      default: '0.0.0.0:8080',
+      describe: 'address of /healthz, /readyz and /metrics',
+    })
+    .option('dispatch-timeout-ms', { type: 'number', default: 10_000 })
+    .option('reason-write-interval-ms', { type: 'number', default: 1000 })
+    .option('lease-duration-seconds', {
+      type: 'number',
+      default: 15,
+      describe: 'leader election lease',
+    })
+    .option('identity', { type: 'string', default: `${hostname()}-${process.pid}` })
+    .option('leader-election', { type: 'boolean', default: true })
+    .strict()
+    .parseAsync();
+  const parsed = Options.safeParse(argv);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    console.error(
+      `simlock-controller: --${String(issue?.path[0] ?? '')}: ${issue?.message ?? 'invalid'}`,
+    );
+    process.exit(2);
+  }
+  const options = parsed.data;
+  const log = createLogger({ component: 'controller', identity: options.identity });
+  const clock = systemClock();
+  const client = KubeClient.fromOptions({
+    kubeconfig: options.kubeconfig,
+    context: options.context,
+  });
+  const metrics = new ControllerMetrics(true);
+
+  let reconciler: Reconciler | undefined;
+  const startReconciling = () => {
+    reconciler = new Reconciler({
+      client,
+      clock,
+      log,
+      metrics,
+      systemNamespace: options.namespace,
+      watchNamespace: options.watchNamespace,
+      workerSelector: options.workerSelector,
+      dispatchTimeoutMs: options.dispatchTimeoutMs,
+      reasonWriteIntervalMs: options.reasonWriteIntervalMs,
+      identity: options.identity,
+    });
+    reconciler.start().catch((error: unknown) => {
+      log.error('reconciler failed to start', { error });
+      process.exit(1);
+    });
+  };
+
+  const elector = options.leaderElection
+    ? new LeaderElector({
+        client: KubeClient.fromOptions({
+          kubeconfig: options.kubeconfig,
+          context: options.context,
+        }),
+        namespace: options.namespace,
+        name: 'simlock-controller',
+        identity: options.identity,
+        clock,
+        log,
+        leaseDurationSeconds: options.leaseDurationSeconds,
+        onStartedLeading: startReconciling,
+        // A leader that lost its lease must not act on stale memory: exit and start afresh.
+        onStoppedLeading: () => {
+          log.error('lost leadership; exiting so a fresh process starts from the API');
+          process.exit(1);
+        },
+      })
+    : undefined;
+
+  const [host, port] = [
+    options.listen.slice(0, options.listen.lastIndexOf(':')),
+    Number(options.listen.slice(options.listen.lastIndexOf(':') + 1)),
+  ];
+  const server = createServer((req, res) => {
+    if (req.url === '/healthz') {
+      res.writeHead(200).end('ok');
+    } else if (req.url === '/readyz') {
+      const ready = reconciler?.ready === true || (elector !== undefined && !elector.isLeader);
+      res.writeHead(ready ? 200 : 503).end(ready ? 'ok' : 'not ready');
+    } else if (req.url === '/leader') {
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ leader: elector ? elector.isLeader : true }));
+    } else if (req.url === '/metrics') {
+      metrics.registry
+        .metrics()
+        .then((text) =>
+          res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+        )
+        .catch(() => res.writeHead(500).end());
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  server.listen(port, host || '0.0.0.0', () => {
+    const address = server.address();
+    log.info('listening', {
+      address:
+        typeof address === 'object' && address
+          ? `${address.address}:${address.port}`
+          : options.listen,
+    });
+  });
+
+  const shutdown = async () => {
+    log.info('shutting down');
+    await reconciler?.stop();
+    await elector?.stop();
+    server.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown());
+  process.once('SIGINT', () => void shutdown());
+
+  if (elector) elector.start();
+  else startReconciling();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,66 @@
+// Prometheus metrics of the controller.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class ControllerMetrics {
+  readonly registry = new Registry();
+  readonly queueLength = new Gauge({
+    name: 'simlock_queue_length',
+    help: 'Requests waiting in the controller queue.',
+    registers: [this.registry],
+  });
+  readonly waitingByReason = new Gauge({
+    name: 'simlock_waiting_reasons',
+    help: 'Per-worker reasons of waiting requests, by reason.',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly walks = new Counter({
+    name: 'simlock_walks_total',
+    help: 'Walks of the queue.',
+    registers: [this.registry],
+  });
+  readonly walkSeconds = new Histogram({
+    name: 'simlock_walk_duration_seconds',
+    help: 'Time one walk took (routing only, no I/O).',
+    buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [this.registry],
+  });
+  readonly dispatches = new Counter({
+    name: 'simlock_dispatches_total',
+    help: 'Leases created.',
+    labelNames: ['stage'],
+    registers: [this.registry],
+  });
+  readonly grants = new Counter({
+    name: 'simlock_grants_total',
+    help: 'Requests granted.',
+    registers: [this.registry],
+  });
+  readonly refusals = new Counter({
+    name: 'simlock_refusals_total',
+    help: 'Refusals by agents, by code and capacity reason.',
+    labelNames: ['code', 'capacity_reason'],
+    registers: [this.registry],
+  });
+  readonly failures = new Counter({
+    name: 'simlock_failures_total',
+    help: 'Requests failed, by code.',
+    labelNames: ['code'],
+    registers: [this.registry],
+  });
+  readonly statusWrites = new Counter({
+    name: 'simlock_status_writes_total',
+    help: 'LeaseRequest status writes.',
+    registers: [this.registry],
+  });
+  readonly apiWrites = new Counter({
+    name: 'simlock_api_writes_total',
+    help: 'Writes (POST, PUT, PATCH, DELETE) to the API server, leader election excluded.',
+    labelNames: ['method'],
+    registers: [this.registry],
+  });
+
+  constructor(defaults = false) {
+    if (defaults) collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,75 @@
+// One reason per known worker for a request that waits (seed 000 §3). The first failing check
+// wins, in this order:
+//   1. a filter reason from explain (over every view, memo'd ones included: drained comes before a
+//      remembered refusal);
+//   2. a cannot-serve memo: the code's reason;
+//   3. a refusal memo at the worker's current view key: full, with the refusal's capacity reason,
+//      else the rank zero reason's, else plain full; a dispatch left unanswered: disconnected;
+//   4. claimed by an earlier request in this walk: not-chosen;
+//   5. a rank zero reason from explain (full + ram-budget, no-free-physical);
+//   6. not-chosen: it passed every check and another worker was picked.
+import type { CannotServeCode, WaitingReason, WorkerReason } from '../api/index.js';
+import type { RequestMemos } from './memos.js';
+import type { Explanation, WorkerView } from './routing/index.js';
+
+const CANNOT_SERVE_REASONS: Record<CannotServeCode, WaitingReason> = {
+  UNKNOWN_MODEL: 'unknown-model',
+  RUNTIME_MISSING: 'runtime-missing',
+  NO_DRIVER: 'no-driver',
+  CAPABILITY_MISSING: 'capability-missing',
+};
+
+export interface ReasonInputs {
+  /** Every known worker's view, in name order. */
+  views: readonly WorkerView[];
+  /** Each worker's current view key. */
+  viewKeys: ReadonlyMap<string, string>;
+  /** explain() over the same views, in the same order. */
+  explanations: readonly Explanation[];
+  memos: RequestMemos;
+  claimedEarlier: (worker: string) => boolean;
+}
+
+export function reasonsFor({
+  views,
+  viewKeys,
+  explanations,
+  memos,
+  claimedEarlier,
+}: ReasonInputs): WorkerReason[] {
+  const byWorker = new Map(explanations.map((explanation) => [explanation.worker, explanation]));
+  return views.map(({ name }) => {
+    const explanation = byWorker.get(name);
+    if (explanation?.kind === 'dropped')
+      return entry(name, explanation.reason.reason, explanation.reason.capacityReason);
+
+    const cannotServe = memos.cannotServe.get(name);
+    if (cannotServe !== undefined) return entry(name, CANNOT_SERVE_REASONS[cannotServe]);
+
+    const key = viewKeys.get(name);
+    const refusal = memos.refusals.get(name);
+    if (refusal !== undefined && refusal.viewKey === key) {
+      const seen =
+        explanation?.kind === 'ranked-zero' && explanation.reason.reason === 'full'
+          ? explanation.reason.capacityReason
+          : undefined;
+      return entry(name, 'full', refusal.capacityReason ?? seen);
+    }
+    if (memos.unanswered.get(name)?.viewKey === key) return entry(name, 'disconnected');
+
+    if (claimedEarlier(name)) return entry(name, 'not-chosen');
+    if (explanation?.kind === 'ranked-zero')
+      return entry(name, explanation.reason.reason, explanation.reason.capacityReason);
+    return entry(name, 'not-chosen');
+  });
+}
+
+function entry(
+  worker: string,
+  reason: WaitingReason,
+  capacityReason?: WorkerReason['capacityReason'],
+): WorkerReason {
+  return capacityReason !== undefined && reason === 'full'
+    ? { worker, reason, capacityReason }
+    : { worker, reason };
+}

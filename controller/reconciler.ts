@@ -1,0 +1,982 @@
+// The reconciler: informers on Workers, heartbeat Leases, LeaseRequests and simlock Leases; an
+// in-memory queue of waiting requests; the walk; dispatch; outcomes; status writes.
+//
+// It is level-based: on start it lists everything and rebuilds its memory from the objects (a
+// request's phase, its Lease and that Lease's answer), so a controller killed at any moment and
+// started again loses no request and dispatches none twice (the Lease is named as its request, so a
+// second create answers AlreadyExists and is adopted). Memos (refusals, cannot-serve) live in
+// memory only; after a restart a worker may be asked once more, which costs one refusal.
+import {
+  API_VERSION,
+  GrantedDevice,
+  LeaseRequestObject,
+  LeaseStatus,
+  REQUEST_FINALIZER,
+  RESOURCES,
+  WORKER_LABEL,
+  WorkerObject,
+  canonicalJson,
+  parseRefusal,
+  type DeviceSpec,
+  type ErrorBody,
+  type LeaseRequestSpec,
+  type LeaseRequestStatus,
+} from '../api/index.js';
+import {
+  Informer,
+  coordinationLeasePath,
+  eventsPath,
+  isAlreadyExists,
+  isNotFound,
+  simlockPath,
+  type Clock,
+  type KubeClient,
+  type KubeObject,
+  type Logger,
+  type TimerHandle,
+} from '../runtime/index.js';
+import { emptyMemos, type RequestMemos } from './memos.js';
+import type { ControllerMetrics } from './metrics.js';
+import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from './routing/index.js';
+import {
+  desiredStatus,
+  setCondition,
+  statusMergePatch,
+  urgentPart,
+  type RequestState,
+} from './status.js';
+import {
+  buildWorker,
+  parseHeartbeat,
+  sameRouting,
+  type Heartbeat,
+  type KnownWorker,
+} from './views.js';
+import { walk, type Fleet, type WaitingRequest } from './walk.js';
+
+export interface ReconcilerOptions {
+  client: KubeClient;
+  clock: Clock;
+  log: Logger;
+  metrics: ControllerMetrics;
+  policy?: RoutingPolicy;
+  /** Where the agents' heartbeat Leases live. */
+  systemNamespace: string;
+  /** Only LeaseRequests and Leases in this namespace; every namespace when absent. */
+  watchNamespace?: string | undefined;
+  /** Only Workers with these labels (a label selector); every Worker when absent. */
+  workerSelector?: string | undefined;
+  /** How long an agent may take to answer a Lease before that worker counts as disconnected. */
+  dispatchTimeoutMs?: number;
+  /** Reason-only status changes are written at most this often per request. */
+  reasonWriteIntervalMs?: number;
+  /** Name of this controller in Events. */
+  identity?: string;
+}
+
+interface TrackedRequest extends RequestState {
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  spec: LeaseRequestSpec;
+  createdAt: number;
+  memos: RequestMemos;
+  lastCannotServe?: { code: string; message: string } | undefined;
+  stage?: string | undefined;
+  /** The Lease of an earlier dispatch is being deleted; no new dispatch until it is gone. */
+  leaseDeleting: boolean;
+  deleting: boolean;
+  hasFinalizer: boolean;
+  timers: { wait?: TimerHandle; dispatch?: TimerHandle; expiry?: TimerHandle; write?: TimerHandle };
+  /** The status last known to be on the server, and when reasons were last written. */
+  written?: Record<string, unknown> | undefined;
+  lastReasonWriteAt: number;
+  writing: boolean;
+  writeAgain: boolean;
+}
+
+export class Reconciler {
+  private readonly client: KubeClient;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly metrics: ControllerMetrics;
+  private readonly policy: RoutingPolicy;
+  private readonly dispatchTimeoutMs: number;
+  private readonly reasonWriteIntervalMs: number;
+  private readonly identity: string;
+
+  private readonly workerInformer: Informer;
+  private readonly heartbeatInformer: Informer;
+  private readonly requestInformer: Informer;
+  private readonly leaseInformer: Informer;
+
+  private readonly workers = new Map<string, KnownWorker>();
+  private readonly heartbeats = new Map<string, Heartbeat>();
+  private readonly lapseTimers = new Map<string, TimerHandle>();
+  private fleet: Fleet | undefined;
+  private readonly requests = new Map<string, TrackedRequest>();
+
+  private started = false;
+  private stopped = false;
+  private walkScheduled = false;
+
+  constructor(private readonly options: ReconcilerOptions) {
+    this.client = options.client;
+    this.clock = options.clock;
+    this.log = options.log;
+    this.metrics = options.metrics;
+    this.policy = options.policy ?? createRoutingPolicy();
+    this.dispatchTimeoutMs = options.dispatchTimeoutMs ?? 10_000;
+    this.reasonWriteIntervalMs = options.reasonWriteIntervalMs ?? 1000;
+    this.identity = options.identity ?? 'simlock-controller';
+    const onError = (what: string) => (error: unknown) =>
+      this.log.warn(`informer ${what} restarting`, { error });
+    this.workerInformer = new Informer(this.client, {
+      path: simlockPath('worker'),
+      labelSelector: options.workerSelector,
+      onError: onError('workers'),
+    });
+    this.heartbeatInformer = new Informer(this.client, {
+      path: coordinationLeasePath(options.systemNamespace),
+      onError: onError('heartbeats'),
+    });
+    this.requestInformer = new Informer(this.client, {
+      path: simlockPath('leaseRequest', { namespace: options.watchNamespace }),
+      onError: onError('lease requests'),
+    });
+    this.leaseInformer = new Informer(this.client, {
+      path: simlockPath('lease', { namespace: options.watchNamespace }),
+      labelSelector: WORKER_LABEL,
+      onError: onError('leases'),
+    });
+    this.client.observe((method) => {
+      if (method !== 'GET') this.metrics.apiWrites.inc({ method });
+    });
+  }
+
+  /** Starts the informers; requests are handled once Workers, heartbeats and Leases are synced. */
+  async start(): Promise<void> {
+    this.workerInformer.on((event) =>
+      this.onWorker(
+        event.type === 'deleted' ? undefined : event.object,
+        event.object.metadata.name,
+      ),
+    );
+    this.heartbeatInformer.on((event) =>
+      this.onHeartbeat(
+        event.type === 'deleted' ? undefined : event.object,
+        event.object.metadata.name,
+      ),
+    );
+    this.leaseInformer.on((event) => this.onLease(event.object, event.type === 'deleted'));
+    this.requestInformer.on((event) => this.onRequest(event.object, event.type === 'deleted'));
+    this.workerInformer.start();
+    this.heartbeatInformer.start();
+    this.leaseInformer.start();
+    await Promise.all([
+      this.workerInformer.waitForSync(),
+      this.heartbeatInformer.waitForSync(),
+      this.leaseInformer.waitForSync(),
+    ]);
+    this.started = true;
+    this.requestInformer.start();
+    await this.requestInformer.waitForSync();
+    this.log.info('controller synced', {
+      workers: this.workers.size,
+      requests: this.requests.size,
+    });
+    this.scheduleWalk();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const request of this.requests.values()) this.clearTimers(request);
+    for (const timer of this.lapseTimers.values()) this.clock.clearTimeout(timer);
+    await Promise.all([
+      this.workerInformer.stop(),
+      this.heartbeatInformer.stop(),
+      this.requestInformer.stop(),
+      this.leaseInformer.stop(),
+    ]);
+  }
+
+  get ready(): boolean {
+    return this.started && this.requestInformer.synced;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Workers and heartbeats
+
+  private onWorker(object: KubeObject | undefined, name: string): void {
+    this.refreshWorker(name, object);
+  }
+
+  private onHeartbeat(object: KubeObject | undefined, leaseName: string): void {
+    if (!leaseName.startsWith('worker-')) return;
+    const worker = leaseName.slice('worker-'.length);
+    const heartbeat = object ? parseHeartbeat(object) : undefined;
+    if (heartbeat) this.heartbeats.set(worker, heartbeat);
+    else this.heartbeats.delete(worker);
+    const workerObject = this.workerInformer.get(worker);
+    if (workerObject) this.refreshWorker(worker, workerObject);
+  }
+
+  private refreshWorker(name: string, object: KubeObject | undefined): void {
+    const previous = this.workers.get(name);
+    if (!object) {
+      if (!previous) return;
+      this.workers.delete(name);
+      this.fleet = undefined;
+      this.scheduleWalk();
+      return;
+    }
+    const parsed = WorkerObject.safeParse({ ...object, status: undefined });
+    if (!parsed.success) {
+      this.log.warn('worker object unreadable', { worker: name });
+      return;
+    }
+    const next = buildWorker(
+      { metadata: parsed.data.metadata, spec: parsed.data.spec, status: object.status },
+      this.heartbeats.get(name),
+      this.clock.now(),
+    );
+    this.workers.set(name, next);
+    this.scheduleLapse(name, next.lapsesAt);
+    if (!sameRouting(previous, next)) {
+      this.fleet = undefined;
+      this.scheduleWalk();
+    }
+  }
+
+  /** A fresh heartbeat lapses at a known moment: look again then, instead of polling. */
+  private scheduleLapse(name: string, lapsesAt: number | undefined): void {
+    const existing = this.lapseTimers.get(name);
+    if (existing) this.clock.clearTimeout(existing);
+    this.lapseTimers.delete(name);
+    if (lapsesAt === undefined) return;
+    this.lapseTimers.set(
+      name,
+      this.clock.setTimeout(
+        () => {
+          this.lapseTimers.delete(name);
+          this.refreshWorker(name, this.workerInformer.get(name));
+        },
+        lapsesAt - this.clock.now() + 1,
+      ),
+    );
+  }
+
+  private currentFleet(): Fleet {
+    if (!this.fleet) {
+      const known = [...this.workers.values()].sort((a, b) =>
+        a.view.name < b.view.name ? -1 : a.view.name > b.view.name ? 1 : 0,
+      );
+      this.fleet = {
+        views: known.map((worker) => worker.view),
+        viewKeys: new Map(known.map((worker) => [worker.view.name, worker.key])),
+      };
+    }
+    return this.fleet;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // LeaseRequests
+
+  private onRequest(object: KubeObject, deleted: boolean): void {
+    const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+    const tracked = this.requests.get(key);
+    if (deleted) {
+      if (tracked) this.forget(tracked);
+      return;
+    }
+    const parsed = LeaseRequestObject.safeParse(object);
+    if (!parsed.success) {
+      this.log.warn('lease request unreadable', {
+        request: key,
+        issues: parsed.error.issues.slice(0, 3),
+      });
+      return;
+    }
+    const { metadata, spec, status } = parsed.data;
+    const finalizers = metadata.finalizers ?? [];
+    const request =
+      tracked ??
+      this.track({
+        key,
+        namespace: metadata.namespace ?? 'default',
+        name: metadata.name,
+        uid: metadata.uid ?? '',
+        spec,
+        createdAt: Date.parse(String(metadata.creationTimestamp ?? '')) || this.clock.now(),
+        status,
+      });
+    request.hasFinalizer = finalizers.includes(REQUEST_FINALIZER);
+    request.generation = metadata.generation;
+    if (metadata.deletionTimestamp !== undefined) {
+      if (!request.deleting) {
+        request.deleting = true;
+        void this.release(request);
+      }
+      return;
+    }
+    if (!tracked) this.recover(request);
+  }
+
+  private track(input: {
+    key: string;
+    namespace: string;
+    name: string;
+    uid: string;
+    spec: LeaseRequestSpec;
+    createdAt: number;
+    status: LeaseRequestStatus | undefined;
+  }): TrackedRequest {
+    const status = input.status;
+    const request: TrackedRequest = {
+      key: input.key,
+      namespace: input.namespace,
+      name: input.name,
+      uid: input.uid,
+      spec: input.spec,
+      createdAt: input.createdAt,
+      phase: status?.phase ?? 'Pending',
+      queuedAt: status?.queuedAt ? Date.parse(status.queuedAt) : undefined,
+      position: status?.position,
+      workers: status?.workers ?? [],
+      worker: status?.worker,
+      lease: status?.lease,
+      device: status?.device,
+      error: status?.error,
+      conditions: status?.conditions ?? [],
+      memos: emptyMemos(),
+      leaseDeleting: false,
+      deleting: false,
+      hasFinalizer: false,
+      timers: {},
+      written: status,
+      lastReasonWriteAt: 0,
+      writing: false,
+      writeAgain: false,
+    };
+    this.requests.set(request.key, request);
+    return request;
+  }
+
+  /** Picks a request up from whatever state the API holds it in (first sight, or after a restart). */
+  private recover(request: TrackedRequest): void {
+    const lease = this.leaseInformer.get(request.key);
+    switch (request.phase) {
+      case 'Pending':
+        if (lease) {
+          // Dispatched by an earlier incarnation that died before it wrote the phase.
+          this.adoptLease(request, lease);
+        } else {
+          void this.admit(request);
+        }
+        return;
+      case 'Waiting':
+        if (lease) this.adoptLease(request, lease);
+        else this.enqueue(request);
+        return;
+      case 'Dispatched':
+        if (lease) this.adoptLease(request, lease);
+        else this.requeue(request);
+        return;
+      case 'Granted':
+        if (lease) this.onLease(lease, false);
+        else this.finish(request, 'Released', undefined, 'LeaseGone', 'its Lease no longer exists');
+        return;
+      case 'Failed':
+      case 'Released':
+        if (lease) void this.deleteLease(request);
+        return;
+    }
+  }
+
+  private adoptLease(request: TrackedRequest, lease: KubeObject): void {
+    const worker = (lease.spec as { worker?: unknown } | undefined)?.worker;
+    request.phase = 'Dispatched';
+    request.worker = typeof worker === 'string' ? worker : undefined;
+    request.workers = [];
+    this.startDispatchTimer(request);
+    this.onLease(lease, false);
+    this.flush(request);
+  }
+
+  private async admit(request: TrackedRequest): Promise<void> {
+    if (!(await this.ensureFinalizer(request))) return;
+    const assessment = this.policy.assess(request.spec, this.currentFleet().views);
+    if (assessment.kind === 'fail') {
+      this.fail(request, {
+        code: assessment.code,
+        message: assessment.message,
+        ...(assessment.details ? { details: { ...assessment.details } } : {}),
+      });
+      return;
+    }
+    request.queuedAt = this.clock.now();
+    this.enqueue(request);
+  }
+
+  private async ensureFinalizer(request: TrackedRequest): Promise<boolean> {
+    if (request.hasFinalizer) return true;
+    const current = this.requestInformer.get(request.key);
+    const finalizers = ((current?.metadata.finalizers as string[] | undefined) ?? []).filter(
+      (name) => name !== REQUEST_FINALIZER,
+    );
+    try {
+      await this.client.patch(
+        simlockPath('leaseRequest', { namespace: request.namespace, name: request.name }),
+        {
+          metadata: {
+            finalizers: [...finalizers, REQUEST_FINALIZER],
+            resourceVersion: current?.metadata.resourceVersion,
+          },
+        },
+      );
+      request.hasFinalizer = true;
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      this.log.warn('could not add the release finalizer; retrying', {
+        request: request.key,
+        error,
+      });
+      this.clock.setTimeout(() => {
+        if (this.requests.get(request.key) === request && !request.deleting)
+          void this.admit(request);
+      }, 1000);
+      return false;
+    }
+  }
+
+  private enqueue(request: TrackedRequest): void {
+    request.phase = 'Waiting';
+    request.queuedAt ??= this.clock.now();
+    request.worker = undefined;
+    request.stage = undefined;
+    if (!request.spec.noWait && !request.timers.wait) {
+      const deadline = request.createdAt + request.spec.waitTimeoutSeconds * 1000;
+      request.timers.wait = this.clock.setTimeout(
+        () => this.onWaitTimeout(request),
+        deadline - this.clock.now(),
+      );
+    }
+    this.scheduleWalk();
+  }
+
+  /** Back to the queue after a dispatch that came to nothing; past its deadline, it times out. */
+  private requeue(request: TrackedRequest): void {
+    this.clearTimer(request, 'dispatch');
+    request.lease = undefined;
+    if (
+      !request.spec.noWait &&
+      this.clock.now() >= request.createdAt + request.spec.waitTimeoutSeconds * 1000
+    ) {
+      this.failTimeout(request);
+      return;
+    }
+    this.enqueue(request);
+  }
+
+  private onWaitTimeout(request: TrackedRequest): void {
+    request.timers.wait = undefined;
+    if (
+      this.requests.get(request.key) !== request ||
+      request.phase !== 'Waiting' ||
+      request.deleting
+    )
+      return;
+    this.failTimeout(request);
+  }
+
+  private failTimeout(request: TrackedRequest): void {
+    const waited = request.spec.waitTimeoutSeconds;
+    this.fail(request, {
+      code: 'TIMEOUT',
+      message: `no worker could take it within ${waited}s (${request.workers.length > 0 ? `last reasons: ${summaryOf(request)}` : 'no known workers'})`,
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The walk
+
+  private scheduleWalk(): void {
+    if (!this.started || this.walkScheduled || this.stopped) return;
+    this.walkScheduled = true;
+    // Coalesced: every trigger in this turn of the event loop shares one walk.
+    setImmediate(() => {
+      this.walkScheduled = false;
+      if (!this.stopped) this.runWalk();
+    });
+  }
+
+  private runWalk(): void {
+    const started = performance.now();
+    const queue = [...this.requests.values()]
+      .filter((request) => request.phase === 'Waiting' && !request.deleting)
+      .sort(
+        (a, b) =>
+          (a.queuedAt ?? 0) - (b.queuedAt ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+      );
+    const waiting: WaitingRequest[] = queue.map((request) => ({
+      key: request.key,
+      spec: request.spec,
+      memos: request.memos,
+      holdDispatch: request.leaseDeleting,
+      lastCannotServe: request.lastCannotServe,
+    }));
+    const outcomes = walk(waiting, this.currentFleet(), this.policy);
+    this.metrics.walks.inc();
+    this.metrics.walkSeconds.observe((performance.now() - started) / 1000);
+
+    // Apply in queue order: dispatches and failures leave the queue; the rest get their reasons
+    // and their new position.
+    let position = 0;
+    const reasonCounts = new Map<string, number>();
+    for (const request of queue) {
+      const outcome = outcomes.get(request.key);
+      if (!outcome) continue;
+      if (outcome.kind === 'dispatch') void this.dispatch(request, outcome.worker, outcome.stage);
+      else if (outcome.kind === 'fail') this.fail(request, outcome.error);
+      else {
+        request.workers = outcome.workers;
+        request.position = ++position;
+        for (const entry of outcome.workers)
+          reasonCounts.set(entry.reason, (reasonCounts.get(entry.reason) ?? 0) + 1);
+        this.flush(request);
+      }
+    }
+    this.metrics.queueLength.set(position);
+    this.metrics.waitingByReason.reset();
+    for (const [reason, count] of reasonCounts) this.metrics.waitingByReason.set({ reason }, count);
+  }
+
+  private async dispatch(request: TrackedRequest, worker: string, stage: string): Promise<void> {
+    const now = this.clock.now();
+    request.phase = 'Dispatched';
+    request.worker = worker;
+    request.stage = stage;
+    request.workers = [];
+    request.position = undefined;
+    const spec = request.spec;
+    const device: DeviceSpec = { platform: spec.platform };
+    if (spec.model !== undefined) device.model = spec.model;
+    if (spec.class !== undefined) device.class = spec.class;
+    if (spec.os !== undefined) device.os = spec.os;
+    if (spec.physical !== undefined) device.physical = spec.physical;
+    if (spec.requires !== undefined) device.requires = spec.requires;
+    const lease = {
+      apiVersion: API_VERSION,
+      kind: RESOURCES.lease.kind,
+      metadata: {
+        name: request.name,
+        namespace: request.namespace,
+        labels: { [WORKER_LABEL]: worker },
+        ownerReferences: [
+          {
+            apiVersion: API_VERSION,
+            kind: RESOURCES.leaseRequest.kind,
+            name: request.name,
+            uid: request.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: {
+        worker,
+        device,
+        expiresAt: new Date(now + spec.durationSeconds * 1000).toISOString(),
+        ...(spec.holder ? { holder: spec.holder } : {}),
+      },
+    };
+    try {
+      await this.client.create(simlockPath('lease', { namespace: request.namespace }), lease);
+    } catch (error) {
+      if (isAlreadyExists(error)) {
+        // An earlier incarnation dispatched it already: adopt that Lease, never a second one.
+        const existing = this.leaseInformer.get(request.key);
+        this.log.info('lease already exists; adopting it', { request: request.key });
+        if (existing) this.adoptLease(request, existing);
+        return;
+      }
+      this.log.warn('could not create the lease; back to the queue', {
+        request: request.key,
+        worker,
+        error,
+      });
+      if (request.phase === 'Dispatched' && request.worker === worker) {
+        request.phase = 'Waiting';
+        request.worker = undefined;
+        this.clock.setTimeout(() => this.scheduleWalk(), 1000);
+      }
+      return;
+    }
+    if (request.phase !== 'Dispatched' || request.worker !== worker) return;
+    this.metrics.dispatches.inc({ stage });
+    this.startDispatchTimer(request);
+    this.flush(request);
+    const physical = spec.physical === true ? ', physical' : '';
+    this.event(request, 'Normal', 'Dispatched', `Dispatched to ${worker} (${stage}${physical})`);
+  }
+
+  private startDispatchTimer(request: TrackedRequest): void {
+    this.clearTimer(request, 'dispatch');
+    const worker = request.worker;
+    request.timers.dispatch = this.clock.setTimeout(() => {
+      request.timers.dispatch = undefined;
+      if (
+        this.requests.get(request.key) !== request ||
+        request.phase !== 'Dispatched' ||
+        request.worker !== worker ||
+        !worker
+      )
+        return;
+      this.log.warn('no answer from the worker within the dispatch timeout', {
+        request: request.key,
+        worker,
+      });
+      request.memos.unanswered.set(worker, { viewKey: this.workers.get(worker)?.key ?? '' });
+      this.metrics.refusals.inc({ code: 'UNANSWERED', capacity_reason: '' });
+      void this.withdrawLease(request);
+    }, this.dispatchTimeoutMs);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Leases: the agents' answers
+
+  private onLease(object: KubeObject, deleted: boolean): void {
+    const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+    const request = this.requests.get(key);
+    if (deleted) {
+      if (!request) return;
+      request.leaseDeleting = false;
+      if (request.deleting) void this.removeFinalizer(request);
+      else if (request.phase === 'Dispatched') this.requeue(request);
+      else if (request.phase === 'Granted')
+        this.finish(request, 'Released', undefined, 'LeaseDeleted', 'its Lease was deleted');
+      else this.scheduleWalk();
+      return;
+    }
+    if (!request) {
+      // The requests informer may not have delivered it yet (start-up); its recovery looks again.
+      return;
+    }
+    if (request.deleting) return;
+    const worker = (object.spec as { worker?: unknown } | undefined)?.worker;
+    const parsedStatus =
+      object.status === undefined ? undefined : LeaseStatus.safeParse(object.status);
+    const status = parsedStatus?.success ? parsedStatus.data : undefined;
+    if (request.phase === 'Dispatched' && worker === request.worker && status) {
+      if (status.phase === 'Granted') this.grant(request, object, status.device);
+      else if (status.phase === 'Refused') this.refused(request, status.refusal);
+      else if (status.phase !== 'Pending')
+        this.refused(request, { code: 'LOST', message: `the worker marked it ${status.phase}` });
+      return;
+    }
+    if (request.phase === 'Granted' && status && status.phase !== 'Granted') {
+      this.finish(
+        request,
+        'Released',
+        undefined,
+        status.phase,
+        status.message ?? `the worker marked the lease ${status.phase}`,
+      );
+      void this.deleteLease(request);
+      return;
+    }
+    if (request.phase === 'Granted' && !request.timers.expiry) this.startExpiry(request, object);
+  }
+
+  private grant(request: TrackedRequest, lease: KubeObject, rawDevice: unknown): void {
+    this.clearTimer(request, 'dispatch');
+    const device = GrantedDevice.safeParse(rawDevice);
+    request.phase = 'Granted';
+    request.lease = request.name;
+    request.device = device.success ? device.data : undefined;
+    request.workers = [];
+    request.position = undefined;
+    this.clearTimer(request, 'wait');
+    const label = this.workers.get(request.worker ?? '')?.label ?? request.worker;
+    const what = request.device
+      ? `${request.device.name} ${request.device.id}${request.device.physical ? ' (physical)' : ''}`
+      : 'a device';
+    request.conditions = setCondition(
+      request.conditions,
+      { type: 'Granted', status: 'True', reason: 'Granted', message: `${what} on ${label}` },
+      this.clock.now(),
+    );
+    this.metrics.grants.inc();
+    this.startExpiry(request, lease);
+    this.flush(request);
+    this.event(request, 'Normal', 'Granted', `Granted ${what} on ${label}`);
+    this.scheduleWalk();
+  }
+
+  private startExpiry(request: TrackedRequest, lease: KubeObject): void {
+    const raw = (lease.spec as { expiresAt?: unknown } | undefined)?.expiresAt;
+    const expiresAt = typeof raw === 'string' ? Date.parse(raw) : Number.NaN;
+    if (!Number.isFinite(expiresAt)) return;
+    this.clearTimer(request, 'expiry');
+    request.timers.expiry = this.clock.setTimeout(() => {
+      request.timers.expiry = undefined;
+      if (this.requests.get(request.key) !== request || request.phase !== 'Granted') return;
+      this.finish(request, 'Released', undefined, 'Expired', 'the lease reached its expiry');
+      void this.deleteLease(request);
+    }, expiresAt - this.clock.now());
+  }
+
+  private refused(request: TrackedRequest, rawRefusal: unknown): void {
+    const worker = request.worker ?? '';
+    const refusal = parseRefusal(rawRefusal);
+    if (refusal.kind === 'cannot-serve') {
+      request.memos.cannotServe.set(worker, refusal.code);
+      request.lastCannotServe = {
+        code: refusal.code,
+        message: refusal.message || `${worker} cannot serve it`,
+      };
+      this.metrics.refusals.inc({ code: refusal.code, capacity_reason: '' });
+    } else {
+      const capacityReason = refusal.kind === 'no-capacity' ? refusal.capacityReason : undefined;
+      request.memos.refusals.set(worker, {
+        viewKey: this.workers.get(worker)?.key ?? '',
+        capacityReason,
+      });
+      this.metrics.refusals.inc({
+        code: refusal.kind === 'no-capacity' ? 'NO_CAPACITY' : refusal.code,
+        capacity_reason: capacityReason ?? '',
+      });
+    }
+    this.log.info('refused', { request: request.key, worker, refusal });
+    void this.withdrawLease(request);
+  }
+
+  /** Removes the Lease of a dispatch that came to nothing and puts the request back in the queue. */
+  private async withdrawLease(request: TrackedRequest): Promise<void> {
+    this.requeue(request);
+    await this.deleteLease(request);
+  }
+
+  private async deleteLease(request: TrackedRequest): Promise<void> {
+    request.leaseDeleting = true;
+    try {
+      const answer = (await this.client.delete(
+        simlockPath('lease', { namespace: request.namespace, name: request.name }),
+      )) as { metadata?: { finalizers?: string[] } } | undefined;
+      // Deleted outright (no finalizer): dispatch may go on. With a finalizer, wait for the event.
+      if (!answer?.metadata?.finalizers?.length) request.leaseDeleting = false;
+    } catch (error) {
+      if (isNotFound(error)) request.leaseDeleting = false;
+      else this.log.warn('could not delete the lease', { request: request.key, error });
+    }
+    if (!request.leaseDeleting) {
+      if (request.deleting) await this.removeFinalizer(request);
+      else this.scheduleWalk();
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Endings
+
+  private fail(request: TrackedRequest, error: ErrorBody): void {
+    request.error = error;
+    request.conditions = setCondition(
+      request.conditions,
+      { type: 'Failed', status: 'True', reason: camelCase(error.code), message: error.message },
+      this.clock.now(),
+    );
+    this.metrics.failures.inc({ code: error.code });
+    this.finish(request, 'Failed', error);
+    this.event(request, 'Warning', 'Failed', `${error.code}: ${error.message}`);
+  }
+
+  private finish(
+    request: TrackedRequest,
+    phase: 'Failed' | 'Released',
+    error: ErrorBody | undefined,
+    reason?: string,
+    message?: string,
+  ): void {
+    request.phase = phase;
+    if (error) request.error = error;
+    request.workers = [];
+    request.position = undefined;
+    this.clearTimers(request);
+    if (phase === 'Released' && reason) {
+      request.conditions = setCondition(
+        request.conditions,
+        { type: 'Granted', status: 'False', reason, message: message ?? reason },
+        this.clock.now(),
+      );
+      this.event(request, 'Normal', 'Released', `Released: ${message ?? reason}`);
+    }
+    this.flush(request);
+    this.scheduleWalk();
+  }
+
+  /** The request is being deleted: release its Lease, then let the request go. */
+  private async release(request: TrackedRequest): Promise<void> {
+    this.clearTimers(request);
+    this.scheduleWalk();
+    if (this.leaseInformer.get(request.key)) await this.deleteLease(request);
+    else await this.removeFinalizer(request);
+  }
+
+  private async removeFinalizer(request: TrackedRequest): Promise<void> {
+    const current = this.requestInformer.get(request.key);
+    const finalizers = (current?.metadata.finalizers as string[] | undefined) ?? [];
+    if (!finalizers.includes(REQUEST_FINALIZER)) return;
+    try {
+      await this.client.patch(
+        simlockPath('leaseRequest', { namespace: request.namespace, name: request.name }),
+        {
+          metadata: {
+            finalizers: finalizers.filter((name) => name !== REQUEST_FINALIZER),
+            resourceVersion: current?.metadata.resourceVersion,
+          },
+        },
+      );
+    } catch (error) {
+      if (isNotFound(error)) return;
+      this.log.warn('could not remove the release finalizer; retrying', {
+        request: request.key,
+        error,
+      });
+      this.clock.setTimeout(() => void this.removeFinalizer(request), 500);
+    }
+  }
+
+  private forget(request: TrackedRequest): void {
+    this.clearTimers(request);
+    this.requests.delete(request.key);
+    this.scheduleWalk();
+  }
+
+  private clearTimer(request: TrackedRequest, which: keyof TrackedRequest['timers']): void {
+    const timer = request.timers[which];
+    if (timer) this.clock.clearTimeout(timer);
+    request.timers[which] = undefined;
+  }
+
+  private clearTimers(request: TrackedRequest): void {
+    for (const which of ['wait', 'dispatch', 'expiry', 'write'] as const)
+      this.clearTimer(request, which);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Status writes: only when changed; phase changes at once, reason-only changes coalesced.
+
+  private flush(request: TrackedRequest): void {
+    if (request.deleting || this.requests.get(request.key) !== request) return;
+    if (request.writing) {
+      request.writeAgain = true;
+      return;
+    }
+    const next = desiredStatus(request) as Record<string, unknown>;
+    if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
+    const urgent = urgentPart(request.written) !== urgentPart(next);
+    const now = this.clock.now();
+    const dueAt = request.lastReasonWriteAt + this.reasonWriteIntervalMs;
+    if (!urgent && now < dueAt) {
+      request.timers.write ??= this.clock.setTimeout(() => {
+        request.timers.write = undefined;
+        this.flush(request);
+      }, dueAt - now);
+      return;
+    }
+    this.clearTimer(request, 'write');
+    void this.write(request, next);
+  }
+
+  private async write(request: TrackedRequest, next: Record<string, unknown>): Promise<void> {
+    request.writing = true;
+    try {
+      await this.client.patch(
+        simlockPath('leaseRequest', {
+          namespace: request.namespace,
+          name: request.name,
+          subresource: 'status',
+        }),
+        {
+          status: statusMergePatch(request.written, next),
+        },
+      );
+      request.written = next;
+      if (next.workers !== undefined) request.lastReasonWriteAt = this.clock.now();
+      this.metrics.statusWrites.inc();
+    } catch (error) {
+      if (isNotFound(error)) return;
+      this.log.warn('status write failed; retrying', { request: request.key, error });
+      this.clock.setTimeout(() => this.flush(request), 1000);
+    } finally {
+      request.writing = false;
+    }
+    if (request.writeAgain) {
+      request.writeAgain = false;
+      this.flush(request);
+    }
+  }
+
+  private event(
+    request: TrackedRequest,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+  ): void {
+    const now = new Date(this.clock.now()).toISOString();
+    void this.client
+      .create(eventsPath(request.namespace), {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { generateName: `${request.name}.`, namespace: request.namespace },
+        involvedObject: {
+          apiVersion: API_VERSION,
+          kind: RESOURCES.leaseRequest.kind,
+          name: request.name,
+          namespace: request.namespace,
+          uid: request.uid,
+        },
+        reason,
+        message: message.slice(0, 1024),
+        type,
+        source: { component: 'simlock-controller' },
+        reportingComponent: 'simlock.dev/controller',
+        reportingInstance: this.identity,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      })
+      .catch((error: unknown) =>
+        this.log.warn('could not record an event', { request: request.key, reason, error }),
+      );
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // For tests and the CLI's explain: what the controller holds.
+
+  snapshot(): { workers: WorkerView[]; waiting: string[] } {
+    return {
+      workers: [...this.currentFleet().views],
+      waiting: [...this.requests.values()]
+        .filter((request) => request.phase === 'Waiting')
+        .map((request) => request.key),
+    };
+  }
+}
+
+function summaryOf(request: TrackedRequest): string {
+  const counts = new Map<string, number>();
+  for (const entry of request.workers)
+    counts.set(entry.reason, (counts.get(entry.reason) ?? 0) + 1);
+  return [...counts].map(([reason, count]) => `${count} ${reason}`).join(', ');
+}
+
+function camelCase(code: string): string {
+  return code
+    .toLowerCase()
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+}

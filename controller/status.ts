@@ -1,0 +1,75 @@
+// The status a request should have, from the controller's memory of it. Per-worker reasons carry
+// no timestamps, so a walk that changes nothing produces the same status, and writes nothing.
+import {
+  summarizeReasons,
+  type Condition,
+  type ErrorBody,
+  type GrantedDevice,
+  type LeaseRequestStatus,
+  type RequestPhase,
+  type WorkerReason,
+} from '../api/index.js';
+
+export interface RequestState {
+  phase: RequestPhase;
+  generation?: number | undefined;
+  queuedAt?: number | undefined;
+  position?: number | undefined;
+  workers: WorkerReason[];
+  worker?: string | undefined;
+  lease?: string | undefined;
+  device?: GrantedDevice | undefined;
+  error?: ErrorBody | undefined;
+  conditions: Condition[];
+}
+
+export function desiredStatus(state: RequestState): LeaseRequestStatus {
+  const status: LeaseRequestStatus = { phase: state.phase };
+  if (state.queuedAt !== undefined) status.queuedAt = new Date(state.queuedAt).toISOString();
+  if (state.phase === 'Waiting') {
+    if (state.position !== undefined) status.position = state.position;
+    status.workers = state.workers;
+    status.summary = summarizeReasons(state.workers);
+  }
+  if (state.worker !== undefined && state.phase !== 'Waiting') status.worker = state.worker;
+  if (state.lease !== undefined) status.lease = state.lease;
+  if (state.device !== undefined) status.device = state.device;
+  if (state.error !== undefined) status.error = state.error;
+  if (state.conditions.length > 0) status.conditions = state.conditions;
+  if (state.generation !== undefined) status.observedGeneration = state.generation;
+  return status;
+}
+
+/** Sets a condition; its transition time moves only when its status flips. */
+export function setCondition(
+  conditions: Condition[],
+  next: Omit<Condition, 'lastTransitionTime'>,
+  now: number,
+): Condition[] {
+  const current = conditions.find((condition) => condition.type === next.type);
+  const lastTransitionTime =
+    current && current.status === next.status
+      ? current.lastTransitionTime
+      : new Date(now).toISOString();
+  return [
+    ...conditions.filter((condition) => condition.type !== next.type),
+    { ...next, lastTransitionTime },
+  ].sort((a, b) => a.type.localeCompare(b.type));
+}
+
+/** A merge patch that turns `previous` into `next`: keys that went away are set to null. */
+export function statusMergePatch(
+  previous: Record<string, unknown> | undefined,
+  next: Record<string, unknown>,
+): Record<string, unknown> {
+  const patch: Record<string, unknown> = { ...next };
+  for (const key of Object.keys(previous ?? {})) if (!(key in next)) patch[key] = null;
+  return patch;
+}
+
+/** The part of a status whose change must be written at once (not coalesced). */
+export function urgentPart(status: Record<string, unknown> | undefined): string {
+  if (!status) return '';
+  const { phase, worker, lease, device, error } = status;
+  return JSON.stringify([phase, worker, lease, device, error]);
+}

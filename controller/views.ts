@@ -1,0 +1,81 @@
+// Worker views: what routing reads about each worker, built from the Worker object (spec and the
+// agent's status) and the worker's heartbeat Lease. A view is rebuilt, never mutated, when anything
+// in it changes (routing remembers verdicts per view object).
+import { PROTOCOL, WorkerStatus, viewKey, type WorkerObject } from '../api/index.js';
+import type { Connection, WorkerView } from './routing/index.js';
+
+export interface Heartbeat {
+  renewTime: number;
+  leaseDurationSeconds: number;
+}
+
+export interface KnownWorker {
+  view: WorkerView;
+  /** The view key (everything routing reads, presence included). */
+  key: string;
+  /** When the heartbeat lapses, if it is fresh now (to re-evaluate then, without polling). */
+  lapsesAt?: number | undefined;
+  label?: string | undefined;
+  /** The agent's exec endpoint. */
+  endpoint?: string | undefined;
+}
+
+/** Parses a heartbeat Lease's spec; undefined when it carries no usable renewal. */
+export function parseHeartbeat(raw: unknown): Heartbeat | undefined {
+  const spec = (
+    raw as { spec?: { renewTime?: unknown; leaseDurationSeconds?: unknown } } | undefined
+  )?.spec;
+  if (!spec || typeof spec.renewTime !== 'string') return undefined;
+  const renewTime = Date.parse(spec.renewTime);
+  const duration = typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds : 40;
+  if (!Number.isFinite(renewTime) || duration <= 0) return undefined;
+  return { renewTime, leaseDurationSeconds: Math.min(duration, 3600) };
+}
+
+/**
+ * Builds one worker's view. The status is a claim from the agent: parsed against the contract;
+ * a status that does not parse reads as not read yet (not-ready), never as a crash.
+ */
+export function buildWorker(
+  worker: WorkerObject | { metadata: { name: string }; spec?: unknown; status?: unknown },
+  heartbeat: Heartbeat | undefined,
+  now: number,
+): KnownWorker {
+  const name = worker.metadata.name;
+  const spec = (worker.spec ?? {}) as { drained?: unknown; label?: unknown };
+  const drained = spec.drained === true;
+  const label = typeof spec.label === 'string' && spec.label.length > 0 ? spec.label : undefined;
+  const parsed = worker.status === undefined ? undefined : WorkerStatus.safeParse(worker.status);
+  const status = parsed?.success ? parsed.data : undefined;
+
+  const lapsesAt = heartbeat
+    ? heartbeat.renewTime + heartbeat.leaseDurationSeconds * 1000
+    : undefined;
+  let connection: Connection =
+    lapsesAt !== undefined && lapsesAt > now ? 'connected' : 'disconnected';
+  if (
+    connection === 'connected' &&
+    status &&
+    (status.protocol < PROTOCOL.min || status.protocol > PROTOCOL.max)
+  ) {
+    connection = 'incompatible';
+  }
+  const view: WorkerView = { name, connection, drained, status };
+  return {
+    view,
+    key: viewKey(status),
+    lapsesAt: connection === 'connected' ? lapsesAt : undefined,
+    label,
+    endpoint: status?.endpoint,
+  };
+}
+
+/** Two views route alike when connection, drained and the view key are the same. */
+export function sameRouting(a: KnownWorker | undefined, b: KnownWorker): boolean {
+  return (
+    a !== undefined &&
+    a.view.connection === b.view.connection &&
+    a.view.drained === b.view.drained &&
+    a.key === b.key
+  );
+}

@@ -1,0 +1,317 @@
+// The walk and the per-worker reasons, as pure code (seed 000 §3-5, seed 002's per-pass claims).
+import { describe, expect, it } from 'vitest';
+import { viewKey, type Device, type WorkerStatus } from '../api/index.js';
+import { emptyMemos, type RequestMemos } from './memos.js';
+import { createRoutingPolicy, type WorkerView } from './routing/index.js';
+import { walk, type Fleet, type WaitingRequest } from './walk.js';
+
+const policy = createRoutingPolicy();
+
+function status(overrides: Partial<WorkerStatus> = {}): WorkerStatus {
+  return {
+    protocol: 1,
+    agentVersion: 'test',
+    health: 'running',
+    capabilities: [],
+    catalog: {
+      platforms: ['ios'],
+      models: [{ name: 'iPhone 16', platform: 'ios', class: 'phone' }],
+      runtimes: [{ platform: 'ios', version: '18.4' }],
+    },
+    capacity: {
+      global: { limit: 4, running: 0, evictable: 0 },
+      platforms: { ios: { limit: 2, running: 0, evictable: 0, atRamBudget: false } },
+    },
+    queueDepth: 0,
+    physicalQueueDepth: 0,
+    queue: [],
+    devices: [],
+    ...overrides,
+  };
+}
+
+const noIosSlot = status({
+  capacity: {
+    global: { limit: 4, running: 2, evictable: 0 },
+    platforms: { ios: { limit: 2, running: 2, evictable: 0, atRamBudget: false } },
+  },
+});
+const atRamBudget = status({
+  capacity: {
+    global: { limit: 4, running: 1, evictable: 0 },
+    platforms: { ios: { limit: 2, running: 1, evictable: 0, atRamBudget: true } },
+  },
+});
+
+function iphone(id: string, overrides: Partial<Device> = {}): Device {
+  return {
+    id,
+    name: id,
+    model: 'iPhone 15 Pro',
+    platform: 'ios',
+    os: '18.4',
+    physical: true,
+    class: 'phone',
+    state: 'ready',
+    ...overrides,
+  };
+}
+
+function worker(
+  name: string,
+  workerStatus: WorkerStatus | undefined = status(),
+  extra: Partial<WorkerView> = {},
+): WorkerView {
+  return { name, connection: 'connected', drained: false, status: workerStatus, ...extra };
+}
+
+function fleetOf(...views: WorkerView[]): Fleet {
+  const sorted = [...views].sort((a, b) => a.name.localeCompare(b.name));
+  return {
+    views: sorted,
+    viewKeys: new Map(sorted.map((view) => [view.name, viewKey(view.status)])),
+  };
+}
+
+function waiting(
+  key: string,
+  spec: WaitingRequest['spec'] = { platform: 'ios' },
+  memos: RequestMemos = emptyMemos(),
+): WaitingRequest {
+  return { key, spec, memos };
+}
+
+describe('the reasons of a waiting request', () => {
+  it('lists drained and full: running limit for iOS for two workers, in name order', () => {
+    const fleet = fleetOf(worker('wrk_b', noIosSlot), worker('wrk_a', status(), { drained: true }));
+    expect(walk([waiting('r1')], fleet, policy).get('r1')).toEqual({
+      kind: 'wait',
+      workers: [
+        { worker: 'wrk_a', reason: 'drained' },
+        { worker: 'wrk_b', reason: 'full', capacityReason: 'platform-running-limit' },
+      ],
+    });
+  });
+
+  it('puts a filter reason before a remembered refusal: drained and refused lists drained', () => {
+    const fleet = fleetOf(worker('a', status(), { drained: true }));
+    const memos = emptyMemos();
+    memos.refusals.set('a', {
+      viewKey: fleet.viewKeys.get('a') ?? '',
+      capacityReason: 'ram-budget',
+    });
+    expect(
+      walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1'),
+    ).toMatchObject({
+      workers: [{ worker: 'a', reason: 'drained' }],
+    });
+  });
+
+  it('refused with ram-budget and with no free platform slot lists the slot: the filter comes first', () => {
+    const fleet = fleetOf(worker('a', noIosSlot));
+    const memos = emptyMemos();
+    memos.refusals.set('a', {
+      viewKey: fleet.viewKeys.get('a') ?? '',
+      capacityReason: 'ram-budget',
+    });
+    expect(
+      walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1'),
+    ).toMatchObject({
+      workers: [{ worker: 'a', reason: 'full', capacityReason: 'platform-running-limit' }],
+    });
+  });
+
+  it("refused and otherwise passing lists full with the refusal's capacity reason", () => {
+    const fleet = fleetOf(worker('a'));
+    const memos = emptyMemos();
+    memos.refusals.set('a', {
+      viewKey: fleet.viewKeys.get('a') ?? '',
+      capacityReason: 'global-running-limit',
+    });
+    expect(
+      walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1'),
+    ).toMatchObject({
+      workers: [{ worker: 'a', reason: 'full', capacityReason: 'global-running-limit' }],
+    });
+  });
+
+  it('refused with no detail and at its RAM budget lists full with ram-budget', () => {
+    const fleet = fleetOf(worker('a', atRamBudget));
+    const memos = emptyMemos();
+    memos.refusals.set('a', { viewKey: fleet.viewKeys.get('a') ?? '' });
+    expect(
+      walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1'),
+    ).toMatchObject({
+      workers: [{ worker: 'a', reason: 'full', capacityReason: 'ram-budget' }],
+    });
+  });
+
+  it('a refusal at an older view key no longer holds: the worker is asked again', () => {
+    const fleet = fleetOf(worker('a'));
+    const memos = emptyMemos();
+    memos.refusals.set('a', { viewKey: 'an older view' });
+    expect(walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1')).toEqual({
+      kind: 'dispatch',
+      worker: 'a',
+      stage: expect.any(String) as string,
+    });
+  });
+
+  it('a worker claimed by an earlier request in the same walk lists not-chosen for the later one', () => {
+    const fleet = fleetOf(worker('a'));
+    const outcomes = walk([waiting('r1'), waiting('r2')], fleet, policy);
+    expect(outcomes.get('r1')).toMatchObject({ kind: 'dispatch', worker: 'a' });
+    expect(outcomes.get('r2')).toEqual({
+      kind: 'wait',
+      workers: [{ worker: 'a', reason: 'not-chosen' }],
+    });
+  });
+
+  it('lists each cannot-serve memo as its reason', () => {
+    const fleet = fleetOf(
+      worker('a'),
+      worker('b'),
+      worker('c'),
+      worker('d'),
+      worker('e', noIosSlot),
+    );
+    const memos = emptyMemos();
+    memos.cannotServe.set('a', 'UNKNOWN_MODEL');
+    memos.cannotServe.set('b', 'RUNTIME_MISSING');
+    memos.cannotServe.set('c', 'NO_DRIVER');
+    memos.cannotServe.set('d', 'CAPABILITY_MISSING');
+    expect(
+      walk(
+        [
+          {
+            ...waiting('r1', { platform: 'ios' }, memos),
+            lastCannotServe: { code: 'NO_DRIVER', message: 'x' },
+          },
+        ],
+        fleet,
+        policy,
+      ).get('r1'),
+    ).toMatchObject({
+      workers: [
+        { worker: 'a', reason: 'unknown-model' },
+        { worker: 'b', reason: 'runtime-missing' },
+        { worker: 'c', reason: 'no-driver' },
+        { worker: 'd', reason: 'capability-missing' },
+        { worker: 'e', reason: 'full', capacityReason: 'platform-running-limit' },
+      ],
+    });
+  });
+
+  it('a dispatch left unanswered lists disconnected while the view is unchanged', () => {
+    const fleet = fleetOf(worker('a'));
+    const memos = emptyMemos();
+    memos.unanswered.set('a', { viewKey: fleet.viewKeys.get('a') ?? '' });
+    expect(
+      walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1'),
+    ).toMatchObject({
+      workers: [{ worker: 'a', reason: 'disconnected' }],
+    });
+  });
+
+  it('a physical request whose worker has no pickable device lists no-free-physical', () => {
+    const fleet = fleetOf(worker('a', status({ devices: [iphone('p1', { state: 'leased' })] })));
+    expect(
+      walk([waiting('r1', { platform: 'ios', physical: true })], fleet, policy).get('r1'),
+    ).toEqual({
+      kind: 'wait',
+      workers: [{ worker: 'a', reason: 'no-free-physical' }],
+    });
+  });
+});
+
+describe('failing while waiting', () => {
+  it("fails with the worker's code when the only worker that could serve answered it", () => {
+    const fleet = fleetOf(worker('a'));
+    const memos = emptyMemos();
+    memos.cannotServe.set('a', 'UNKNOWN_MODEL');
+    const request = {
+      ...waiting('r1', { platform: 'ios' }, memos),
+      lastCannotServe: { code: 'UNKNOWN_MODEL', message: 'not here' },
+    };
+    expect(walk([request], fleet, policy).get('r1')).toEqual({
+      kind: 'fail',
+      error: { code: 'UNKNOWN_MODEL', message: 'not here' },
+    });
+  });
+
+  it('fails a waiting physical request with UNKNOWN_MODEL once its last enrolled match is gone', () => {
+    const fleet = fleetOf(worker('a', status({ devices: [iphone('p1', { state: 'deleted' })] })));
+    expect(
+      walk([waiting('r1', { platform: 'ios', physical: true })], fleet, policy).get('r1'),
+    ).toMatchObject({
+      kind: 'fail',
+      error: { code: 'UNKNOWN_MODEL', details: { platform: 'ios' } },
+    });
+  });
+
+  it('keeps a physical request waiting while its only match sits on a disconnected or drained worker', () => {
+    const fleet = fleetOf(
+      worker('a', status({ devices: [iphone('p1')] }), { connection: 'disconnected' }),
+      worker('b', status({ devices: [iphone('p2')] }), { drained: true }),
+    );
+    expect(
+      walk([waiting('r1', { platform: 'ios', physical: true })], fleet, policy).get('r1'),
+    ).toMatchObject({ kind: 'wait' });
+  });
+
+  it('fails a noWait request with NO_CAPACITY when no worker can take it now', () => {
+    const fleet = fleetOf(worker('a', noIosSlot));
+    expect(
+      walk([waiting('r1', { platform: 'ios', noWait: true })], fleet, policy).get('r1'),
+    ).toMatchObject({
+      kind: 'fail',
+      error: { code: 'NO_CAPACITY' },
+    });
+  });
+});
+
+describe('per-walk claims (seed 002)', () => {
+  it('sends a virtual and a physical request to the same worker in one walk', () => {
+    const fleet = fleetOf(worker('w1', status({ devices: [iphone('p1')] })));
+    const outcomes = walk(
+      [waiting('virtual'), waiting('physical', { platform: 'ios', physical: true })],
+      fleet,
+      policy,
+    );
+    expect(outcomes.get('virtual')).toMatchObject({ kind: 'dispatch', worker: 'w1' });
+    expect(outcomes.get('physical')).toMatchObject({ kind: 'dispatch', worker: 'w1' });
+  });
+
+  it('sends two physical requests for different models to the same worker in one walk', () => {
+    const fleet = fleetOf(
+      worker('w1', status({ devices: [iphone('p1'), iphone('p2', { model: 'iPhone 14' })] })),
+    );
+    const outcomes = walk(
+      [
+        waiting('r1', { platform: 'ios', physical: true, model: 'iPhone 15 Pro' }),
+        waiting('r2', { platform: 'ios', physical: true, model: 'iPhone 14' }),
+      ],
+      fleet,
+      policy,
+    );
+    expect(outcomes.get('r1')).toMatchObject({ kind: 'dispatch', worker: 'w1' });
+    expect(outcomes.get('r2')).toMatchObject({ kind: 'dispatch', worker: 'w1' });
+  });
+
+  it('of two physical requests with the same match, only the older goes this walk', () => {
+    const fleet = fleetOf(worker('w1', status({ devices: [iphone('p1'), iphone('p2')] })));
+    const outcomes = walk(
+      [
+        waiting('older', { platform: 'ios', physical: true }),
+        waiting('newer', { platform: 'ios', physical: true }),
+      ],
+      fleet,
+      policy,
+    );
+    expect(outcomes.get('older')).toMatchObject({ kind: 'dispatch', worker: 'w1' });
+    expect(outcomes.get('newer')).toEqual({
+      kind: 'wait',
+      workers: [{ worker: 'w1', reason: 'not-chosen' }],
+    });
+  });
+});

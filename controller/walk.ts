@@ -1,0 +1,144 @@
+// The walk: one pass over the waiting requests in queue order. Pure: views, memos and a policy in;
+// dispatches, failures and reasons out. The reconciler does the I/O.
+import {
+  describeRequest,
+  isCannotServeCode,
+  noPhysicalMatch,
+  physicalClaimKey,
+  type DeviceSpec,
+  type ErrorBody,
+  type WorkerReason,
+} from '../api/index.js';
+import type { RequestMemos } from './memos.js';
+import type { RoutingPolicy, WorkerView } from './routing/index.js';
+import { reasonsFor } from './reasons.js';
+
+export interface WaitingRequest {
+  key: string;
+  spec: DeviceSpec & { noWait?: boolean | undefined };
+  memos: RequestMemos;
+  /** Its last Lease is still being deleted: it gets reasons but no dispatch this walk. */
+  holdDispatch?: boolean;
+  /** The message of the latest cannot-serve refusal, to fail with when no one else can serve. */
+  lastCannotServe?: { code: string; message: string } | undefined;
+}
+
+export interface Fleet {
+  /** Every known worker (every Worker object), sorted by name. */
+  views: readonly WorkerView[];
+  viewKeys: ReadonlyMap<string, string>;
+}
+
+export type WalkOutcome =
+  | { kind: 'dispatch'; worker: string; stage: string }
+  | { kind: 'fail'; error: ErrorBody }
+  | { kind: 'wait'; workers: WorkerReason[] };
+
+export function walk(
+  queue: readonly WaitingRequest[],
+  fleet: Fleet,
+  policy: RoutingPolicy,
+): Map<string, WalkOutcome> {
+  const outcomes = new Map<string, WalkOutcome>();
+  // Per-walk claims (seed 002): one virtual dispatch per worker; a physical pick holds the worker
+  // only for other physical requests with the same match.
+  const claimedVirtual = new Set<string>();
+  const claimedPhysical = new Set<string>();
+  const claimed = (worker: string, spec: DeviceSpec): boolean =>
+    spec.physical === true
+      ? claimedPhysical.has(physicalClaimKey(worker, spec))
+      : claimedVirtual.has(worker);
+
+  let everyoneAvailable: WorkerView[] | undefined;
+  const hypothetical = (): WorkerView[] =>
+    (everyoneAvailable ??= fleet.views.map((view) => ({
+      ...view,
+      connection: view.connection === 'incompatible' ? 'incompatible' : 'connected',
+      drained: false,
+    })));
+
+  for (const request of queue) {
+    const { spec, memos } = request;
+
+    // A worker that said it can never serve this request is out for good; when no other worker
+    // could ever serve it, the request fails with that worker's code. A physical request whose last
+    // enrolled match is gone fails too (seed 002). "Could ever": the table is asked as if every
+    // worker were connected and undrained, so a fleet that is only busy, drained or disconnected
+    // makes a request wait, never fail.
+    if (memos.cannotServe.size > 0 || spec.physical === true) {
+      const others = hypothetical().filter((view) => !memos.cannotServe.has(view.name));
+      const error = cannotBeServed(request, others, policy);
+      if (error) {
+        outcomes.set(request.key, { kind: 'fail', error });
+        continue;
+      }
+    }
+
+    const excluded = (view: WorkerView): boolean => {
+      const key = fleet.viewKeys.get(view.name);
+      return (
+        memos.cannotServe.has(view.name) ||
+        memos.refusals.get(view.name)?.viewKey === key ||
+        memos.unanswered.get(view.name)?.viewKey === key ||
+        claimed(view.name, spec)
+      );
+    };
+    const candidates = fleet.views.some(excluded)
+      ? fleet.views.filter((view) => !excluded(view))
+      : fleet.views;
+    const pick = request.holdDispatch ? undefined : policy.select(spec, candidates);
+    if (pick) {
+      if (spec.physical === true) claimedPhysical.add(physicalClaimKey(pick.worker, spec));
+      else claimedVirtual.add(pick.worker);
+      outcomes.set(request.key, { kind: 'dispatch', worker: pick.worker, stage: pick.stage });
+      continue;
+    }
+
+    const workers = reasonsFor({
+      views: fleet.views,
+      viewKeys: fleet.viewKeys,
+      explanations: policy.explain(spec, fleet.views),
+      memos,
+      claimedEarlier: (worker) => claimed(worker, spec),
+    });
+    if (spec.noWait === true && !request.holdDispatch) {
+      outcomes.set(request.key, {
+        kind: 'fail',
+        error: {
+          code: 'NO_CAPACITY',
+          message: `no worker can take ${describeRequest(spec)} now, and the request may not wait`,
+          details: { reason: 'no-free-worker' },
+        },
+      });
+      continue;
+    }
+    outcomes.set(request.key, { kind: 'wait', workers });
+  }
+  return outcomes;
+}
+
+/**
+ * Why no worker left could ever serve the request, or undefined. The table's cannot-serve rows
+ * decide; no worker left at all means the same for a request a worker refused (its code) and for a
+ * physical one (no enrolled match). A worker whose view is not read yet might still serve.
+ */
+function cannotBeServed(
+  request: WaitingRequest,
+  others: readonly WorkerView[],
+  policy: RoutingPolicy,
+): ErrorBody | undefined {
+  const refusedWith = request.lastCannotServe;
+  const assessment = policy.assess(request.spec, others);
+  const tableSays = assessment.kind === 'fail' && isCannotServeCode(assessment.code);
+  if (!tableSays && others.length > 0) return undefined;
+  if (refusedWith && isCannotServeCode(refusedWith.code)) {
+    return { code: refusedWith.code, message: refusedWith.message };
+  }
+  if (assessment.kind === 'fail' && tableSays) {
+    const details = assessment.details ? { details: { ...assessment.details } } : {};
+    return { code: assessment.code, message: assessment.message, ...details };
+  }
+  if (request.spec.physical !== true) return undefined;
+  const { message, details } = noPhysicalMatch(request.spec);
+  return { code: 'UNKNOWN_MODEL', message, details };
+}

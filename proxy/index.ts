@@ -1,0 +1,3 @@
+// The exec proxy.
+export { createProxyApp, ProxyMetrics, type ProxyOptions } from './server.js';
+export { reviewToken, mayExec, bearerToken, type Caller } from './auth.js';

@@ -1,0 +1,50 @@
+// simlock-proxy: the exec proxy process.
+//   node --import tsx proxy/main.ts --listen 0.0.0.0:8443 [--kubeconfig FILE] [--agent-token-file F]
+import { readFileSync } from 'node:fs';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { KubeClient, createLogger } from '../runtime/index.js';
+import { ProxyMetrics, createProxyApp } from './server.js';
+
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+async function main(): Promise<void> {
+  const argv = await yargs(hideBin(process.argv))
+    .scriptName('simlock-proxy')
+    .option('kubeconfig', { type: 'string' })
+    .option('context', { type: 'string' })
+    .option('listen', { type: 'string', default: '0.0.0.0:8443' })
+    .option('agent-token-file', {
+      type: 'string',
+      default: SERVICE_ACCOUNT_TOKEN,
+      describe: 'the token the proxy presents to agents; re-read on every call (it rotates)',
+    })
+    .strict()
+    .parseAsync();
+  const log = createLogger({ component: 'proxy' });
+  const separator = argv.listen.lastIndexOf(':');
+  const port = Number(argv.listen.slice(separator + 1));
+  if (separator < 0 || !Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error('simlock-proxy: --listen must be host:port');
+    process.exit(2);
+  }
+  const client = KubeClient.fromOptions({ kubeconfig: argv.kubeconfig, context: argv.context });
+  const app = createProxyApp({
+    client,
+    log,
+    metrics: new ProxyMetrics(true),
+    agentToken: () => readFileSync(argv['agent-token-file'], 'utf8').trim(),
+  });
+  const server = app.listen(port, argv.listen.slice(0, separator) || '0.0.0.0', () => {
+    const address = server.address();
+    log.info('listening', { port: typeof address === 'object' && address ? address.port : port });
+  });
+  const shutdown = () => server.close(() => process.exit(0));
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

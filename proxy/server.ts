@@ -1,0 +1,254 @@
+// The exec proxy: POST /v1/namespaces/{ns}/leases/{name}/exec with a bearer token. It checks who
+// calls and whether they may (TokenReview, SubjectAccessReview), finds the lease's worker and its
+// agent's endpoint, and forwards the call with its own credentials, streaming the agent's
+// Server-Sent Events back as they come. A client that goes away ends the remote process.
+import express, { type Request, type Response } from 'express';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  ExecRequest,
+  LeaseObject,
+  MAX_EXEC_BODY_BYTES,
+  SimlockError,
+  WorkerObject,
+  type ErrorCode,
+} from '../api/index.js';
+import {
+  KubeUnavailableError,
+  isNotFound,
+  simlockPath,
+  type KubeClient,
+  type Logger,
+} from '../runtime/index.js';
+import { bearerToken, mayExec, reviewToken } from './auth.js';
+
+export interface ProxyOptions {
+  client: KubeClient;
+  log: Logger;
+  /** The token the proxy presents to agents (its service account's). */
+  agentToken: () => string;
+  metrics?: ProxyMetrics;
+}
+
+export class ProxyMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'simlock_proxy_exec_requests_total',
+    help: 'Exec requests by outcome.',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  readonly seconds = new Histogram({
+    name: 'simlock_proxy_exec_duration_seconds',
+    help: 'Duration of exec streams.',
+    buckets: [0.1, 0.5, 1, 5, 30, 120, 600],
+    registers: [this.registry],
+  });
+  constructor(defaults = false) {
+    if (defaults) collectDefaultMetrics({ register: this.registry });
+  }
+}
+
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  INVALID_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  LEASE_NOT_ACTIVE: 409,
+  TOOL_NOT_ALLOWED: 422,
+  UNAVAILABLE: 503,
+};
+
+function sendError(
+  res: Response,
+  code: ErrorCode,
+  message: string,
+  status = STATUS[code] ?? 500,
+): void {
+  if (res.headersSent) return;
+  res.status(status).json(new SimlockError(code, message).toJSON());
+}
+
+export function createProxyApp(options: ProxyOptions): express.Express {
+  const { log } = options;
+  const metrics = options.metrics ?? new ProxyMetrics();
+  const app = express();
+  app.disable('x-powered-by');
+
+  app.get('/healthz', (_req, res) => {
+    res.type('text').send('ok');
+  });
+  app.get('/metrics', (_req, res) => {
+    metrics.registry
+      .metrics()
+      .then((text) => res.type(metrics.registry.contentType).send(text))
+      .catch(() => res.status(500).end());
+  });
+
+  app.post(
+    '/v1/namespaces/:namespace/leases/:name/exec',
+    express.json({ limit: MAX_EXEC_BODY_BYTES, type: () => true }),
+    (req: Request<{ namespace: string; name: string }>, res: Response) => {
+      const started = performance.now();
+      const outcome = (label: string) => {
+        metrics.requests.inc({ outcome: label });
+        metrics.seconds.observe((performance.now() - started) / 1000);
+      };
+      handleExec(options, req, res, outcome).catch((error: unknown) => {
+        log.error('exec failed', { error });
+        outcome('error');
+        if (error instanceof KubeUnavailableError)
+          sendError(res, 'UNAVAILABLE', 'the API server could not be reached');
+        else sendError(res, 'INTERNAL', 'the proxy failed; see its logs');
+        if (res.headersSent && !res.writableEnded) res.end();
+      });
+    },
+  );
+
+  // A body that is not JSON, or too large: the caller's mistake, said as such.
+  app.use((error: unknown, _req: Request, res: Response, next: (error?: unknown) => void) => {
+    const status = (error as { status?: number }).status;
+    if (status === 413)
+      return sendError(
+        res,
+        'INVALID_REQUEST',
+        `the body is larger than ${MAX_EXEC_BODY_BYTES} bytes`,
+        413,
+      );
+    if (status === 400) return sendError(res, 'INVALID_REQUEST', 'the body is not valid JSON', 400);
+    next(error);
+  });
+  return app;
+}
+
+async function handleExec(
+  options: ProxyOptions,
+  req: Request<{ namespace: string; name: string }>,
+  res: Response,
+  outcome: (label: string) => void,
+): Promise<void> {
+  const { client, log } = options;
+  const { namespace, name } = req.params;
+  const token = bearerToken(req.headers.authorization);
+  if (!token) {
+    outcome('unauthenticated');
+    return sendError(res, 'UNAUTHENTICATED', 'a bearer token is required');
+  }
+  const caller = await reviewToken(client, token);
+  if (!caller) {
+    outcome('unauthenticated');
+    return sendError(res, 'UNAUTHENTICATED', 'the token was not accepted');
+  }
+  if (!(await mayExec(client, caller, namespace, name))) {
+    outcome('forbidden');
+    return sendError(
+      res,
+      'FORBIDDEN',
+      `${caller.username} may not create leases/exec on ${namespace}/${name}`,
+    );
+  }
+  const body = ExecRequest.safeParse(req.body);
+  if (!body.success) {
+    outcome('invalid');
+    const issue = body.error.issues[0];
+    return sendError(
+      res,
+      'INVALID_REQUEST',
+      `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+
+  let lease;
+  try {
+    lease = LeaseObject.safeParse(await client.get(simlockPath('lease', { namespace, name })));
+  } catch (error) {
+    if (isNotFound(error)) {
+      outcome('not-found');
+      return sendError(res, 'NOT_FOUND', `lease ${namespace}/${name} does not exist`);
+    }
+    throw error;
+  }
+  if (!lease.success || lease.data.status?.phase !== 'Granted') {
+    outcome('not-active');
+    return sendError(
+      res,
+      'LEASE_NOT_ACTIVE',
+      `lease ${namespace}/${name} is not granted (${lease.success ? (lease.data.status?.phase ?? 'Pending') : 'unreadable'})`,
+    );
+  }
+  const workerName = lease.data.spec.worker;
+  let endpoint: string | undefined;
+  try {
+    const worker = WorkerObject.safeParse(
+      await client.get(simlockPath('worker', { name: workerName })),
+    );
+    endpoint = worker.success ? worker.data.status?.endpoint : undefined;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  if (!endpoint) {
+    outcome('unavailable');
+    return sendError(res, 'UNAVAILABLE', `worker ${workerName} has no exec endpoint`);
+  }
+
+  // Forward with the proxy's own credentials. Aborted when the client goes away.
+  const upstream = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.abort();
+  });
+  let answer: globalThis.Response;
+  try {
+    answer = await fetch(new URL('/v1/exec', endpoint), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${options.agentToken()}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
+      body: JSON.stringify({ ...body.data, namespace, lease: name }),
+      signal: upstream.signal,
+    });
+  } catch (error) {
+    outcome(upstream.signal.aborted ? 'client-gone' : 'unavailable');
+    log.warn('agent unreachable', { worker: workerName, endpoint, error });
+    return sendError(res, 'UNAVAILABLE', `the agent of ${workerName} could not be reached`);
+  }
+  if (!answer.ok || !answer.body) {
+    // The agent refused before anything ran (a tool that does not fit the lease, …): relay it.
+    const text = (await answer.text().catch(() => '')).slice(0, 16_384);
+    outcome(`agent-${answer.status}`);
+    res.status(answer.status).type('application/json').send(text);
+    return;
+  }
+  log.info('exec', {
+    caller: caller.username,
+    namespace,
+    lease: name,
+    worker: workerName,
+    tool: body.data.tool,
+  });
+  res.status(200);
+  res.setHeader('content-type', 'text/event-stream');
+  res.setHeader('cache-control', 'no-cache');
+  res.flushHeaders();
+  // Copy chunk by chunk; when the client reads slowly, stop reading the agent (backpressure).
+  try {
+    for await (const chunk of answer.body) {
+      if (res.destroyed) break;
+      if (!res.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.once('drain', done);
+          res.once('close', done);
+        });
+      }
+    }
+    outcome('streamed');
+  } catch {
+    outcome(upstream.signal.aborted ? 'client-gone' : 'agent-gone');
+  }
+  res.end();
+}

@@ -1,0 +1,312 @@
+// A test playing the agents: it writes Worker objects and their status, renews or lets lapse
+// their heartbeat Leases, and answers simlock Leases by writing their status, all through the real
+// API server. Worker names are prefixed with the test's namespace (Workers are cluster-scoped) and
+// labelled with it, so a controller started with that label selector sees only this file's fleet.
+import type { Device, WorkerStatus } from '../../api/index.js';
+import { heartbeatLeaseName, PROTOCOL } from '../../api/index.js';
+import {
+  coordinationLeasePath,
+  isNotFound,
+  microTime,
+  simlockPath,
+  type KubeClient,
+} from '../../runtime/index.js';
+import type { ClusterTestContext } from './harness.js';
+import { eventually } from './harness.js';
+
+export const FLEET_LABEL = 'simlock.dev/fleet';
+
+type DeepPartial<T> = T extends (infer U)[]
+  ? U[]
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+
+/** A healthy iOS simulator host with room: iPhone 16 on iOS 18.4, 2 iOS slots, 4 in all. */
+export function iosStatus(overrides: Partial<WorkerStatus> = {}): WorkerStatus {
+  return {
+    protocol: PROTOCOL.current,
+    agentVersion: '0.1.0-test',
+    health: 'running',
+    capabilities: [],
+    catalog: {
+      platforms: ['ios'],
+      models: [
+        { name: 'iPhone 16', platform: 'ios', class: 'phone' },
+        { name: 'iPad Pro', platform: 'ios', class: 'tablet' },
+      ],
+      runtimes: [{ platform: 'ios', version: '18.4' }],
+    },
+    capacity: {
+      global: { limit: 4, running: 0, evictable: 0 },
+      platforms: { ios: { limit: 2, running: 0, evictable: 0, atRamBudget: false } },
+    },
+    queueDepth: 0,
+    physicalQueueDepth: 0,
+    queue: [],
+    devices: [],
+    ...overrides,
+  };
+}
+
+/** The same host at its iOS running limit. */
+export function iosFullStatus(overrides: Partial<WorkerStatus> = {}): WorkerStatus {
+  return iosStatus({
+    capacity: {
+      global: { limit: 4, running: 2, evictable: 0 },
+      platforms: { ios: { limit: 2, running: 2, evictable: 0, atRamBudget: false } },
+    },
+    ...overrides,
+  });
+}
+
+export function physicalIphone(overrides: Partial<Device> = {}): Device {
+  return {
+    id: '00008110-001A2B3C4D5E',
+    name: "Tester's iPhone",
+    model: 'iPhone 15 Pro',
+    platform: 'ios',
+    os: '18.4',
+    physical: true,
+    class: 'phone',
+    state: 'ready',
+    ...overrides,
+  };
+}
+
+export interface LeaseAnswer {
+  phase: 'Granted' | 'Refused';
+  device?: {
+    id: string;
+    name: string;
+    model: string;
+    platform: 'ios' | 'android';
+    os: string;
+    physical: boolean;
+  };
+  refusal?: { code: string; message?: string; capacityReason?: unknown };
+}
+
+export class TestFleet {
+  readonly admin: KubeClient;
+  readonly namespace: string;
+
+  private constructor(admin: KubeClient, namespace: string) {
+    this.admin = admin;
+    this.namespace = namespace;
+  }
+
+  private static count = 0;
+
+  /** A fleet of its own: a fresh namespace (for requests, leases and heartbeats) and worker names. */
+  static async create(cluster: ClusterTestContext): Promise<TestFleet> {
+    const namespace = `${cluster.namespace}-${++TestFleet.count}`;
+    await cluster.admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace },
+    });
+    return new TestFleet(cluster.admin, namespace);
+  }
+
+  /** The cluster-wide name of this file's worker `short` ("a" → "<namespace>-a"). */
+  name(short: string): string {
+    return `${this.namespace}-${short}`;
+  }
+
+  get selector(): string {
+    return `${FLEET_LABEL}=${this.namespace}`;
+  }
+
+  async addWorker(
+    short: string,
+    options: { label?: string; drained?: boolean; status?: WorkerStatus; heartbeat?: boolean } = {},
+  ): Promise<string> {
+    const name = this.name(short);
+    await this.admin.create(simlockPath('worker'), {
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'Worker',
+      metadata: { name, labels: { [FLEET_LABEL]: this.namespace } },
+      spec: {
+        drained: options.drained ?? false,
+        ...(options.label ? { label: options.label } : {}),
+      },
+    });
+    if (options.status) await this.setStatus(short, options.status);
+    if (options.heartbeat !== false) await this.heartbeat(short);
+    return name;
+  }
+
+  async setStatus(short: string, status: WorkerStatus): Promise<void> {
+    await this.admin.patch(
+      simlockPath('worker', { name: this.name(short), subresource: 'status' }),
+      { status },
+    );
+  }
+
+  async patchStatus(short: string, status: DeepPartial<WorkerStatus>): Promise<void> {
+    await this.admin.patch(
+      simlockPath('worker', { name: this.name(short), subresource: 'status' }),
+      { status },
+    );
+  }
+
+  async drain(short: string, drained = true): Promise<void> {
+    await this.admin.patch(simlockPath('worker', { name: this.name(short) }), {
+      spec: { drained },
+    });
+  }
+
+  async removeWorker(short: string): Promise<void> {
+    await this.admin
+      .delete(simlockPath('worker', { name: this.name(short) }))
+      .catch(() => undefined);
+  }
+
+  /** Renews (or creates) the heartbeat Lease; `ageMs` back-dates the renewal. */
+  async heartbeat(short: string, { durationSeconds = 30, ageMs = 0 } = {}): Promise<void> {
+    const name = heartbeatLeaseName(this.name(short));
+    const spec = {
+      holderIdentity: this.name(short),
+      leaseDurationSeconds: durationSeconds,
+      renewTime: microTime(Date.now() - ageMs),
+    };
+    try {
+      await this.admin.patch(coordinationLeasePath(this.namespace, name), { spec });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await this.admin.create(coordinationLeasePath(this.namespace), {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name, namespace: this.namespace },
+        spec,
+      });
+    }
+  }
+
+  async createRequest(name: string, spec: Record<string, unknown>): Promise<void> {
+    await this.admin.create(simlockPath('leaseRequest', { namespace: this.namespace }), {
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'LeaseRequest',
+      metadata: { name },
+      spec,
+    });
+  }
+
+  async request(name: string): Promise<RequestView> {
+    return (await this.admin.get(
+      simlockPath('leaseRequest', { namespace: this.namespace, name }),
+    )) as RequestView;
+  }
+
+  /** Waits until the request's status satisfies `test`. */
+  async requestWhere(
+    name: string,
+    test: (request: RequestView) => boolean,
+    timeoutMs = 15_000,
+  ): Promise<RequestView> {
+    return eventually(
+      async () => {
+        const request = await this.request(name);
+        return test(request) ? request : undefined;
+      },
+      { timeoutMs, what: `request ${name}` },
+    );
+  }
+
+  async phase(name: string, phase: string, timeoutMs?: number): Promise<RequestView> {
+    return this.requestWhere(name, (request) => request.status?.phase === phase, timeoutMs);
+  }
+
+  async lease(name: string): Promise<LeaseView | undefined> {
+    try {
+      return (await this.admin.get(
+        simlockPath('lease', { namespace: this.namespace, name }),
+      )) as LeaseView;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Waits for the request's Lease (a dispatch) and answers it as the worker would. */
+  async answer(name: string, answer: LeaseAnswer): Promise<LeaseView> {
+    const lease = await eventually(() => this.lease(name), { what: `lease ${name}` });
+    await this.admin.patch(
+      simlockPath('lease', { namespace: this.namespace, name, subresource: 'status' }),
+      { status: answer },
+    );
+    return lease;
+  }
+
+  async grant(name: string, deviceId = 'sim-1'): Promise<LeaseView> {
+    return this.answer(name, {
+      phase: 'Granted',
+      device: {
+        id: deviceId,
+        name: 'iPhone 16',
+        model: 'iPhone 16',
+        platform: 'ios',
+        os: '18.4',
+        physical: false,
+      },
+    });
+  }
+
+  async refuse(name: string, refusal: LeaseAnswer['refusal']): Promise<LeaseView> {
+    return this.answer(name, { phase: 'Refused', ...(refusal ? { refusal } : {}) });
+  }
+
+  /** Waits until the request's Lease is gone (withdrawn by the controller). */
+  async leaseGone(name: string): Promise<void> {
+    await eventually(async () => ((await this.lease(name)) === undefined ? true : undefined), {
+      what: `lease ${name} deleted`,
+    });
+  }
+
+  async events(name: string): Promise<string[]> {
+    const list = (await this.admin.get(`/api/v1/namespaces/${this.namespace}/events`, {
+      query: { fieldSelector: `involvedObject.name=${name}` },
+    })) as { items: { reason: string; message: string }[] };
+    return list.items.map((event) => `${event.reason}: ${event.message}`);
+  }
+
+  async cleanup(): Promise<void> {
+    const workers = (await this.admin.get(simlockPath('worker'), {
+      query: { labelSelector: this.selector },
+    })) as { items: { metadata: { name: string } }[] };
+    await Promise.all(
+      workers.items.map((worker) =>
+        this.admin
+          .delete(simlockPath('worker', { name: worker.metadata.name }))
+          .catch(() => undefined),
+      ),
+    );
+  }
+}
+
+export interface RequestView {
+  metadata: { name: string; finalizers?: string[]; uid: string };
+  status?: {
+    phase: string;
+    workers?: { worker: string; reason: string; capacityReason?: string }[];
+    summary?: string;
+    position?: number;
+    worker?: string;
+    lease?: string;
+    device?: { id: string; name: string; physical: boolean };
+    error?: { code: string; message: string; details?: Record<string, string> };
+    conditions?: { type: string; status: string; reason: string }[];
+  };
+}
+
+export interface LeaseView {
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    ownerReferences?: { kind: string; name: string; uid: string }[];
+    finalizers?: string[];
+  };
+  spec: { worker: string; device: Record<string, unknown>; expiresAt: string };
+  status?: { phase: string };
+}
