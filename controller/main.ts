@@ -17,6 +17,7 @@ const Options = z.object({
   workerSelector: z.string().max(1024).optional(),
   listen: z.string().regex(/^[^:]*:\d+$/, 'listen must be host:port'),
   dispatchTimeoutMs: z.number().int().min(100).max(600_000),
+  grantTimeoutMs: z.number().int().min(1000).max(3_600_000),
   reasonWriteIntervalMs: z.number().int().min(0).max(60_000),
   leaseDurationSeconds: z.number().int().min(2).max(300),
   identity: z.string().min(1).max(253),
@@ -47,6 +48,11 @@ async function main(): Promise<void> {
       describe: 'address of /healthz, /readyz and /metrics',
     })
     .option('dispatch-timeout-ms', { type: 'number', default: 10_000 })
+    .option('grant-timeout-ms', {
+      type: 'number',
+      default: 600_000,
+      describe: 'how long an agent that acknowledged a lease may take to grant it (cold boots)',
+    })
     .option('reason-write-interval-ms', { type: 'number', default: 1000 })
     .option('lease-duration-seconds', {
       type: 'number',
@@ -85,6 +91,7 @@ async function main(): Promise<void> {
       watchNamespace: options.watchNamespace,
       workerSelector: options.workerSelector,
       dispatchTimeoutMs: options.dispatchTimeoutMs,
+      grantTimeoutMs: options.grantTimeoutMs,
       reasonWriteIntervalMs: options.reasonWriteIntervalMs,
       identity: options.identity,
     });

@@ -68,6 +68,8 @@ export interface ReconcilerOptions {
   workerSelector?: string | undefined;
   /** How long an agent may take to answer a Lease before that worker counts as disconnected. */
   dispatchTimeoutMs?: number;
+  /** Once the agent has acknowledged a Lease (status Pending: a cold boot), how long it may take. */
+  grantTimeoutMs?: number;
   /** Reason-only status changes are written at most this often per request. */
   reasonWriteIntervalMs?: number;
   /** Name of this controller in Events. */
@@ -84,6 +86,8 @@ interface TrackedRequest extends RequestState {
   memos: RequestMemos;
   lastCannotServe?: { code: string; message: string } | undefined;
   stage?: string | undefined;
+  /** The agent acknowledged the current dispatch (status Pending). */
+  acknowledged?: boolean;
   /** The Lease of an earlier dispatch is being deleted; no new dispatch until it is gone. */
   leaseDeleting: boolean;
   deleting: boolean;
@@ -103,6 +107,7 @@ export class Reconciler {
   private readonly metrics: ControllerMetrics;
   private readonly policy: RoutingPolicy;
   private readonly dispatchTimeoutMs: number;
+  private readonly grantTimeoutMs: number;
   private readonly reasonWriteIntervalMs: number;
   private readonly identity: string;
 
@@ -128,6 +133,7 @@ export class Reconciler {
     this.metrics = options.metrics;
     this.policy = options.policy ?? createRoutingPolicy();
     this.dispatchTimeoutMs = options.dispatchTimeoutMs ?? 10_000;
+    this.grantTimeoutMs = options.grantTimeoutMs ?? 600_000;
     this.reasonWriteIntervalMs = options.reasonWriteIntervalMs ?? 1000;
     this.identity = options.identity ?? 'simlock-controller';
     const onError = (what: string) => (error: unknown) =>
@@ -243,6 +249,14 @@ export class Reconciler {
     );
     this.workers.set(name, next);
     this.scheduleLapse(name, next.lapsesAt);
+    if (previous?.view.connection === 'connected' && next.view.connection !== 'connected') {
+      // A worker that went away will not answer what was dispatched to it and not yet granted.
+      for (const request of this.requests.values()) {
+        if (request.phase === 'Dispatched' && request.worker === name) {
+          this.giveUpOnDispatch(request, 'the worker disconnected before it answered');
+        }
+      }
+    }
     if (!sameRouting(previous, next)) {
       this.fleet = undefined;
       this.scheduleWalk();
@@ -558,6 +572,7 @@ export class Reconciler {
     request.phase = 'Dispatched';
     request.worker = worker;
     request.stage = stage;
+    request.acknowledged = false;
     request.workers = [];
     request.position = undefined;
     const spec = request.spec;
@@ -622,7 +637,7 @@ export class Reconciler {
     this.event(request, 'Normal', 'Dispatched', `Dispatched to ${worker} (${stage}${physical})`);
   }
 
-  private startDispatchTimer(request: TrackedRequest): void {
+  private startDispatchTimer(request: TrackedRequest, timeoutMs = this.dispatchTimeoutMs): void {
     this.clearTimer(request, 'dispatch');
     const worker = request.worker;
     request.timers.dispatch = this.clock.setTimeout(() => {
@@ -634,14 +649,17 @@ export class Reconciler {
         !worker
       )
         return;
-      this.log.warn('no answer from the worker within the dispatch timeout', {
-        request: request.key,
-        worker,
-      });
-      request.memos.unanswered.set(worker, { viewKey: this.workers.get(worker)?.key ?? '' });
-      this.metrics.refusals.inc({ code: 'UNANSWERED', capacity_reason: '' });
-      void this.withdrawLease(request);
-    }, this.dispatchTimeoutMs);
+      this.giveUpOnDispatch(request, 'no answer from the worker within the dispatch timeout');
+    }, timeoutMs);
+  }
+
+  /** The worker will not answer (silent past the timeout, or its heartbeat lapsed): requeue. */
+  private giveUpOnDispatch(request: TrackedRequest, why: string): void {
+    const worker = request.worker ?? '';
+    this.log.warn(why, { request: request.key, worker });
+    request.memos.unanswered.set(worker, { viewKey: this.workers.get(worker)?.key ?? '' });
+    this.metrics.refusals.inc({ code: 'UNANSWERED', capacity_reason: '' });
+    void this.withdrawLease(request);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -672,7 +690,13 @@ export class Reconciler {
     if (request.phase === 'Dispatched' && worker === request.worker && status) {
       if (status.phase === 'Granted') this.grant(request, object, status.device);
       else if (status.phase === 'Refused') this.refused(request, status.refusal);
-      else if (status.phase !== 'Pending')
+      else if (status.phase === 'Pending') {
+        // The agent acknowledged it and is preparing a device (a cold boot): give it longer.
+        if (!request.acknowledged) {
+          request.acknowledged = true;
+          this.startDispatchTimer(request, this.grantTimeoutMs);
+        }
+      } else
         this.refused(request, { code: 'LOST', message: `the worker marked it ${status.phase}` });
       return;
     }

@@ -1,0 +1,226 @@
+// Real agent processes with the fake driver against the real API server: registration, heartbeat,
+// grants, refusals with each code, reclaim on delete, presence in the view, and a killed agent
+// shown disconnected by its lapsed heartbeat.
+import { afterEach, describe, expect, it } from 'vitest';
+import { heartbeatLeaseName } from '../api/index.js';
+import { ControllerMetrics, Reconciler } from '../controller/index.js';
+import {
+  KubeClient,
+  coordinationLeasePath,
+  silentLogger,
+  simlockPath,
+  systemClock,
+} from '../runtime/index.js';
+import { startAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
+import { TestFleet, type LeaseView } from '../test/cluster/fleet.js';
+import { eventually, useCluster } from '../test/cluster/harness.js';
+
+const cluster = useCluster('agent');
+const agents: AgentProcess[] = [];
+const reconcilers: Reconciler[] = [];
+
+afterEach(async () => {
+  await Promise.all(reconcilers.splice(0).map((reconciler) => reconciler.stop()));
+  await Promise.all(agents.splice(0).map((agent) => agent.kill('SIGKILL')));
+});
+
+async function fleetWithAgent(script = iosSimulatorScript(), config: Record<string, unknown> = {}) {
+  const fleet = await TestFleet.create(cluster);
+  const agent = await startAgent({
+    admin: cluster.admin,
+    kubeconfigPath: cluster.kubeconfigPath,
+    name: fleet.name('a'),
+    label: 'wrk_a',
+    namespace: fleet.namespace,
+    fleet: fleet.namespace,
+    script,
+    config,
+  });
+  agents.push(agent);
+  return { fleet, agent };
+}
+
+async function startController(fleet: TestFleet) {
+  const reconciler = new Reconciler({
+    client: KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
+    clock: systemClock(),
+    log: silentLogger,
+    metrics: new ControllerMetrics(),
+    systemNamespace: fleet.namespace,
+    watchNamespace: fleet.namespace,
+    workerSelector: fleet.selector,
+    reasonWriteIntervalMs: 100,
+  });
+  reconcilers.push(reconciler);
+  await reconciler.start();
+}
+
+/** Creates a Lease for the agent directly, as the controller would. */
+async function dispatch(
+  fleet: TestFleet,
+  name: string,
+  device: Record<string, unknown>,
+): Promise<LeaseView> {
+  await fleet.admin.create(simlockPath('lease', { namespace: fleet.namespace }), {
+    apiVersion: 'simlock.dev/v1alpha1',
+    kind: 'Lease',
+    metadata: { name, labels: { 'simlock.dev/worker': fleet.name('a') } },
+    spec: {
+      worker: fleet.name('a'),
+      device,
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+    },
+  });
+  return eventually(async () => {
+    const lease = await fleet.lease(name);
+    return lease?.status && lease.status.phase !== 'Pending' ? lease : undefined;
+  });
+}
+
+describe('an agent with the fake driver', () => {
+  it('registers its Worker with its view and renews its heartbeat', async () => {
+    const { fleet, agent } = await fleetWithAgent();
+    const worker = (await fleet.admin.get(simlockPath('worker', { name: agent.name }))) as {
+      metadata: { labels: Record<string, string> };
+      spec: { label: string; drained: boolean };
+    };
+    expect(worker.spec).toEqual({ label: 'wrk_a', drained: false });
+    expect(worker.metadata.labels['simlock.dev/fleet']).toBe(fleet.namespace);
+    const status = await agent.status();
+    expect(status).toMatchObject({
+      protocol: 1,
+      health: 'running',
+      catalog: { platforms: ['ios'] },
+    });
+    expect(status?.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(status?.capacity?.platforms.ios).toMatchObject({ limit: 2 });
+
+    const path = coordinationLeasePath(fleet.namespace, heartbeatLeaseName(agent.name));
+    const first = ((await fleet.admin.get(path)) as { spec: { renewTime: string } }).spec.renewTime;
+    await eventually(async () => {
+      const next = ((await fleet.admin.get(path)) as { spec: { renewTime: string } }).spec
+        .renewTime;
+      return next !== first ? next : undefined;
+    });
+  });
+
+  it('grants a lease through the controller, holds it with a finalizer, and reclaims it on delete', async () => {
+    const { fleet, agent } = await fleetWithAgent();
+    await startController(fleet);
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
+    const request = await fleet.phase('r1', 'Granted');
+    expect(request.status?.device).toMatchObject({ model: 'iPhone 16', physical: false });
+    const lease = await fleet.lease('r1');
+    expect(lease?.metadata.finalizers).toContain('simlock.dev/reclaim');
+    const deviceId = request.status?.device?.id;
+    await eventually(async () =>
+      (await agent.status())?.devices.find((device) => device.id === deviceId)?.state === 'leased'
+        ? true
+        : undefined,
+    );
+
+    await fleet.admin.delete(
+      simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'r1' }),
+    );
+    await fleet.leaseGone('r1');
+    await eventually(async () =>
+      (await agent.status())?.devices.find((device) => device.id === deviceId)?.state === 'ready'
+        ? true
+        : undefined,
+    );
+  });
+
+  it.each([
+    ['UNKNOWN_MODEL', { platform: 'ios', model: 'iPhone 3G' }],
+    ['NO_DRIVER', { platform: 'android' }],
+    ['RUNTIME_MISSING', { platform: 'ios', os: '16.0' }],
+    ['CAPABILITY_MISSING', { platform: 'ios', requires: ['camera'] }],
+    ['UNKNOWN_MODEL', { platform: 'ios', physical: true }],
+  ])('refuses with %s a lease it can never serve (%j)', async (code, device) => {
+    const { fleet } = await fleetWithAgent();
+    const lease = (await dispatch(fleet, 'l1', device)) as LeaseView & {
+      status: { phase: string; refusal?: { code: string } };
+    };
+    expect(lease.status).toMatchObject({ phase: 'Refused', refusal: { code } });
+  });
+
+  it('refuses NO_CAPACITY with platform-running-limit when its iOS slots are taken', async () => {
+    const { fleet } = await fleetWithAgent(iosSimulatorScript(), {
+      limits: { running: 4, platforms: { ios: { running: 1 } } },
+    });
+    expect((await dispatch(fleet, 'l1', { platform: 'ios' })).status?.phase).toBe('Granted');
+    const refused = (await dispatch(fleet, 'l2', { platform: 'ios' })) as LeaseView & {
+      status: { refusal?: unknown };
+    };
+    expect(refused.status).toMatchObject({
+      phase: 'Refused',
+      refusal: { code: 'NO_CAPACITY', capacityReason: 'platform-running-limit' },
+    });
+  });
+
+  it('never gives one device to two leases arriving together', async () => {
+    const { fleet } = await fleetWithAgent(iosSimulatorScript(), {
+      limits: { running: 8, platforms: { ios: { running: 8 } } },
+    });
+    const names = ['l1', 'l2', 'l3', 'l4'];
+    const leases = await Promise.all(
+      names.map((name) => dispatch(fleet, name, { platform: 'ios', model: 'iPhone 16' })),
+    );
+    const granted = leases.filter((lease) => lease.status?.phase === 'Granted') as (LeaseView & {
+      status: { device: { id: string } };
+    })[];
+    const ids = granted.map((lease) => lease.status.device.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(granted.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("puts a physical device's presence in the view within a probe interval of a change", async () => {
+    const phone = {
+      id: '00008110-001A2B3C4D5E',
+      name: 'iPhone',
+      model: 'iPhone 15 Pro',
+      platform: 'ios',
+      os: '18.4',
+      physical: true,
+    };
+    const script = iosSimulatorScript({ devices: [phone] });
+    const { agent } = await fleetWithAgent(script);
+    await eventually(async () =>
+      (await agent.status())?.devices[0]?.presence?.present === true ? true : undefined,
+    );
+    await agent.setScript({
+      ...script,
+      devices: [{ ...phone, presence: { present: false, reason: 'locked' } }],
+    });
+    const unplugged = await eventually(
+      async () => {
+        const presence = (await agent.status())?.devices[0]?.presence;
+        return presence?.present === false ? presence : undefined;
+      },
+      { timeoutMs: 5000 },
+    );
+    expect(unplugged).toEqual({ present: false, reason: 'locked' });
+  });
+
+  it('is shown disconnected once it is killed and its heartbeat lapses', async () => {
+    const { fleet, agent } = await fleetWithAgent();
+    await startController(fleet);
+    await fleet.addWorker('z', {
+      status: {
+        ...(await agent.status())!,
+        capacity: { global: { limit: 0, running: 0, evictable: 0 }, platforms: {} },
+      },
+    });
+    await agent.kill('SIGKILL');
+    const killedAt = Date.now();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    const request = await fleet.requestWhere(
+      'r1',
+      (r) => r.status?.workers?.[0]?.reason === 'disconnected',
+      15_000,
+    );
+    expect(request.status?.workers?.[0]).toEqual({ worker: agent.name, reason: 'disconnected' });
+    // The heartbeat lasts 5 s.
+    expect(Date.now() - killedAt).toBeLessThan(8000);
+  });
+});

@@ -1,0 +1,370 @@
+// The agent in the cluster: registers (creates or adopts) its Worker, keeps Worker status equal to
+// its view, renews its heartbeat, and answers the Leases labelled with its worker: granted or
+// refused at once by the core's planner, reclaimed when deleted or expired, its finalizer removed
+// after. Anything read off the API is parsed before use.
+import {
+  API_VERSION,
+  LEASE_FINALIZER,
+  LeaseObject,
+  RESOURCES,
+  WORKER_LABEL,
+  type GrantedDevice,
+  type WorkerStatus,
+} from '../../api/index.js';
+import {
+  Informer,
+  isConflict,
+  isNotFound,
+  simlockPath,
+  type Clock,
+  type KubeClient,
+  type KubeObject,
+  type Logger,
+} from '../../runtime/index.js';
+import type { AgentConfig } from '../config.js';
+import type { AgentCore } from '../core.js';
+import { Heartbeat } from './heartbeat.js';
+
+export interface ClusterAgentOptions {
+  client: KubeClient;
+  core: AgentCore;
+  config: AgentConfig;
+  clock: Clock;
+  log: Logger;
+  /** After this long without an answer, a grant writes an acknowledgement (status Pending). */
+  acknowledgeAfterMs?: number;
+}
+
+/** The core's lease id for a fleet Lease. */
+export function leaseKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+export class ClusterAgent {
+  private readonly leases: Informer;
+  private readonly heartbeat: Heartbeat;
+  /** Leases being answered or reclaimed now, so one event never starts a second answer. */
+  private readonly busy = new Set<string>();
+  /** Leases this agent granted in this process, by key, with the uid of the Lease object. */
+  private readonly granted = new Map<string, string>();
+  private written: WorkerStatus | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly options: ClusterAgentOptions) {
+    const { client, config, log } = options;
+    this.leases = new Informer(client, {
+      path: simlockPath('lease'),
+      labelSelector: `${WORKER_LABEL}=${config.name}`,
+      onError: (error) => log.warn('lease informer restarting', { error }),
+    });
+    this.heartbeat = new Heartbeat({
+      client,
+      clock: options.clock,
+      log,
+      namespace: config.namespace,
+      worker: config.name,
+      durationSeconds: config.heartbeat.durationSeconds,
+      renewEveryMs: config.heartbeat.renewEverySeconds * 1000,
+    });
+  }
+
+  get name(): string {
+    return this.options.config.name;
+  }
+
+  /** The Lease object of a granted fleet lease, if it is this worker's and granted. */
+  grantedLease(namespace: string, name: string): LeaseObject | undefined {
+    const object = this.leases.get(leaseKey(namespace, name));
+    const lease = object ? LeaseObject.safeParse(object) : undefined;
+    if (!lease?.success) return undefined;
+    if (lease.data.spec.worker !== this.name || lease.data.status?.phase !== 'Granted')
+      return undefined;
+    if (lease.data.metadata.deletionTimestamp !== undefined) return undefined;
+    return lease.data;
+  }
+
+  async start(): Promise<void> {
+    const { core, log } = this.options;
+    await this.register();
+    this.unsubscribe = core.views.add((change) => this.writeStatus(change.status));
+    core.expirations.add(({ leaseId }) => void this.markExpired(leaseId));
+    await core.start();
+    this.writeStatus(core.status());
+    this.heartbeat.start();
+    this.leases.on((event) => {
+      if (event.type === 'deleted') void this.onDeleted(event.object);
+      else this.onLease(event.object);
+    });
+    this.leases.start();
+    await this.leases.waitForSync();
+    log.info('agent registered', { worker: this.name });
+  }
+
+  async stop(): Promise<void> {
+    this.heartbeat.stop();
+    this.unsubscribe?.();
+    await this.leases.stop();
+    this.options.core.stop();
+    await this.writing;
+  }
+
+  // --- the Worker ------------------------------------------------------------------------------
+
+  private async register(): Promise<void> {
+    const { client, config } = this.options;
+    const path = simlockPath('worker', { name: config.name });
+    const labels = config.labels;
+    try {
+      const existing = (await client.get(path)) as {
+        spec?: { label?: string };
+        metadata?: { labels?: Record<string, string> };
+      };
+      const labelsMissing = Object.entries(labels).some(
+        ([key, value]) => existing.metadata?.labels?.[key] !== value,
+      );
+      const labelChanged = config.label !== undefined && existing.spec?.label !== config.label;
+      if (labelsMissing || labelChanged) {
+        await client.patch(path, {
+          ...(labelsMissing ? { metadata: { labels } } : {}),
+          ...(labelChanged ? { spec: { label: config.label } } : {}),
+        });
+      }
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await client.create(simlockPath('worker'), {
+        apiVersion: API_VERSION,
+        kind: RESOURCES.worker.kind,
+        metadata: { name: config.name, labels },
+        spec: { drained: false, ...(config.label !== undefined ? { label: config.label } : {}) },
+      });
+    }
+  }
+
+  /** Writes the view as Worker status, one write at a time, the latest view winning. */
+  private writeStatus(status: WorkerStatus): void {
+    this.writing = this.writing.then(async () => {
+      const previous = this.written;
+      if (previous && JSON.stringify(previous) === JSON.stringify(status)) return;
+      // A merge patch replaces lists whole; a field that went away is cleared with null.
+      const patch: Record<string, unknown> = { ...status };
+      for (const key of Object.keys(previous ?? {})) if (!(key in status)) patch[key] = null;
+      try {
+        await this.options.client.patch(
+          simlockPath('worker', { name: this.name, subresource: 'status' }),
+          { status: patch },
+        );
+        this.written = status;
+      } catch (error) {
+        this.options.log.warn('worker status write failed; retrying', { error });
+        this.options.clock.setTimeout(() => this.writeStatus(this.options.core.status()), 1000);
+      }
+    });
+  }
+
+  // --- Leases ----------------------------------------------------------------------------------
+
+  private onLease(object: KubeObject): void {
+    const parsed = LeaseObject.safeParse(object);
+    const key = leaseKey(object.metadata.namespace ?? '', object.metadata.name);
+    if (!parsed.success) {
+      this.options.log.warn('lease unreadable; ignored', { lease: key });
+      return;
+    }
+    const lease = parsed.data;
+    if (lease.spec.worker !== this.name) return;
+    if (lease.metadata.deletionTimestamp !== undefined) {
+      void this.reclaim(key, lease);
+      return;
+    }
+    const phase = lease.status?.phase;
+    if (phase === undefined || (phase === 'Pending' && !this.granted.has(key))) {
+      if (lease.status?.phase === 'Pending' && lease.status.message?.startsWith('accepted')) {
+        // Our own acknowledgement from an earlier life of this process: the grant never finished.
+        void this.markLost(key, lease, 'the agent restarted while granting');
+        return;
+      }
+      void this.answer(key, lease);
+    } else if (
+      phase === 'Granted' &&
+      this.granted.get(key) !== lease.metadata.uid &&
+      !this.busy.has(key)
+    ) {
+      // Granted by an earlier life of this agent: its device is not held any more, so this lease
+      // cannot be honoured safely. Say so; the controller releases the request.
+      void this.markLost(key, lease, 'the agent restarted and no longer holds the device');
+    }
+  }
+
+  private async answer(key: string, lease: LeaseObject): Promise<void> {
+    if (this.busy.has(key)) return;
+    this.busy.add(key);
+    const { core, client, clock, log } = this.options;
+    const [namespace, name] = [lease.metadata.namespace ?? '', lease.metadata.name];
+    const statusPath = simlockPath('lease', { namespace, name, subresource: 'status' });
+    // A cold boot takes a while: tell the controller the Lease is being worked on.
+    const acknowledge = clock.setTimeout(() => {
+      void client
+        .patch(statusPath, {
+          status: { phase: 'Pending', message: 'accepted: preparing the device' },
+        })
+        .catch(() => undefined);
+    }, this.options.acknowledgeAfterMs ?? 2000);
+    try {
+      const expiresAt = Date.parse(lease.spec.expiresAt);
+      const outcome = await core.grant(
+        key,
+        lease.spec.device,
+        Number.isFinite(expiresAt) ? expiresAt : undefined,
+      );
+      clock.clearTimeout(acknowledge);
+      if (outcome.kind === 'refused') {
+        const { code, message, capacityReason } = outcome.refusal;
+        await client.patch(statusPath, {
+          status: {
+            phase: 'Refused',
+            refusal: { code, message, ...(capacityReason ? { capacityReason } : {}) },
+          },
+        });
+        log.info('refused', { lease: key, code, capacityReason });
+        return;
+      }
+      // Hold the Lease until the device is reclaimed: the finalizer first, then the grant.
+      try {
+        await client.patch(simlockPath('lease', { namespace, name }), {
+          metadata: {
+            finalizers: [LEASE_FINALIZER],
+            resourceVersion: lease.metadata.resourceVersion,
+          },
+        });
+      } catch (error) {
+        // Deleted or changed while we decided: give the device back; the next event decides again.
+        await core.release(key);
+        if (!isNotFound(error) && !isConflict(error)) throw error;
+        return;
+      }
+      this.granted.set(key, lease.metadata.uid ?? '');
+      await client.patch(statusPath, {
+        status: {
+          phase: 'Granted',
+          device: grantedDevice(outcome.lease.device),
+          source: outcome.lease.source,
+          grantedAt: new Date(clock.now()).toISOString(),
+          message: null,
+        },
+      });
+      log.info('granted', {
+        lease: key,
+        device: outcome.lease.device.id,
+        source: outcome.lease.source,
+      });
+    } catch (error) {
+      clock.clearTimeout(acknowledge);
+      log.warn('answering a lease failed', { lease: key, error });
+    } finally {
+      this.busy.delete(key);
+    }
+  }
+
+  private async markLost(key: string, lease: LeaseObject, message: string): Promise<void> {
+    if (this.busy.has(key)) return;
+    this.busy.add(key);
+    try {
+      await this.options.client.patch(
+        simlockPath('lease', {
+          namespace: lease.metadata.namespace ?? '',
+          name: lease.metadata.name,
+          subresource: 'status',
+        }),
+        {
+          status: { phase: 'Lost', message },
+        },
+      );
+    } catch (error) {
+      if (!isNotFound(error))
+        this.options.log.warn('could not mark a lease lost', { lease: key, error });
+    } finally {
+      this.busy.delete(key);
+    }
+  }
+
+  private async markExpired(leaseId: string): Promise<void> {
+    const object = this.leases.get(leaseId);
+    if (!object) return;
+    await this.options.client
+      .patch(
+        simlockPath('lease', {
+          namespace: object.metadata.namespace ?? '',
+          name: object.metadata.name,
+          subresource: 'status',
+        }),
+        {
+          status: {
+            phase: 'Expired',
+            message: 'the lease reached its expiry; the device was reclaimed',
+          },
+        },
+      )
+      .catch(() => undefined);
+  }
+
+  private async onDeleted(object: KubeObject): Promise<void> {
+    const key = leaseKey(object.metadata.namespace ?? '', object.metadata.name);
+    if (this.granted.has(key)) await this.reclaimDevice(key);
+  }
+
+  /** A deleted Lease: reclaim its device, then let the Lease go. */
+  private async reclaim(key: string, lease: LeaseObject): Promise<void> {
+    if (this.busy.has(key)) return;
+    this.busy.add(key);
+    try {
+      await this.reclaimDevice(key);
+      const finalizers = (lease.metadata.finalizers ?? []).filter(
+        (finalizer) => finalizer !== LEASE_FINALIZER,
+      );
+      if ((lease.metadata.finalizers ?? []).includes(LEASE_FINALIZER)) {
+        await this.options.client.patch(
+          simlockPath('lease', {
+            namespace: lease.metadata.namespace ?? '',
+            name: lease.metadata.name,
+          }),
+          {
+            metadata: { finalizers, resourceVersion: lease.metadata.resourceVersion },
+          },
+        );
+      }
+    } catch (error) {
+      if (!isNotFound(error)) {
+        this.options.log.warn('reclaim failed; will retry on the next event', {
+          lease: key,
+          error,
+        });
+        this.options.clock.setTimeout(() => {
+          const current = this.leases.get(key);
+          if (current) this.onLease(current);
+        }, 1000);
+      }
+    } finally {
+      this.busy.delete(key);
+    }
+  }
+
+  private async reclaimDevice(key: string): Promise<void> {
+    if (!this.granted.has(key)) return;
+    const outcome = await this.options.core.release(key);
+    this.granted.delete(key);
+    this.options.log.info('reclaimed', { lease: key, outcome });
+  }
+}
+
+function grantedDevice(device: GrantedDevice): GrantedDevice {
+  return {
+    id: device.id,
+    name: device.name,
+    model: device.model,
+    platform: device.platform,
+    os: device.os,
+    ...(device.class ? { class: device.class } : {}),
+    physical: device.physical,
+  };
+}

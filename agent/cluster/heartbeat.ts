@@ -1,0 +1,83 @@
+// The agent's heartbeat: a coordination.k8s.io Lease `worker-<name>` renewed every few seconds,
+// like a kubelet's node lease. The Worker object is never rewritten for liveness.
+import { heartbeatLeaseName } from '../../api/index.js';
+import {
+  coordinationLeasePath,
+  isConflict,
+  isNotFound,
+  microTime,
+  type Clock,
+  type KubeClient,
+  type Logger,
+  type TimerHandle,
+} from '../../runtime/index.js';
+
+export interface HeartbeatOptions {
+  client: KubeClient;
+  clock: Clock;
+  log: Logger;
+  namespace: string;
+  worker: string;
+  durationSeconds: number;
+  /** Renew this often; a quarter of the duration by default. */
+  renewEveryMs?: number;
+}
+
+export class Heartbeat {
+  private timer: TimerHandle | undefined;
+  private stopped = false;
+  private lastRenewal = 0;
+
+  constructor(private readonly options: HeartbeatOptions) {}
+
+  get renewedAt(): number {
+    return this.lastRenewal;
+  }
+
+  start(): void {
+    void this.beat();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) this.options.clock.clearTimeout(this.timer);
+  }
+
+  private async beat(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.renew();
+      this.lastRenewal = this.options.clock.now();
+    } catch (error) {
+      this.options.log.warn('heartbeat renewal failed', { error });
+    }
+    if (this.stopped) return;
+    const every = this.options.renewEveryMs ?? (this.options.durationSeconds * 1000) / 4;
+    this.timer = this.options.clock.setTimeout(() => void this.beat(), every);
+  }
+
+  async renew(): Promise<void> {
+    const { client, namespace, worker, durationSeconds, clock } = this.options;
+    const name = heartbeatLeaseName(worker);
+    const spec = {
+      holderIdentity: worker,
+      leaseDurationSeconds: durationSeconds,
+      renewTime: microTime(clock.now()),
+    };
+    try {
+      await client.patch(coordinationLeasePath(namespace, name), { spec });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      try {
+        await client.create(coordinationLeasePath(namespace), {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec: { ...spec, acquireTime: spec.renewTime },
+        });
+      } catch (createError) {
+        if (!isConflict(createError)) throw createError;
+      }
+    }
+  }
+}

@@ -1,0 +1,127 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentConfigError, loadAgentConfig, normalizeFlags, parseAgentConfig } from './config.js';
+
+describe('the agent config', () => {
+  it('fills defaults around the required fields', () => {
+    const config = parseAgentConfig({ name: 'mac-mini-1', drivers: ['simctl', 'devicectl'] });
+    expect(config).toMatchObject({
+      name: 'mac-mini-1',
+      namespace: 'simlock-system',
+      drivers: ['simctl', 'devicectl'],
+      limits: { running: 4, platforms: {}, modelRamMb: {} },
+      reclaim: 'erase-keep-warm',
+      probeIntervalMs: 10_000,
+      heartbeat: { durationSeconds: 40, renewEverySeconds: 10 },
+      listen: { host: '0.0.0.0', port: 8780 },
+    });
+  });
+
+  it('lets flags override the file field by field', () => {
+    const config = parseAgentConfig(
+      {
+        name: 'linux-1',
+        drivers: ['adb'],
+        limits: { running: 2, platforms: { android: { running: 2, ramBudgetMb: 8192 } } },
+      },
+      {
+        'probe-interval-ms': 2000,
+        limits: { platforms: { android: { running: 1 } } },
+        _: [],
+        $0: 'simlock-agent',
+      },
+    );
+    expect(config.probeIntervalMs).toBe(2000);
+    expect(config.limits.platforms.android).toEqual({
+      running: 1,
+      ramBudgetMb: 8192,
+      ramPerDeviceMb: 2048,
+    });
+    expect(config.limits.running).toBe(2);
+  });
+
+  it('names the field that is wrong', () => {
+    expect(() => parseAgentConfig({ name: 'Mac Mini', drivers: ['simctl'] })).toThrow(
+      /name: must be lower-case/,
+    );
+    expect(() => parseAgentConfig({ name: 'a', drivers: ['xcode'] })).toThrow(/drivers\.0/);
+    expect(() => parseAgentConfig({ name: 'a', drivers: ['adb'], limits: { runing: 3 } })).toThrow(
+      /limits: Unrecognized key: "runing"/,
+    );
+    expect(() => parseAgentConfig({ name: 'a', drivers: ['adb'], probeIntervalMs: 5 })).toThrow(
+      /probeIntervalMs/,
+    );
+  });
+
+  it('needs a script for the fake driver', () => {
+    expect(() => parseAgentConfig({ name: 'a', drivers: ['fake'] })).toThrow(
+      /fakeScript: the fake driver needs fakeScript/,
+    );
+  });
+
+  it('refuses a heartbeat renewed no sooner than it lapses', () => {
+    expect(() =>
+      parseAgentConfig({
+        name: 'a',
+        drivers: ['adb'],
+        heartbeat: { durationSeconds: 10, renewEverySeconds: 10 },
+      }),
+    ).toThrow(/heartbeat\.renewEverySeconds/);
+  });
+
+  it('is a usage error with a code', () => {
+    try {
+      parseAgentConfig({ drivers: ['adb'] });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(AgentConfigError);
+      expect((error as AgentConfigError).code).toBe('USAGE');
+    }
+  });
+
+  it('turns parser flags into a partial config', () => {
+    expect(
+      normalizeFlags({ _: ['x'], $0: 'agent', 'fake-script': 'a.yaml', label: undefined }),
+    ).toEqual({ fakeScript: 'a.yaml' });
+  });
+});
+
+describe('loading the config file', () => {
+  let directory: string;
+
+  beforeEach(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'simlock-config-'));
+  });
+
+  afterEach(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('reads YAML and applies flags', async () => {
+    const path = join(directory, 'agent.yaml');
+    await writeFile(
+      path,
+      [
+        'name: mac-1',
+        'drivers: [simctl]',
+        'limits:',
+        '  platforms:',
+        '    ios: {running: 3, ramBudgetMb: 12288}',
+      ].join('\n'),
+    );
+    const config = await loadAgentConfig({ path, flags: { label: 'Mac 1' } });
+    expect(config.label).toBe('Mac 1');
+    expect(config.limits.platforms.ios?.ramBudgetMb).toBe(12288);
+  });
+
+  it('names the file in its errors', async () => {
+    const path = join(directory, 'agent.yaml');
+    await writeFile(path, 'name: mac-1\ndrivers: simctl\n');
+    await expect(loadAgentConfig({ path })).rejects.toThrow(new RegExp(`${path}.*\\n.*drivers`));
+    await expect(loadAgentConfig({ path: join(directory, 'missing.yaml') })).rejects.toThrow(
+      /cannot read/,
+    );
+  });
+});

@@ -1,0 +1,191 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from './clock.js';
+import { parseAgentConfig, type AgentConfigInput } from './config.js';
+import { AgentCore } from './core.js';
+import { FakeDriver } from './drivers/fake/fake.js';
+import type { FakeScriptInput } from './drivers/fake/fake-script.js';
+import type { ViewChange } from './view.js';
+
+const UDID = '00008110-001A2B3C4D5E';
+const BOOT_MS = 2000;
+
+async function startAgent(script: FakeScriptInput, config: Partial<AgentConfigInput> = {}) {
+  const clock = new FakeClock();
+  const driver = new FakeDriver({ bootMs: BOOT_MS, ...script }, { clock });
+  const core = new AgentCore({
+    config: parseAgentConfig({
+      name: 'worker-a',
+      drivers: ['fake'],
+      fakeScript: 'unused.yaml',
+      endpoint: 'https://worker-a.example:8780',
+      viewDebounceMs: 500,
+      probeIntervalMs: 5000,
+      refreshIntervalMs: 15_000,
+      healthIntervalMs: 10_000,
+      capabilities: ['camera'],
+      ...config,
+    }),
+    driver,
+    clock,
+  });
+  const views: ViewChange[] = [];
+  core.views.add((view) => views.push(view));
+  await core.start();
+  await clock.advance(500);
+  return { clock, driver, core, views, last: () => views.at(-1)?.status };
+}
+
+const sim = (id: string, booted = false) =>
+  ({ id, model: 'iPhone 16', platform: 'ios', os: '18.4', booted }) as const;
+
+describe('the agent core', () => {
+  it('reports a running view with its devices, capacity and capabilities once started', async () => {
+    const { core, last } = await startAgent({ devices: [sim('warm', true), sim('cold')] });
+    expect(last()).toMatchObject({
+      health: 'running',
+      endpoint: 'https://worker-a.example:8780',
+      capabilities: [{ name: 'camera', available: true }],
+      capacity: { global: { limit: 4, running: 1, evictable: 1 } },
+      devices: [{ id: 'warm', state: 'ready' }],
+    });
+    core.stop();
+  });
+
+  it('emits no view change when the periodic refresh finds nothing new', async () => {
+    const { clock, core, views } = await startAgent({ devices: [sim('warm', true)] });
+    const before = views.length;
+    await clock.advance(60_000);
+    expect(views.length).toBe(before);
+    core.stop();
+  });
+
+  it('shows a granted device leased, and ready again after release', async () => {
+    const { clock, core, last } = await startAgent(
+      { devices: [sim('warm', true)] },
+      { reclaim: 'erase-keep-warm' },
+    );
+    expect(await core.grant('lease-1', { platform: 'ios' })).toMatchObject({
+      kind: 'granted',
+      lease: { source: 'warm' },
+    });
+    await clock.advance(500);
+    expect(last()?.devices).toEqual([expect.objectContaining({ id: 'warm', state: 'leased' })]);
+    const released = core.release('lease-1');
+    await clock.advance(BOOT_MS);
+    expect(await released).toBe('ready');
+    await clock.advance(500);
+    expect(last()?.devices).toEqual([expect.objectContaining({ id: 'warm', state: 'ready' })]);
+    core.stop();
+  });
+
+  it('turns unhealthy when the driver check fails, and running again when it passes', async () => {
+    const { clock, core, driver, last } = await startAgent({ devices: [sim('warm', true)] });
+    driver.setHealthy(false);
+    await clock.advance(10_500);
+    expect(last()?.health).toBe('unhealthy');
+    driver.setHealthy(true);
+    await clock.advance(10_500);
+    expect(last()?.health).toBe('running');
+    core.stop();
+  });
+
+  it('serves a waiting local request before a fleet lease, as soon as a device frees', async () => {
+    const { clock, core, last } = await startAgent(
+      { devices: [sim('only', true)] },
+      { reclaim: 'shutdown', limits: { running: 1 } },
+    );
+    await core.grant('fleet-1', { platform: 'ios' });
+    const local = core.requestLocal({
+      id: 'local-1',
+      holder: 'local-agent',
+      spec: { platform: 'ios' },
+    });
+    await clock.advance(500);
+    expect(last()).toMatchObject({
+      queueDepth: 1,
+      queue: [
+        {
+          id: 'local-1',
+          holder: 'local-agent',
+          reason: 'full',
+          capacityReason: 'platform-running-limit',
+        },
+      ],
+    });
+    // A fleet lease arriving while the local one waits is refused, even when capacity frees.
+    const released = core.release('fleet-1');
+    expect(await core.grant('fleet-2', { platform: 'ios' })).toMatchObject({
+      kind: 'refused',
+      refusal: { code: 'NO_CAPACITY' },
+    });
+    await released;
+    await clock.advance(BOOT_MS);
+    expect(await local.outcome).toMatchObject({
+      kind: 'granted',
+      lease: { leaseId: 'local-1', source: 'cold' },
+    });
+    await clock.advance(500);
+    expect(last()).toMatchObject({ queueDepth: 0, queue: [] });
+    core.stop();
+  });
+
+  it('grants a waiting local physical request once its phone reads present again', async () => {
+    const { clock, core, driver, last } = await startAgent({
+      devices: [
+        {
+          id: UDID,
+          model: 'iPhone 15 Pro',
+          platform: 'ios',
+          os: '18.4',
+          physical: true,
+          presence: { present: false, reason: 'not-present' },
+        },
+      ],
+    });
+    const local = core.requestLocal({
+      id: 'local-phone',
+      spec: { platform: 'ios', physical: true },
+    });
+    await clock.advance(500);
+    expect(last()).toMatchObject({
+      physicalQueueDepth: 1,
+      queue: [
+        { id: 'local-phone', reason: 'full', capacityReason: 'device-not-present', physical: true },
+      ],
+      devices: [{ id: UDID, presence: { present: false, reason: 'not-present' } }],
+    });
+    driver.setPresence(UDID, { present: true });
+    await clock.advance(5000);
+    expect(await local.outcome).toMatchObject({
+      kind: 'granted',
+      lease: { device: { id: UDID, physical: true } },
+    });
+    core.stop();
+  });
+
+  it('releases a lease whose time is up and says so', async () => {
+    const { clock, core } = await startAgent(
+      { devices: [sim('warm', true)] },
+      { reclaim: 'shutdown' },
+    );
+    const expired: string[] = [];
+    core.expirations.add(({ leaseId }) => expired.push(leaseId));
+    await core.grant('lease-1', { platform: 'ios' }, clock.now() + 60_000);
+    await clock.advance(60_000);
+    expect(expired).toEqual(['lease-1']);
+    expect(core.granter.lease('lease-1')).toBeUndefined();
+    core.stop();
+  });
+
+  it('plans exec on the leased device and refuses a tool that does not fit', async () => {
+    const { core } = await startAgent({ devices: [sim('warm', true)] });
+    await core.grant('lease-1', { platform: 'ios' });
+    const plan = core.execArgv('lease-1', 'simctl', ['launch', 'com.example.app']);
+    expect(plan.ok && plan.argv.slice(-4)).toEqual(['simctl', 'launch', 'warm', 'com.example.app']);
+    expect(core.execArgv('lease-1', 'devicectl', ['device', 'info', 'apps'])).toMatchObject({
+      ok: false,
+      code: 'TOOL_NOT_ALLOWED',
+    });
+    core.stop();
+  });
+});

@@ -1,0 +1,248 @@
+// The agent's core, without Kubernetes: one object that owns the inventory, the presence watcher,
+// the granter, the local queue, health and the view, and runs their timers on the injected clock.
+// The Kubernetes wiring (register the Worker, heartbeat, watch Leases, write Lease status) calls
+// grant / release / execArgv and subscribes to `views` (patch Worker status) and `expirations`.
+import type { DeviceSpec, WorkerStatus } from '../api/index.js';
+import type { AgentConfig } from './config.js';
+import type { Driver, ExecPlan } from './drivers/driver.js';
+import { LeaseGranter, type GrantOutcome, type ReclaimOutcome } from './granter.js';
+import { Inventory } from './inventory.js';
+import { silentLogger, type Clock, type Logger, type TimerHandle } from '../runtime/index.js';
+import { Listeners } from './listeners.js';
+import { LocalQueue, type LocalEntry, type LocalRequest } from './local-queue.js';
+import { PresenceWatcher } from './presence.js';
+import { buildWorkerStatus, HealthTracker, ViewDiffer, type ViewChange } from './view.js';
+
+export interface AgentCoreOptions {
+  config: AgentConfig;
+  driver: Driver;
+  clock: Clock;
+  logger?: Logger;
+  agentVersion?: string;
+}
+
+export interface LocalLeaseRequest extends LocalRequest {
+  /** The lease ends (and its device is reclaimed) this long after the grant. */
+  durationMs?: number;
+}
+
+export class AgentCore {
+  /** The view, debounced, whenever it changed: patch the Worker status with it. */
+  readonly views: Listeners<ViewChange>;
+  /** A lease whose time ran out (grant's expiresAtMs, a local lease's duration); it is released. */
+  readonly expirations = new Listeners<{ leaseId: string }>();
+
+  readonly inventory: Inventory;
+  readonly presence: PresenceWatcher;
+  readonly granter: LeaseGranter;
+  readonly localQueue: LocalQueue;
+  readonly health = new HealthTracker();
+
+  readonly #config: AgentConfig;
+  readonly #driver: Driver;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #agentVersion: string | undefined;
+  readonly #differ: ViewDiffer;
+  readonly #expiryTimers = new Map<string, TimerHandle>();
+  #refreshTimer: TimerHandle | undefined;
+  #healthTimer: TimerHandle | undefined;
+  #running = false;
+
+  constructor(options: AgentCoreOptions) {
+    this.#config = options.config;
+    this.#driver = options.driver;
+    this.#clock = options.clock;
+    this.#logger = options.logger ?? silentLogger;
+    this.#agentVersion = options.agentVersion;
+
+    this.inventory = new Inventory(this.#clock);
+    this.presence = new PresenceWatcher({
+      clock: this.#clock,
+      probeIntervalMs: this.#config.probeIntervalMs,
+      readPresence: (device) => this.#driver.readPresence(device),
+      physicalDevices: () => this.inventory.physicalDevices(),
+      logger: this.#logger,
+    });
+    this.localQueue = new LocalQueue({
+      clock: this.#clock,
+      maxEntries: this.#config.localQueue.maxEntries,
+    });
+    this.granter = new LeaseGranter({
+      driver: this.#driver,
+      inventory: this.inventory,
+      presence: this.presence,
+      clock: this.#clock,
+      limits: this.#config.limits,
+      reclaim: this.#config.reclaim,
+      capabilities: () => this.#capabilities(),
+      localWaiting: () => this.localQueue.waitingSpecs(),
+      logger: this.#logger,
+    });
+    this.#differ = new ViewDiffer({ clock: this.#clock, debounceMs: this.#config.viewDebounceMs });
+    this.views = this.#differ.changes;
+
+    this.inventory.changes.add(() => this.#publish());
+    this.localQueue.changes.add(() => this.#publish());
+    this.presence.changes.add(() => {
+      this.#publish();
+      // A device plugged back in may be what a local request waits for.
+      this.#serveLocal();
+    });
+  }
+
+  /** Reads the drivers, checks health, and starts the timers. */
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    await Promise.all([this.refresh(), this.checkHealth()]);
+    this.presence.start();
+    this.#scheduleRefresh();
+    this.#scheduleHealth();
+  }
+
+  stop(): void {
+    this.#running = false;
+    this.presence.stop();
+    this.#differ.stop();
+    for (const timer of [this.#refreshTimer, this.#healthTimer, ...this.#expiryTimers.values()]) {
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
+    }
+    this.#expiryTimers.clear();
+  }
+
+  /** The view now, not debounced. */
+  status(): WorkerStatus {
+    return buildWorkerStatus({
+      agentVersion: this.#agentVersion,
+      endpoint: this.#config.endpoint,
+      health: this.health.health,
+      capabilities: this.#capabilities(),
+      catalog: this.inventory.catalog,
+      devices: this.inventory.devices((id) => this.presence.latest(id)),
+      limits: this.#config.limits,
+      queue: {
+        entries: this.localQueue.viewEntries(),
+        queueDepth: this.localQueue.queueDepth,
+        physicalQueueDepth: this.localQueue.physicalQueueDepth,
+      },
+    });
+  }
+
+  /** Answers a fleet Lease. With `expiresAtMs`, the lease is released when its time is up. */
+  async grant(leaseId: string, spec: DeviceSpec, expiresAtMs?: number): Promise<GrantOutcome> {
+    const outcome = await this.granter.grant(leaseId, spec, 'fleet');
+    if (outcome.kind === 'granted' && expiresAtMs !== undefined) {
+      this.#expireAt(leaseId, expiresAtMs);
+    }
+    return outcome;
+  }
+
+  /** Ends a lease (fleet or local) and reclaims its device; then local requests get a turn. */
+  async release(leaseId: string): Promise<ReclaimOutcome> {
+    const timer = this.#expiryTimers.get(leaseId);
+    if (timer !== undefined) this.#clock.clearTimeout(timer);
+    this.#expiryTimers.delete(leaseId);
+    const outcome = await this.granter.release(leaseId);
+    this.#serveLocal();
+    return outcome;
+  }
+
+  /** Queues a local request; its entry's `outcome` settles with the grant or the failure. */
+  requestLocal(request: LocalLeaseRequest): LocalEntry {
+    const entry = this.localQueue.enqueue(request);
+    void entry.outcome.then((outcome) => {
+      if (outcome.kind === 'granted' && request.durationMs !== undefined) {
+        this.#expireAt(request.id, this.#clock.now() + request.durationMs);
+      }
+    });
+    this.#serveLocal();
+    return entry;
+  }
+
+  cancelLocal(id: string): boolean {
+    return this.localQueue.cancel(id);
+  }
+
+  /** The argv to run a tool on a lease's device, or why not. */
+  execArgv(leaseId: string, tool: string, args: readonly string[]): ExecPlan {
+    return this.granter.execArgv(leaseId, tool, args);
+  }
+
+  /** Forgets a physical device unplugged for good, so it no longer shows as absent. */
+  forgetDevice(id: string): void {
+    this.inventory.forget(id);
+    this.presence.forget(id);
+  }
+
+  /** Lists the devices now (also done every refreshIntervalMs). */
+  async refresh(): Promise<void> {
+    try {
+      await this.inventory.refresh(this.#driver);
+      this.health.recordListing();
+    } catch (error) {
+      this.health.recordListing((error as Error).message);
+      this.#logger.warn('listing devices failed', { error: (error as Error).message });
+    }
+    this.#publish();
+    this.#serveLocal();
+  }
+
+  /** Runs the driver's health check now (also done every healthIntervalMs). */
+  async checkHealth(): Promise<void> {
+    try {
+      await this.#driver.checkHealth();
+      this.health.recordCheck();
+    } catch (error) {
+      this.health.recordCheck((error as Error).message);
+      this.#logger.warn('health check failed', { error: (error as Error).message });
+    }
+    this.#publish();
+  }
+
+  /** Emits the view now if it changed, without waiting for the debounce (e.g. at shutdown). */
+  flushView(): void {
+    this.#differ.flush();
+  }
+
+  // --- internals ---
+
+  #capabilities(): { name: string; available: boolean }[] {
+    return this.#config.capabilities.map((name) => ({ name, available: true }));
+  }
+
+  #publish(): void {
+    this.#differ.offer(this.status());
+  }
+
+  #serveLocal(): void {
+    if (this.localQueue.entries().length === 0) return;
+    void this.localQueue.serve((request) => this.granter.grant(request.id, request.spec, 'local'));
+  }
+
+  #expireAt(leaseId: string, atMs: number): void {
+    const timer = this.#clock.setTimeout(
+      () => {
+        this.#expiryTimers.delete(leaseId);
+        this.expirations.emit({ leaseId });
+        void this.release(leaseId);
+      },
+      Math.max(0, atMs - this.#clock.now()),
+    );
+    this.#expiryTimers.set(leaseId, timer);
+  }
+
+  #scheduleRefresh(): void {
+    if (!this.#running) return;
+    this.#refreshTimer = this.#clock.setTimeout(() => {
+      void this.refresh().finally(() => this.#scheduleRefresh());
+    }, this.#config.refreshIntervalMs);
+  }
+
+  #scheduleHealth(): void {
+    if (!this.#running) return;
+    this.#healthTimer = this.#clock.setTimeout(() => {
+      void this.checkHealth().finally(() => this.#scheduleHealth());
+    }, this.#config.healthIntervalMs);
+  }
+}

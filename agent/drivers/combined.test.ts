@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../clock.js';
+import { CombinedDriver } from './combined.js';
+import { createDriver } from './create.js';
+import { FakeDriver } from './fake/fake.js';
+
+const UDID = '00008110-001A2B3C4D5E';
+
+function drivers() {
+  const clock = new FakeClock();
+  const simulators = new FakeDriver(
+    { bootMs: 0, devices: [{ id: 'sim', model: 'iPhone 16', platform: 'ios', os: '18.4' }] },
+    { clock },
+  );
+  const phones = new FakeDriver(
+    {
+      platforms: ['ios', 'android'],
+      devices: [{ id: UDID, model: 'iPhone 15 Pro', platform: 'ios', os: '18.4', physical: true }],
+    },
+    { clock },
+  );
+  return { clock, simulators, phones, combined: new CombinedDriver([simulators, phones]) };
+}
+
+describe('several drivers as one', () => {
+  it('merges the listings and the catalogs', async () => {
+    const { combined } = drivers();
+    const listing = await combined.listDevices();
+    expect(listing.devices.map((device) => device.id)).toEqual(['sim', UDID]);
+    expect(listing.catalog.platforms).toEqual(['ios', 'android']);
+    expect(listing.catalog.models).toEqual([
+      { name: 'iPhone 16', platform: 'ios', class: 'phone' },
+    ]);
+    expect(combined.platforms).toEqual(['ios', 'android']);
+  });
+
+  it('sends each operation to the driver that listed the device', async () => {
+    const { combined, simulators, phones, clock } = drivers();
+    const [sim, phone] = (await combined.listDevices()).devices;
+    const booting = combined.boot(sim!);
+    await clock.advance(0);
+    await booting;
+    await combined.reset(phone!, { apps: [] });
+    expect(simulators.operations).toEqual([{ operation: 'boot', deviceId: 'sim' }]);
+    expect(phones.operations).toEqual([{ operation: 'reset', deviceId: UDID }]);
+  });
+
+  it('is unhealthy when any driver is, naming it', async () => {
+    const { combined, phones } = drivers();
+    phones.setHealthy(false);
+    await expect(combined.checkHealth()).rejects.toThrow(/^fake: fake: health check fails/);
+  });
+
+  it('refuses exec on a device no driver listed, and a tool that does not fit first', async () => {
+    const { combined } = drivers();
+    const [, phone] = (await combined.listDevices()).devices;
+    expect(combined.execArgv('simctl', ['launch', 'x'], phone!)).toMatchObject({
+      ok: false,
+      code: 'TOOL_NOT_ALLOWED',
+    });
+    expect(
+      combined.execArgv('devicectl', ['device', 'info', 'apps'], { ...phone!, id: 'unknown' }),
+    ).toMatchObject({
+      ok: false,
+      code: 'UNAVAILABLE',
+    });
+  });
+});
+
+describe('drivers from the config', () => {
+  it('gives one driver as is, and several combined', async () => {
+    const clock = new FakeClock();
+    const one = await createDriver({ drivers: ['simctl'], bootTimeoutMs: 1000 }, { clock });
+    expect(one.kind).toBe('simctl');
+    const several = await createDriver(
+      { drivers: ['simctl', 'devicectl', 'adb'], bootTimeoutMs: 1000 },
+      { clock },
+    );
+    expect(several.kind).toBe('combined');
+    expect(several.platforms).toEqual(['ios', 'android']);
+  });
+});

@@ -1,0 +1,104 @@
+// Several drivers as one: a Mac runs simctl and devicectl (and maybe adb). Listings are merged;
+// every operation on a device goes to the driver that listed it.
+import type { Catalog, Platform, Presence } from '../../api/index.js';
+import {
+  checkToolFits,
+  DriverError,
+  type DeviceListing,
+  type Driver,
+  type DriverDevice,
+  type ExecPlan,
+  type ResetBaseline,
+} from './driver.js';
+
+function mergeCatalogs(catalogs: Catalog[]): Catalog {
+  const key = (value: object): string => JSON.stringify(value);
+  const models = new Map(catalogs.flatMap((c) => c.models).map((model) => [key(model), model]));
+  const runtimes = new Map(catalogs.flatMap((c) => c.runtimes).map((r) => [key(r), r]));
+  return {
+    platforms: [...new Set(catalogs.flatMap((c) => c.platforms))],
+    models: [...models.values()].slice(0, 256),
+    runtimes: [...runtimes.values()].slice(0, 256),
+  };
+}
+
+export class CombinedDriver implements Driver {
+  readonly kind = 'combined';
+  readonly #drivers: readonly Driver[];
+  #owners = new Map<string, Driver>();
+
+  constructor(drivers: readonly Driver[]) {
+    if (drivers.length === 0) throw new DriverError('no drivers to combine');
+    this.#drivers = drivers;
+  }
+
+  get platforms(): readonly Platform[] {
+    return [...new Set(this.#drivers.flatMap((driver) => driver.platforms))];
+  }
+
+  async listDevices(): Promise<DeviceListing> {
+    const listings = await Promise.all(this.#drivers.map((driver) => driver.listDevices()));
+    const owners = new Map<string, Driver>();
+    const devices: DriverDevice[] = [];
+    listings.forEach((listing, index) => {
+      const driver = this.#drivers[index]!;
+      for (const device of listing.devices) {
+        if (owners.has(device.id)) continue; // the first driver to list an id keeps it
+        owners.set(device.id, driver);
+        devices.push(device);
+      }
+    });
+    this.#owners = owners;
+    return { catalog: mergeCatalogs(listings.map((listing) => listing.catalog)), devices };
+  }
+
+  boot(device: DriverDevice): Promise<void> {
+    return this.#owner(device).boot(device);
+  }
+
+  shutdown(device: DriverDevice): Promise<void> {
+    return this.#owner(device).shutdown(device);
+  }
+
+  erase(device: DriverDevice): Promise<void> {
+    return this.#owner(device).erase(device);
+  }
+
+  readResetBaseline(device: DriverDevice): Promise<ResetBaseline> {
+    return this.#owner(device).readResetBaseline(device);
+  }
+
+  reset(device: DriverDevice, baseline: ResetBaseline | undefined): Promise<void> {
+    return this.#owner(device).reset(device, baseline);
+  }
+
+  readPresence(device: DriverDevice): Promise<Presence> {
+    return this.#owner(device).readPresence(device);
+  }
+
+  async checkHealth(): Promise<void> {
+    const results = await Promise.allSettled(this.#drivers.map((driver) => driver.checkHealth()));
+    const failures = results.flatMap((result, index) =>
+      result.status === 'rejected'
+        ? [`${this.#drivers[index]!.kind}: ${String((result.reason as Error).message)}`]
+        : [],
+    );
+    if (failures.length > 0) throw new DriverError(failures.join('; '));
+  }
+
+  execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {
+    const refusal = checkToolFits(tool, device);
+    if (refusal) return refusal;
+    const owner = this.#owners.get(device.id);
+    if (owner === undefined) {
+      return { ok: false, code: 'UNAVAILABLE', message: `no driver lists ${device.id}` };
+    }
+    return owner.execArgv(tool, args, device);
+  }
+
+  #owner(device: DriverDevice): Driver {
+    const owner = this.#owners.get(device.id);
+    if (owner === undefined) throw new DriverError(`no driver lists ${device.id}`);
+    return owner;
+  }
+}

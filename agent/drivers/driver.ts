@@ -1,0 +1,141 @@
+// The one interface every device driver implements (DESIGN.md §5). A driver knows its tools
+// (simctl, devicectl, adb, emulator): it runs them as argv, never through a shell, and always aims
+// them at one device by its id. Everything above the drivers reads only these shapes.
+import {
+  EXEC_TOOLS,
+  ExecTool,
+  MAX_EXEC_ARG_LENGTH,
+  MAX_EXEC_ARGS,
+  type Catalog,
+  type DeviceClass,
+  type ErrorCode,
+  type Platform,
+  type Presence,
+} from '../../api/index.js';
+
+/** A tool name as sent by a caller; the exec contract (api) lists the tools. */
+export function isExecTool(name: string): name is ExecTool {
+  return ExecTool.safeParse(name).success;
+}
+
+/**
+ * What the tool says about a device's power, before the agent adds its own states (leased, …).
+ * `transitioning` is a device on its way up or down that the agent did not start (it counts as
+ * running and cannot be granted). A physical device the host can see is `booted`.
+ */
+export type PowerState = 'shutdown' | 'booted' | 'transitioning' | 'unavailable';
+
+export interface DriverDevice {
+  /** The id every tool is aimed at: a simulator's UDID, a phone's UDID, an Android serial, an AVD. */
+  id: string;
+  name: string;
+  model: string;
+  platform: Platform;
+  /** OS version ("18.4"), or the API level on Android ("34"). */
+  os: string;
+  physical: boolean;
+  class: DeviceClass;
+  power: PowerState;
+}
+
+/** One read of a driver: what it could boot (catalog) and the devices it sees now. */
+export interface DeviceListing {
+  /** Platforms, and the models and runtimes of virtual devices; physical devices are in `devices`. */
+  catalog: Catalog;
+  devices: DriverDevice[];
+}
+
+/** What the driver needs to put a physical device back as it was: the apps present at grant. */
+export interface ResetBaseline {
+  apps: string[];
+}
+
+export type ExecRefusalCode = Extract<
+  ErrorCode,
+  'TOOL_NOT_ALLOWED' | 'UNAVAILABLE' | 'LEASE_NOT_ACTIVE'
+>;
+
+/** The argv to run, or why not. The exec server runs `argv` without a shell. */
+export type ExecPlan =
+  { ok: true; argv: [string, ...string[]] } | { ok: false; code: ExecRefusalCode; message: string };
+
+export interface Driver {
+  /** "simctl", "devicectl", "adb", "fake", or "combined". */
+  readonly kind: string;
+  /** Platforms this driver serves even when it sees no device (NO_DRIVER for the others). */
+  readonly platforms: readonly Platform[];
+
+  listDevices(): Promise<DeviceListing>;
+
+  /** Boots a virtual device and resolves once it is usable. */
+  boot(device: DriverDevice): Promise<void>;
+  /** Shuts a virtual device down; resolves when it is down (already down is fine). */
+  shutdown(device: DriverDevice): Promise<void>;
+  /** Returns a virtual device to factory content; leaves it shut down. */
+  erase(device: DriverDevice): Promise<void>;
+
+  /** Reads what `reset` needs to undo a lease on a physical device (taken at grant). */
+  readResetBaseline(device: DriverDevice): Promise<ResetBaseline>;
+  /** Puts a physical device back as it was at grant: removes the apps installed since. */
+  reset(device: DriverDevice, baseline: ResetBaseline | undefined): Promise<void>;
+
+  /** Reads a physical device's presence now. May throw when the tool cannot answer. */
+  readPresence(device: DriverDevice): Promise<Presence>;
+
+  /** Resolves when the driver's tools work; rejects with the reason when they do not. */
+  checkHealth(): Promise<void>;
+
+  /** The argv that runs `tool` with `args` aimed at `device`, or a refusal. Runs nothing. */
+  execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan;
+}
+
+/** A driver operation that failed; the message names the tool and device. */
+export class DriverError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DriverError';
+  }
+}
+
+export function refuseTool(message: string): ExecPlan {
+  return { ok: false, code: 'TOOL_NOT_ALLOWED', message };
+}
+
+/**
+ * The tool-fit rule, the same for every driver: simctl only on an iOS simulator, devicectl only on
+ * a physical iOS device, adb only on an Android device (emulator or phone).
+ */
+export function checkToolFits(
+  tool: string,
+  device: Pick<DriverDevice, 'id' | 'platform' | 'physical'>,
+): ExecPlan | undefined {
+  if (!isExecTool(tool)) {
+    return refuseTool(`unknown tool "${tool}"; the tools are ${EXEC_TOOLS.join(', ')}`);
+  }
+  const kind = device.physical ? 'physical' : 'virtual';
+  const fits =
+    (tool === 'simctl' && device.platform === 'ios' && !device.physical) ||
+    (tool === 'devicectl' && device.platform === 'ios' && device.physical) ||
+    (tool === 'adb' && device.platform === 'android');
+  if (fits) return undefined;
+  return refuseTool(
+    `${tool} does not fit the leased device ${device.id} (${device.platform} ${kind})`,
+  );
+}
+
+/** Exec arguments arrive from the network: the contract's bounds, checked again before a run. */
+export function checkExecArgs(args: readonly string[]): ExecPlan | undefined {
+  if (args.length > MAX_EXEC_ARGS) return refuseTool(`at most ${MAX_EXEC_ARGS} arguments`);
+  for (const arg of args) {
+    if (arg.length > MAX_EXEC_ARG_LENGTH) {
+      return refuseTool(`an argument is longer than ${MAX_EXEC_ARG_LENGTH} characters`);
+    }
+    if (arg.includes('\0')) return refuseTool('an argument contains a NUL character');
+  }
+  return undefined;
+}
+
+/** The class a model name implies when the tool gives no better hint. */
+export function classFromModelName(model: string): DeviceClass {
+  return /\b(ipad|tablet)\b/i.test(model) ? 'tablet' : 'phone';
+}

@@ -1,0 +1,108 @@
+// The script of the fake driver (tests, e2e and the demo): devices, catalog, boot time, presence
+// over time, failures, and what each tool answers. YAML or JSON, validated here.
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { DeviceClass, Platform, PresenceReason } from '../../../api/index.js';
+import { describeIssues } from '../../zod-errors.js';
+import { DriverError } from '../driver.js';
+
+const ScriptedPresence = z
+  .object({ present: z.boolean(), reason: PresenceReason.optional() })
+  .refine((presence) => presence.present === (presence.reason === undefined), {
+    message: 'reason is required when not present, and not allowed when present',
+  });
+
+export const FakeDevice = z.object({
+  id: z.string().min(1).max(128),
+  name: z.string().max(128).optional(),
+  model: z.string().min(1).max(128),
+  platform: Platform,
+  os: z.string().min(1).max(32),
+  physical: z.boolean().default(false),
+  class: DeviceClass.optional().describe('Default: tablet when the model says iPad or tablet.'),
+  booted: z.boolean().default(false).describe('A simulator or emulator already running at start.'),
+  presence: ScriptedPresence.optional().describe('Physical only; default present.'),
+  presenceTimeline: z
+    .array(ScriptedPresence.and(z.object({ atMs: z.number().int().min(0) })))
+    .max(100)
+    .default([])
+    .describe('Presence from atMs after the driver starts (physical only).'),
+});
+export type FakeDevice = z.infer<typeof FakeDevice>;
+
+export const FakeToolAnswer = z.object({
+  exitCode: z.number().int().min(0).max(255).default(0),
+  stdout: z.string().max(65_536).default(''),
+  stderr: z.string().max(65_536).default(''),
+  delayMs: z.number().int().min(0).max(600_000).default(0).describe('Runs this long first.'),
+});
+export type FakeToolAnswer = z.infer<typeof FakeToolAnswer>;
+
+const TimeWindow = z
+  .object({ fromMs: z.number().int().min(0), toMs: z.number().int().min(0) })
+  .refine((window) => window.toMs >= window.fromMs, { message: 'toMs must not be before fromMs' });
+
+export const FakeScript = z.object({
+  platforms: z.array(Platform).max(2).optional().describe('Default: the platforms of the devices.'),
+  models: z
+    .array(z.object({ name: z.string().min(1).max(128), platform: Platform, class: DeviceClass }))
+    .max(256)
+    .default([]),
+  runtimes: z
+    .array(z.object({ platform: Platform, version: z.string().min(1).max(32) }))
+    .max(256)
+    .default([]),
+  devices: z.array(FakeDevice).max(512).default([]),
+  bootMs: z.number().int().min(0).max(600_000).default(1000),
+  failures: z
+    .object({
+      unhealthy: z.boolean().default(false),
+      unhealthyWindows: z.array(TimeWindow).max(100).default([]),
+      boot: z.array(z.string()).max(512).default([]).describe('Device ids whose boot fails.'),
+      erase: z.array(z.string()).max(512).default([]),
+      presenceRead: z.array(z.string()).max(512).default([]).describe('Reads that throw.'),
+      list: z.boolean().default(false).describe('listDevices throws.'),
+    })
+    .default({
+      unhealthy: false,
+      unhealthyWindows: [],
+      boot: [],
+      erase: [],
+      presenceRead: [],
+      list: false,
+    }),
+  tools: z
+    .object({
+      simctl: FakeToolAnswer.optional(),
+      devicectl: FakeToolAnswer.optional(),
+      adb: FakeToolAnswer.optional(),
+    })
+    .default({}),
+});
+export type FakeScript = z.infer<typeof FakeScript>;
+export type FakeScriptInput = z.input<typeof FakeScript>;
+
+export function parseFakeScript(value: unknown, source = 'fake driver script'): FakeScript {
+  const parsed = FakeScript.safeParse(value);
+  if (!parsed.success) throw new DriverError(describeIssues(parsed.error, source));
+  const ids = new Set<string>();
+  for (const device of parsed.data.devices) {
+    if (ids.has(device.id))
+      throw new DriverError(`${source}: device id ${device.id} is listed twice`);
+    ids.add(device.id);
+  }
+  return parsed.data;
+}
+
+/** Reads a script file: YAML, of which JSON is a subset. */
+export async function readFakeScript(path: string): Promise<FakeScript> {
+  const text = await readFile(path, 'utf8');
+  let value: unknown;
+  try {
+    value = parseYaml(text);
+  } catch (error) {
+    throw new DriverError(`${path}: not YAML or JSON`, { cause: error });
+  }
+  return parseFakeScript(value, path);
+}

@@ -1,0 +1,324 @@
+// The fake driver: scripted devices, catalog, presence and failures (DESIGN.md §5), for unit
+// tests, the e2e fleet and the demo. Time comes from the injected clock; exec runs a real child
+// process that prints the argv a real driver would have run, aimed at the leased device.
+import { readFileSync, statSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import type { Catalog, Platform, Presence } from '../../../api/index.js';
+import { systemClock, type Clock } from '../../../runtime/index.js';
+import { sleep } from '../../clock.js';
+import { adbExecArgv } from '../adb/adb.js';
+import { devicectlExecArgv } from '../devicectl/devicectl.js';
+import {
+  checkExecArgs,
+  checkToolFits,
+  classFromModelName,
+  DriverError,
+  type DeviceListing,
+  type Driver,
+  type DriverDevice,
+  type ExecPlan,
+  type PowerState,
+  type ResetBaseline,
+} from '../driver.js';
+import { simctlExecArgv } from '../simctl/simctl.js';
+import { FAKE_TOOL_SOURCE } from './fake-tool.js';
+import {
+  FakeDevice,
+  FakeToolAnswer,
+  parseFakeScript,
+  readFakeScript,
+  type FakeScript,
+  type FakeScriptInput,
+} from './fake-script.js';
+
+export interface FakeDriverOptions {
+  clock?: Clock;
+  /** The file the script came from; `reload()` reads it again. */
+  scriptPath?: string;
+}
+
+/** What the fake was asked to do, in order, for tests to check. */
+export interface FakeOperation {
+  operation: 'boot' | 'shutdown' | 'erase' | 'reset' | 'readResetBaseline';
+  deviceId: string;
+}
+
+export class FakeDriver implements Driver {
+  readonly kind = 'fake';
+  readonly #clock: Clock;
+  readonly #startedAt: number;
+  readonly #scriptPath: string | undefined;
+  #scriptModified: number | undefined;
+  #script: FakeScript;
+  #power = new Map<string, PowerState>();
+  #presenceOverride = new Map<string, Presence>();
+  #healthyOverride: boolean | undefined;
+  readonly operations: FakeOperation[] = [];
+
+  constructor(script: FakeScriptInput | FakeScript, options: FakeDriverOptions = {}) {
+    this.#clock = options.clock ?? systemClock();
+    this.#startedAt = this.#clock.now();
+    this.#scriptPath = options.scriptPath;
+    if (options.scriptPath !== undefined) {
+      try {
+        this.#scriptModified = statSync(options.scriptPath).mtimeMs;
+      } catch {
+        this.#scriptModified = undefined;
+      }
+    }
+    this.#script = parseFakeScript(script);
+    this.#applyPower(this.#script);
+  }
+
+  static async fromFile(path: string, options: Omit<FakeDriverOptions, 'scriptPath'> = {}) {
+    return new FakeDriver(await readFakeScript(path), { ...options, scriptPath: path });
+  }
+
+  get platforms(): readonly Platform[] {
+    return this.#script.platforms ?? [...new Set(this.#script.devices.map((d) => d.platform))];
+  }
+
+  /**
+   * A script file edited while the agent runs is read again at the next listing or presence read:
+   * how the e2e tests and the demo plug a phone out and back in, or remove a device.
+   */
+  #followFile(): void {
+    if (this.#scriptPath === undefined) return;
+    let modified: number;
+    try {
+      modified = statSync(this.#scriptPath).mtimeMs;
+    } catch {
+      return;
+    }
+    if (this.#scriptModified === undefined) {
+      this.#scriptModified = modified;
+      return;
+    }
+    if (modified === this.#scriptModified) return;
+    this.#scriptModified = modified;
+    try {
+      const script = parseFakeScript(
+        parseYaml(readFileSync(this.#scriptPath, 'utf8')),
+        this.#scriptPath,
+      );
+      this.#script = script;
+      this.#applyPower(script);
+      this.#presenceOverride.clear();
+    } catch {
+      // A half-written file: keep the script we have; the next change reads it again.
+      this.#scriptModified = undefined;
+    }
+  }
+
+  listDevices(): Promise<DeviceListing> {
+    this.#followFile();
+    if (this.#script.failures.list) {
+      return Promise.reject(new DriverError('fake: listDevices fails (scripted)'));
+    }
+    const devices = this.#script.devices.map((device) => this.#driverDevice(device));
+    return Promise.resolve({ catalog: this.#catalog(devices), devices });
+  }
+
+  async boot(device: DriverDevice): Promise<void> {
+    this.operations.push({ operation: 'boot', deviceId: device.id });
+    this.#requireVirtual(device, 'boot');
+    if (this.#power.get(device.id) === 'booted') return;
+    this.#power.set(device.id, 'transitioning');
+    await sleep(this.#clock, this.#script.bootMs);
+    if (this.#script.failures.boot.includes(device.id)) {
+      this.#power.set(device.id, 'shutdown');
+      throw new DriverError(`fake: boot of ${device.id} fails (scripted)`);
+    }
+    this.#power.set(device.id, 'booted');
+  }
+
+  shutdown(device: DriverDevice): Promise<void> {
+    this.operations.push({ operation: 'shutdown', deviceId: device.id });
+    this.#requireVirtual(device, 'shut down');
+    this.#power.set(device.id, 'shutdown');
+    return Promise.resolve();
+  }
+
+  erase(device: DriverDevice): Promise<void> {
+    this.operations.push({ operation: 'erase', deviceId: device.id });
+    this.#requireVirtual(device, 'erase');
+    if (this.#script.failures.erase.includes(device.id)) {
+      return Promise.reject(new DriverError(`fake: erase of ${device.id} fails (scripted)`));
+    }
+    this.#power.set(device.id, 'shutdown');
+    return Promise.resolve();
+  }
+
+  readResetBaseline(device: DriverDevice): Promise<ResetBaseline> {
+    this.operations.push({ operation: 'readResetBaseline', deviceId: device.id });
+    return Promise.resolve({ apps: [] });
+  }
+
+  reset(device: DriverDevice): Promise<void> {
+    this.operations.push({ operation: 'reset', deviceId: device.id });
+    return Promise.resolve();
+  }
+
+  readPresence(device: DriverDevice): Promise<Presence> {
+    this.#followFile();
+    if (this.#script.failures.presenceRead.includes(device.id)) {
+      return Promise.reject(new DriverError(`fake: presence read of ${device.id} fails`));
+    }
+    const scripted = this.#script.devices.find((candidate) => candidate.id === device.id);
+    if (scripted === undefined) return Promise.resolve({ present: false, reason: 'not-present' });
+    return Promise.resolve(this.#presenceOf(scripted));
+  }
+
+  checkHealth(): Promise<void> {
+    const elapsed = this.#clock.now() - this.#startedAt;
+    const inWindow = this.#script.failures.unhealthyWindows.some(
+      (window) => elapsed >= window.fromMs && elapsed < window.toMs,
+    );
+    const unhealthy =
+      this.#healthyOverride === undefined
+        ? this.#script.failures.unhealthy || inWindow
+        : !this.#healthyOverride;
+    return unhealthy
+      ? Promise.reject(new DriverError('fake: health check fails (scripted)'))
+      : Promise.resolve();
+  }
+
+  execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {
+    const refusal = checkToolFits(tool, device) ?? checkExecArgs(args);
+    if (refusal) return refusal;
+    // The argv the real driver would run; the fake prints it instead.
+    const real =
+      tool === 'simctl'
+        ? simctlExecArgv(args, device)
+        : tool === 'devicectl'
+          ? devicectlExecArgv(args, device)
+          : adbExecArgv(args, device.id);
+    if (!real.ok) return real;
+    const printed = real.argv[0] === 'xcrun' ? real.argv.slice(1) : real.argv;
+    const answer =
+      this.#script.tools[tool as keyof FakeScript['tools']] ?? FakeToolAnswer.parse({});
+    return {
+      ok: true,
+      argv: [process.execPath, '-e', FAKE_TOOL_SOURCE, '--', JSON.stringify(answer), ...printed],
+    };
+  }
+
+  // --- changes at run time, for tests and the demo ---
+
+  /** Sets a device's presence from now on, over its script. */
+  setPresence(deviceId: string, presence: Presence): void {
+    this.#presenceOverride.set(deviceId, presence);
+  }
+
+  /** Overrides the scripted health (undefined: back to the script). */
+  setHealthy(healthy: boolean | undefined): void {
+    this.#healthyOverride = healthy;
+  }
+
+  addDevice(device: z.input<typeof FakeDevice>): void {
+    const parsed = FakeDevice.parse(device);
+    if (this.#script.devices.some((existing) => existing.id === parsed.id)) {
+      throw new DriverError(`fake: device ${parsed.id} exists`);
+    }
+    this.#script = { ...this.#script, devices: [...this.#script.devices, parsed] };
+    this.#power.set(parsed.id, parsed.booted ? 'booted' : 'shutdown');
+  }
+
+  removeDevice(deviceId: string): void {
+    this.#script = {
+      ...this.#script,
+      devices: this.#script.devices.filter((device) => device.id !== deviceId),
+    };
+    this.#power.delete(deviceId);
+    this.#presenceOverride.delete(deviceId);
+  }
+
+  /** Reads the script file again: devices added or removed; running devices keep running. */
+  async reload(): Promise<void> {
+    if (this.#scriptPath === undefined) throw new DriverError('fake: no script file to reload');
+    const script = await readFakeScript(this.#scriptPath);
+    this.#script = script;
+    this.#applyPower(script);
+  }
+
+  // --- internals ---
+
+  #applyPower(script: FakeScript): void {
+    const next = new Map<string, PowerState>();
+    for (const device of script.devices) {
+      next.set(device.id, this.#power.get(device.id) ?? (device.booted ? 'booted' : 'shutdown'));
+    }
+    this.#power = next;
+  }
+
+  #driverDevice(device: FakeDevice): DriverDevice {
+    return {
+      id: device.id,
+      name: device.name ?? device.model,
+      model: device.model,
+      platform: device.platform,
+      os: device.os,
+      physical: device.physical,
+      class: device.class ?? classFromModelName(device.model),
+      power: device.physical
+        ? this.#presenceOf(device).present
+          ? 'booted'
+          : 'unavailable'
+        : (this.#power.get(device.id) ?? 'shutdown'),
+    };
+  }
+
+  #presenceOf(device: FakeDevice): Presence {
+    const override = this.#presenceOverride.get(device.id);
+    if (override !== undefined) return override;
+    const elapsed = this.#clock.now() - this.#startedAt;
+    let current: Presence = device.presence ?? { present: true };
+    for (const step of device.presenceTimeline) {
+      if (step.atMs <= elapsed) {
+        current =
+          step.present || step.reason === undefined
+            ? { present: true }
+            : { present: false, reason: step.reason };
+      }
+    }
+    return current;
+  }
+
+  #catalog(devices: DriverDevice[]): Catalog {
+    const models = new Map<string, Catalog['models'][number]>();
+    for (const model of this.#script.models) models.set(`${model.platform}/${model.name}`, model);
+    const runtimes = new Map<string, Catalog['runtimes'][number]>();
+    for (const runtime of this.#script.runtimes) {
+      runtimes.set(`${runtime.platform}/${runtime.version}`, runtime);
+    }
+    // Virtual devices bring their model and runtime; physical ones are matched by device.
+    for (const device of devices) {
+      if (device.physical) continue;
+      const modelKey = `${device.platform}/${device.model}`;
+      if (!models.has(modelKey)) {
+        models.set(modelKey, {
+          name: device.model,
+          platform: device.platform,
+          class: device.class,
+        });
+      }
+      runtimes.set(`${device.platform}/${device.os}`, {
+        platform: device.platform,
+        version: device.os,
+      });
+    }
+    return {
+      platforms: [...this.platforms],
+      models: [...models.values()].slice(0, 256),
+      runtimes: [...runtimes.values()].slice(0, 256),
+    };
+  }
+
+  #requireVirtual(device: DriverDevice, action: string): void {
+    if (device.physical) throw new DriverError(`fake: cannot ${action} physical ${device.id}`);
+    if (!this.#script.devices.some((candidate) => candidate.id === device.id)) {
+      throw new DriverError(`fake: no device ${device.id}`);
+    }
+  }
+}

@@ -1,0 +1,328 @@
+// The lease granter: answers each lease with the planner's decision and carries it out (reserve,
+// evict, boot, read presence), and reclaims devices on release. Decisions run one at a time through
+// a Serializer and reserve their device before anything is awaited, so two leases arriving
+// together never get one device; slow work (a cold boot) runs after the decision, outside it.
+import type { DeviceSpec, GrantedDevice } from '../api/index.js';
+import type { ReclaimPolicy, Limits } from './config.js';
+import type { Driver, DriverDevice, ExecPlan, ResetBaseline } from './drivers/driver.js';
+import type { Inventory } from './inventory.js';
+import { silentLogger, type Clock, type Logger } from '../runtime/index.js';
+import { Serializer } from './listeners.js';
+import { plan, type AgentRefusal, type PlannedDevice } from './planner.js';
+import type { PresenceWatcher } from './presence.js';
+
+export type LeaseOrigin = 'fleet' | 'local';
+
+export interface LeaseRecord {
+  leaseId: string;
+  origin: LeaseOrigin;
+  device: GrantedDevice;
+  source: 'warm' | 'cold';
+  grantedAtMs: number;
+  /** Physical only: what reset undoes back to. */
+  baseline?: ResetBaseline;
+}
+
+export type GrantOutcome =
+  { kind: 'granted'; lease: LeaseRecord } | { kind: 'refused'; refusal: AgentRefusal };
+
+export type ReclaimOutcome = 'ready' | 'shut-down' | 'quarantined' | 'not-leased';
+
+export interface LeaseGranterOptions {
+  driver: Driver;
+  inventory: Inventory;
+  presence: PresenceWatcher;
+  clock: Clock;
+  limits: Limits;
+  reclaim: ReclaimPolicy;
+  capabilities: () => readonly { name: string; available: boolean }[];
+  /** Specs of the local requests waiting, which a fleet lease must not overtake. */
+  localWaiting?: () => readonly DeviceSpec[];
+  logger?: Logger;
+}
+
+/** A decision taken inside the serializer; a cold boot is finished outside it. */
+type Decision =
+  | { kind: 'done'; outcome: GrantOutcome }
+  | { kind: 'boot'; device: PlannedDevice; evict: PlannedDevice[] };
+
+function refused(refusal: AgentRefusal): GrantOutcome {
+  return { kind: 'refused', refusal };
+}
+
+function granted(device: PlannedDevice): GrantedDevice {
+  return {
+    id: device.id,
+    name: device.name,
+    model: device.model,
+    platform: device.platform,
+    os: device.os,
+    class: device.class,
+    physical: device.physical,
+  };
+}
+
+export class LeaseGranter {
+  readonly #options: LeaseGranterOptions;
+  readonly #logger: Logger;
+  readonly #decisions = new Serializer();
+  readonly #leases = new Map<string, LeaseRecord>();
+  readonly #inFlight = new Map<string, Promise<GrantOutcome>>();
+
+  constructor(options: LeaseGranterOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? silentLogger;
+  }
+
+  lease(leaseId: string): LeaseRecord | undefined {
+    return this.#leases.get(leaseId);
+  }
+
+  leases(): LeaseRecord[] {
+    return [...this.#leases.values()];
+  }
+
+  /**
+   * Grants or refuses a lease. Asking again for a lease already granted (a watch that delivers it
+   * twice) answers the same grant; asking while it is being granted waits for that answer.
+   */
+  grant(leaseId: string, spec: DeviceSpec, origin: LeaseOrigin = 'fleet'): Promise<GrantOutcome> {
+    const existing = this.#leases.get(leaseId);
+    if (existing !== undefined) return Promise.resolve({ kind: 'granted', lease: existing });
+    const inFlight = this.#inFlight.get(leaseId);
+    if (inFlight !== undefined) return inFlight;
+    const outcome = this.#decisions
+      .run(() => this.#decide(leaseId, spec, origin))
+      .then((decision) =>
+        decision.kind === 'done' ? decision.outcome : this.#bootCold(leaseId, origin, decision),
+      )
+      .finally(() => this.#inFlight.delete(leaseId));
+    this.#inFlight.set(leaseId, outcome);
+    return outcome;
+  }
+
+  /** Ends a lease and reclaims its device; resolves once the device is back (or quarantined). */
+  release(leaseId: string): Promise<ReclaimOutcome> {
+    const inFlight = this.#inFlight.get(leaseId);
+    if (inFlight === undefined) return this.#releaseNow(leaseId);
+    const releaseNow = (): Promise<ReclaimOutcome> => this.#releaseNow(leaseId);
+    return inFlight.then(releaseNow, releaseNow);
+  }
+
+  // Everything up to the first await runs at once: the device is reclaiming when release returns.
+  async #releaseNow(leaseId: string): Promise<ReclaimOutcome> {
+    const record = this.#leases.get(leaseId);
+    if (record === undefined) return 'not-leased';
+    this.#leases.delete(leaseId);
+    const { inventory } = this.#options;
+    const device = inventory.driverDevice(record.device.id);
+    if (device === undefined) {
+      // The device vanished from the host during the lease; nothing to reclaim.
+      inventory.hold(record.device.id, undefined);
+      return 'not-leased';
+    }
+    inventory.hold(device.id, 'reclaiming');
+    try {
+      const outcome = await this.#reclaim(device, record);
+      inventory.hold(device.id, undefined);
+      return outcome;
+    } catch (error) {
+      this.#logger.warn('reclaim failed; device quarantined', {
+        device: device.id,
+        lease: leaseId,
+        error: (error as Error).message,
+      });
+      inventory.hold(device.id, 'quarantined');
+      return 'quarantined';
+    }
+  }
+
+  /** Puts a quarantined device back in service (an operator checked it). */
+  unquarantine(deviceId: string): void {
+    if (this.#options.inventory.heldState(deviceId) === 'quarantined') {
+      this.#options.inventory.hold(deviceId, undefined);
+    }
+  }
+
+  /** The argv to run a tool on a lease's device, or why not (nothing runs here). */
+  execArgv(leaseId: string, tool: string, args: readonly string[]): ExecPlan {
+    const record = this.#leases.get(leaseId);
+    const device = record && this.#options.inventory.driverDevice(record.device.id);
+    if (record === undefined || device === undefined) {
+      return {
+        ok: false,
+        code: 'LEASE_NOT_ACTIVE',
+        message: `lease ${leaseId} is not granted here`,
+      };
+    }
+    return this.#options.driver.execArgv(tool, args, device);
+  }
+
+  // --- grant ---
+
+  async #decide(leaseId: string, spec: DeviceSpec, origin: LeaseOrigin): Promise<Decision> {
+    const { inventory, presence } = this.#options;
+    if (!inventory.isRead || inventory.catalog === undefined) {
+      return {
+        kind: 'done',
+        outcome: refused({
+          code: 'NO_CAPACITY',
+          message: 'the agent has not read its devices yet',
+        }),
+      };
+    }
+    const decision = plan({
+      spec,
+      catalog: inventory.catalog,
+      capabilities: this.#options.capabilities(),
+      devices: inventory.devices((id) => presence.latest(id)),
+      limits: this.#options.limits,
+      localWaiting: origin === 'fleet' ? (this.#options.localWaiting?.() ?? []) : [],
+    });
+    switch (decision.kind) {
+      case 'refuse':
+        return { kind: 'done', outcome: refused(decision.refusal) };
+      case 'warm':
+        inventory.hold(decision.device.id, 'leased');
+        return { kind: 'done', outcome: this.#record(leaseId, origin, decision.device, 'warm') };
+      case 'cold':
+        // Reserve now, inside the decision; the boot happens after it.
+        inventory.hold(decision.device.id, 'booting');
+        for (const device of decision.evict) inventory.hold(device.id, 'reclaiming');
+        return { kind: 'boot', device: decision.device, evict: decision.evict };
+      case 'physical':
+        return {
+          kind: 'done',
+          outcome: await this.#grantPhysical(leaseId, origin, decision.candidates),
+        };
+    }
+  }
+
+  /** Reads presence at grant time, candidate by candidate; the first present one is granted. */
+  async #grantPhysical(
+    leaseId: string,
+    origin: LeaseOrigin,
+    candidates: PlannedDevice[],
+  ): Promise<GrantOutcome> {
+    const { inventory, presence, driver } = this.#options;
+    let sawNotPresent = false;
+    for (const candidate of candidates) {
+      const device = inventory.driverDevice(candidate.id);
+      if (device === undefined) continue;
+      inventory.hold(device.id, 'leased'); // reserved while we read
+      const read = await presence.read(device);
+      if (read?.present === true) {
+        const baseline = await driver.readResetBaseline(device).catch((error: unknown) => {
+          this.#logger.warn('could not read the reset baseline; reset will remove nothing', {
+            device: device.id,
+            error: (error as Error).message,
+          });
+          return undefined;
+        });
+        return this.#record(leaseId, origin, candidate, 'warm', baseline);
+      }
+      inventory.hold(device.id, undefined);
+      if (read !== undefined) sawNotPresent = true;
+    }
+    return sawNotPresent
+      ? refused({
+          code: 'NO_CAPACITY',
+          capacityReason: 'device-not-present',
+          message: 'the matching device was read not present at grant',
+        })
+      : refused({ code: 'NO_CAPACITY', message: 'the matching device could not be read at grant' });
+  }
+
+  async #bootCold(
+    leaseId: string,
+    origin: LeaseOrigin,
+    decision: Extract<Decision, { kind: 'boot' }>,
+  ): Promise<GrantOutcome> {
+    const { inventory, driver } = this.#options;
+    const evictions = await Promise.allSettled(
+      decision.evict.map(async (planned) => {
+        const device = this.#driverDevice(planned.id);
+        await driver.shutdown(device);
+        inventory.setPower(device.id, 'shutdown');
+        inventory.hold(device.id, undefined);
+      }),
+    );
+    const failedEviction = evictions.findIndex((result) => result.status === 'rejected');
+    if (failedEviction >= 0) {
+      const stuck = decision.evict[failedEviction]!;
+      const result = evictions[failedEviction] as PromiseRejectedResult;
+      inventory.hold(stuck.id, 'quarantined');
+      inventory.hold(decision.device.id, undefined);
+      this.#logger.warn('eviction failed; device quarantined', {
+        device: stuck.id,
+        error: (result.reason as Error).message,
+      });
+      return refused({
+        code: 'NO_CAPACITY',
+        message: `could not shut down ${stuck.id} to make room`,
+      });
+    }
+    try {
+      await driver.boot(this.#driverDevice(decision.device.id));
+    } catch (error) {
+      inventory.hold(decision.device.id, 'quarantined');
+      this.#logger.warn('boot failed; device quarantined', {
+        device: decision.device.id,
+        error: (error as Error).message,
+      });
+      return refused({
+        code: 'NO_CAPACITY',
+        message: `boot of ${decision.device.id} failed: ${(error as Error).message}`.slice(0, 1024),
+      });
+    }
+    inventory.setPower(decision.device.id, 'booted');
+    inventory.hold(decision.device.id, 'leased');
+    return this.#record(leaseId, origin, decision.device, 'cold');
+  }
+
+  #record(
+    leaseId: string,
+    origin: LeaseOrigin,
+    device: PlannedDevice,
+    source: 'warm' | 'cold',
+    baseline?: ResetBaseline,
+  ): GrantOutcome {
+    const lease: LeaseRecord = {
+      leaseId,
+      origin,
+      device: granted(device),
+      source,
+      grantedAtMs: this.#options.clock.now(),
+      ...(baseline ? { baseline } : {}),
+    };
+    this.#leases.set(leaseId, lease);
+    return { kind: 'granted', lease };
+  }
+
+  // --- release ---
+
+  async #reclaim(device: DriverDevice, record: LeaseRecord): Promise<ReclaimOutcome> {
+    const { driver, inventory, reclaim } = this.#options;
+    if (device.physical) {
+      await driver.reset(device, record.baseline);
+      return 'ready';
+    }
+    if (reclaim === 'shutdown') {
+      await driver.shutdown(device);
+      inventory.setPower(device.id, 'shutdown');
+      return 'shut-down';
+    }
+    await driver.erase(device);
+    inventory.setPower(device.id, 'shutdown');
+    if (reclaim === 'erase') return 'shut-down';
+    await driver.boot(device);
+    inventory.setPower(device.id, 'booted');
+    return 'ready';
+  }
+
+  #driverDevice(id: string): DriverDevice {
+    const device = this.#options.inventory.driverDevice(id);
+    if (device === undefined) throw new Error(`device ${id} is not in the inventory`);
+    return device;
+  }
+}

@@ -1,0 +1,154 @@
+// The agent's device inventory: the drivers' latest listing, plus what only the agent knows
+// (a device booting for a lease, leased, being reclaimed, quarantined), plus physical devices seen
+// before and unplugged since (absent). The planner and the view both read it.
+import type { Catalog, Presence } from '../api/index.js';
+import type { Clock } from '../runtime/index.js';
+import type { DeviceListing, Driver, DriverDevice, PowerState } from './drivers/driver.js';
+import { Listeners } from './listeners.js';
+import type { InventoryState, PlannedDevice } from './planner.js';
+
+/** The states the agent sets; the others (ready, shutdown, absent) follow from the listing. */
+export type AgentHeldState = 'booting' | 'leased' | 'reclaiming' | 'quarantined';
+
+export class Inventory {
+  /** Fires after any change that the view or the planner could see. */
+  readonly changes = new Listeners<void>();
+  readonly #clock: Clock;
+  #catalog: Catalog | undefined;
+  #listed = new Map<string, DriverDevice>();
+  /** Physical devices seen at least once; shown absent while the driver does not list them. */
+  readonly #physicalSeen = new Map<string, DriverDevice>();
+  readonly #held = new Map<string, AgentHeldState>();
+  readonly #readySince = new Map<string, number>();
+  /** Local power changes (our own boot/shutdown) by sequence, so an older listing cannot undo them. */
+  readonly #localPowerChange = new Map<string, number>();
+  #sequence = 0;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  /** Whether the drivers have been read at least once. */
+  get isRead(): boolean {
+    return this.#catalog !== undefined;
+  }
+
+  get catalog(): Catalog | undefined {
+    return this.#catalog;
+  }
+
+  /** Lists the driver's devices and takes them in. */
+  async refresh(driver: Pick<Driver, 'listDevices'>): Promise<void> {
+    const startedAt = ++this.#sequence;
+    const listing = await driver.listDevices();
+    this.applyListing(listing, startedAt);
+  }
+
+  /** Takes a listing in; power the agent changed after `startedAt` (a sequence) is kept. */
+  applyListing(listing: DeviceListing, startedAt = ++this.#sequence): void {
+    const listed = new Map<string, DriverDevice>();
+    for (const device of listing.devices) {
+      const changedLocally = (this.#localPowerChange.get(device.id) ?? 0) > startedAt;
+      const known = this.#listed.get(device.id);
+      listed.set(
+        device.id,
+        changedLocally && known !== undefined ? { ...device, power: known.power } : device,
+      );
+      if (device.physical) this.#physicalSeen.set(device.id, device);
+    }
+    this.#listed = listed;
+    this.#catalog = listing.catalog;
+    // A virtual device gone from the listing is gone; the agent holds nothing for it any more.
+    for (const id of this.#held.keys()) {
+      if (!listed.has(id) && !this.#physicalSeen.has(id)) this.#held.delete(id);
+    }
+    this.changes.emit();
+  }
+
+  /** The device as the driver last described it (a physical one even while absent). */
+  driverDevice(id: string): DriverDevice | undefined {
+    return this.#listed.get(id) ?? this.#physicalSeen.get(id);
+  }
+
+  /** Every physical device seen, listed now or not: the presence watcher reads them all. */
+  physicalDevices(): DriverDevice[] {
+    return [...this.#physicalSeen.values()];
+  }
+
+  /** Sets (or with undefined, clears) the agent's own state of a device. */
+  hold(id: string, state: AgentHeldState | undefined): void {
+    if (this.#held.get(id) === state) return;
+    if (state === undefined) this.#held.delete(id);
+    else this.#held.set(id, state);
+    this.changes.emit();
+  }
+
+  heldState(id: string): AgentHeldState | undefined {
+    return this.#held.get(id);
+  }
+
+  /** Records a power change the agent made itself (booted, shut down) before the next listing. */
+  setPower(id: string, power: PowerState): void {
+    const device = this.#listed.get(id);
+    if (device === undefined || device.power === power) return;
+    this.#listed.set(id, { ...device, power });
+    this.#localPowerChange.set(id, ++this.#sequence);
+    this.changes.emit();
+  }
+
+  /** Forgets a physical device removed from the host for good (no longer shown absent). */
+  forget(id: string): void {
+    if (this.#listed.has(id) || !this.#physicalSeen.delete(id)) return;
+    this.#held.delete(id);
+    this.changes.emit();
+  }
+
+  /** Devices for the planner and the view, with the latest presence of each physical one. */
+  devices(presenceOf: (id: string) => Presence | undefined): PlannedDevice[] {
+    const result: PlannedDevice[] = [];
+    const ids = new Set([...this.#listed.keys(), ...this.#physicalSeen.keys()]);
+    for (const id of ids) {
+      const listed = this.#listed.get(id);
+      const device = listed ?? this.#physicalSeen.get(id);
+      if (device === undefined) continue;
+      const state = this.#stateOf(device, listed !== undefined);
+      if (state === undefined) continue;
+      const planned: PlannedDevice = {
+        id: device.id,
+        name: device.name,
+        model: device.model,
+        platform: device.platform,
+        os: device.os,
+        physical: device.physical,
+        class: device.class,
+        state,
+      };
+      if (state === 'ready') {
+        if (!this.#readySince.has(id)) this.#readySince.set(id, this.#clock.now());
+        planned.readySinceMs = this.#readySince.get(id);
+      } else {
+        this.#readySince.delete(id);
+      }
+      const presence = device.physical ? presenceOf(id) : undefined;
+      if (presence !== undefined) planned.presence = presence;
+      result.push(planned);
+    }
+    return result.sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  #stateOf(device: DriverDevice, listed: boolean): InventoryState | undefined {
+    const held = this.#held.get(device.id);
+    if (held !== undefined) return held;
+    if (device.physical) return listed ? 'ready' : 'absent';
+    switch (device.power) {
+      case 'booted':
+        return 'ready';
+      case 'shutdown':
+        return 'shutdown';
+      case 'transitioning':
+        return 'booting';
+      case 'unavailable':
+        return undefined;
+    }
+  }
+}

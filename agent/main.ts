@@ -1,0 +1,144 @@
+// simlock-agent: the device-host daemon.
+//   node --import tsx agent/main.ts --config agent.yaml [--name mac-mini-1] [--kubeconfig FILE]
+// Flags override the config file field by field (see docs/AGENT.md).
+import type { Server } from 'node:http';
+import express from 'express';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { KubeClient, createLogger, systemClock } from '../runtime/index.js';
+import { AgentConfigError, loadAgentConfig } from './config.js';
+import { AgentCore } from './core.js';
+import { createDriver } from './drivers/create.js';
+import { ClusterAgent } from './cluster/agent.js';
+import { AgentMetrics, createExecApp, createLocalApp } from './cluster/http.js';
+import { tokenReviewVerifier } from './cluster/token-verifier.js';
+import { AGENT_VERSION } from './view.js';
+
+function listen(
+  app: { listen: (port: number, host: string, callback: () => void) => Server },
+  host: string,
+  port: number,
+): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+async function main(): Promise<void> {
+  const argv = await yargs(hideBin(process.argv))
+    .scriptName('simlock-agent')
+    .option('config', { type: 'string', describe: 'config file (YAML or JSON)' })
+    .option('kubeconfig', { type: 'string' })
+    .option('context', { type: 'string' })
+    .option('name', { type: 'string', describe: 'the Worker this agent reports as' })
+    .option('label', { type: 'string' })
+    .option('namespace', { type: 'string', describe: 'where the heartbeat Lease lives' })
+    .option('driver', { type: 'array', string: true, describe: 'simctl, devicectl, adb, fake' })
+    .option('fake-script', { type: 'string' })
+    .option('endpoint', {
+      type: 'string',
+      describe: 'the exec URL the proxy reaches this agent at',
+    })
+    .option('listen-port', { type: 'number', describe: 'exec server port (0: any free port)' })
+    .option('local-port', { type: 'number', describe: 'local leasing API port on loopback' })
+    .option('probe-interval-ms', { type: 'number' })
+    .option('view-debounce-ms', { type: 'number' })
+    .option('worker-label', {
+      type: 'array',
+      string: true,
+      describe: 'key=value labels for the Worker',
+    })
+    .option('exec-allowed-identity', { type: 'array', string: true })
+    .strict()
+    .parseAsync();
+
+  const labels = Object.fromEntries(
+    (argv['worker-label'] ?? []).map((pair) => [
+      pair.slice(0, pair.indexOf('=')),
+      pair.slice(pair.indexOf('=') + 1),
+    ]),
+  );
+  const flags = {
+    name: argv.name,
+    label: argv.label,
+    namespace: argv.namespace,
+    drivers: argv.driver,
+    fakeScript: argv['fake-script'],
+    endpoint: argv.endpoint,
+    probeIntervalMs: argv['probe-interval-ms'],
+    viewDebounceMs: argv['view-debounce-ms'],
+    ...(Object.keys(labels).length > 0 ? { labels } : {}),
+    ...(argv['exec-allowed-identity']
+      ? { execAllowedIdentities: argv['exec-allowed-identity'] }
+      : {}),
+    ...(argv['listen-port'] !== undefined ? { listen: { port: argv['listen-port'] } } : {}),
+    ...(argv['local-port'] !== undefined ? { local: { port: argv['local-port'] } } : {}),
+  };
+  let config;
+  try {
+    config = await loadAgentConfig({ ...(argv.config ? { path: argv.config } : {}), flags });
+  } catch (error) {
+    if (error instanceof AgentConfigError) {
+      console.error(`simlock-agent: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+
+  const clock = systemClock();
+  const log = createLogger({ component: 'agent', worker: config.name });
+  const client = KubeClient.fromOptions({ kubeconfig: argv.kubeconfig, context: argv.context });
+  const metrics = new AgentMetrics(true);
+
+  // The exec server listens first: its address is the endpoint written in the Worker. Its routes
+  // are mounted once the agent exists (express takes routes after listen).
+  const driver = await createDriver(config, { clock });
+  const execApp = express();
+  const execServer = await listen(execApp, config.listen.host, config.listen.port);
+  const address = execServer.address();
+  const port = typeof address === 'object' && address ? address.port : config.listen.port;
+  const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
+  const endpoint = config.endpoint ?? `http://${host}:${port}`;
+  const finalConfig = { ...config, endpoint };
+
+  const core = new AgentCore({
+    config: finalConfig,
+    driver,
+    clock,
+    logger: log,
+    agentVersion: AGENT_VERSION,
+  });
+  const agent = new ClusterAgent({ client, core, config: finalConfig, clock, log });
+  const verifyToken = tokenReviewVerifier(client, finalConfig.execAllowedIdentities);
+  execApp.use(createExecApp({ agent, core, config: finalConfig, verifyToken, log, metrics }));
+  const localServer = await listen(
+    createLocalApp({ core, log }),
+    finalConfig.local.host,
+    finalConfig.local.port,
+  );
+  const localAddress = localServer.address();
+  await agent.start();
+  log.info('agent running', {
+    endpoint,
+    local:
+      typeof localAddress === 'object' && localAddress
+        ? `${localAddress.address}:${localAddress.port}`
+        : undefined,
+  });
+
+  const shutdown = async () => {
+    log.info('shutting down');
+    await agent.stop();
+    execServer.close();
+    localServer.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown());
+  process.once('SIGINT', () => void shutdown());
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,153 @@
+// Real agent processes with the fake driver, for cluster and end-to-end tests: each gets a script
+// file (editable while it runs: the fake driver reads it again) and a config file.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { WorkerObject, type WorkerStatus } from '../../api/index.js';
+import { simlockPath, type KubeClient } from '../../runtime/index.js';
+import { freePort } from '../../tools/controlplane/start.js';
+import { FLEET_LABEL } from './fleet.js';
+import { eventually } from './harness.js';
+
+const agentMain = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
+
+/** A fake-driver script: devices, models, runtimes (see agent/drivers/fake/fake-script.ts). */
+export type FakeScriptInput = Record<string, unknown>;
+
+/** iOS simulators (iPhone 16, iPad Pro on 18.4) and nothing else. */
+export function iosSimulatorScript(extra: FakeScriptInput = {}): FakeScriptInput {
+  return {
+    models: [
+      { name: 'iPhone 16', platform: 'ios', class: 'phone' },
+      { name: 'iPad Pro', platform: 'ios', class: 'tablet' },
+    ],
+    runtimes: [{ platform: 'ios', version: '18.4' }],
+    devices: [
+      { id: 'sim-iphone-1', name: 'iPhone 16', model: 'iPhone 16', platform: 'ios', os: '18.4' },
+      {
+        id: 'sim-iphone-2',
+        name: 'iPhone 16 (2)',
+        model: 'iPhone 16',
+        platform: 'ios',
+        os: '18.4',
+      },
+    ],
+    bootMs: 50,
+    ...extra,
+  };
+}
+
+export interface AgentProcess {
+  name: string;
+  child: ChildProcess;
+  scriptPath: string;
+  localPort: number;
+  /** Rewrites the fake driver's script; the agent reads it at its next listing or presence read. */
+  setScript(script: FakeScriptInput): Promise<void>;
+  status(): Promise<WorkerStatus | undefined>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  output(): string;
+}
+
+export interface StartAgentOptions {
+  admin: KubeClient;
+  kubeconfigPath: string;
+  /** The Worker name (cluster-wide) and the namespace of its heartbeat. */
+  name: string;
+  namespace: string;
+  /** The fleet label value a controller selects (TestFleet.namespace). */
+  fleet: string;
+  script: FakeScriptInput;
+  label?: string;
+  config?: Record<string, unknown>;
+  /** Identities allowed to call exec (the proxy's). */
+  execAllowedIdentities?: string[];
+}
+
+export async function startAgent(options: StartAgentOptions): Promise<AgentProcess> {
+  const dir = await mkdtemp(join(tmpdir(), `simlock-agent-${options.name}-`));
+  const scriptPath = join(dir, 'script.yaml');
+  const configPath = join(dir, 'agent.yaml');
+  await writeFile(scriptPath, stringify(options.script));
+  const localPort = await freePort();
+  await writeFile(
+    configPath,
+    stringify({
+      name: options.name,
+      ...(options.label ? { label: options.label } : {}),
+      labels: { [FLEET_LABEL]: options.fleet },
+      namespace: options.namespace,
+      drivers: ['fake'],
+      fakeScript: scriptPath,
+      limits: { running: 4, platforms: { ios: { running: 2 }, android: { running: 2 } } },
+      probeIntervalMs: 200,
+      refreshIntervalMs: 500,
+      healthIntervalMs: 1000,
+      viewDebounceMs: 50,
+      heartbeat: { durationSeconds: 5, renewEverySeconds: 1 },
+      listen: { host: '127.0.0.1', port: 0 },
+      local: { host: '127.0.0.1', port: localPort },
+      ...(options.execAllowedIdentities
+        ? { execAllowedIdentities: options.execAllowedIdentities }
+        : {}),
+      ...options.config,
+    }),
+  );
+  let output = '';
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', agentMain, '--config', configPath, '--kubeconfig', options.kubeconfigPath],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, SIMLOCK_LOG_LEVEL: process.env.SIMLOCK_LOG_LEVEL ?? 'warn' },
+    },
+  );
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    output = (output + chunk).slice(-20_000);
+  });
+  const status = async (): Promise<WorkerStatus | undefined> => {
+    try {
+      const worker = WorkerObject.safeParse(
+        await options.admin.get(simlockPath('worker', { name: options.name })),
+      );
+      return worker.success ? worker.data.status : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const agent: AgentProcess = {
+    name: options.name,
+    child,
+    scriptPath,
+    localPort,
+    setScript: async (script) => {
+      // Write beside and rename, so the agent never reads half a file.
+      await writeFile(`${scriptPath}.next`, stringify(script));
+      const { rename } = await import('node:fs/promises');
+      await rename(`${scriptPath}.next`, scriptPath);
+    },
+    status,
+    kill: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      }),
+    output: () => output,
+  };
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`agent ${options.name} exited: ${output}`);
+      const current = await status();
+      return current?.health === 'running' && current.catalog ? current : undefined;
+    },
+    { timeoutMs: 20_000, what: `agent ${options.name} running` },
+  ).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}\n${output}`);
+  });
+  return agent;
+}
