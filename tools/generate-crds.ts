@@ -1,6 +1,7 @@
-// Writes crds/*.yaml from the zod schemas in api/. Never edit crds/ by hand: run `npm run generate`.
-// crds.test.ts regenerates them and fails on any difference.
-import { writeFileSync } from 'node:fs';
+// Writes crds/*.yaml from the zod schemas in api/, and the same files into the Helm chart's crds/
+// (Helm installs CRDs only from the chart's own folder). Never edit either by hand: run
+// `npm run generate`. generate-crds.test.ts and chart.test.ts fail on any difference.
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { z } from 'zod';
@@ -151,8 +152,17 @@ export function renderCrds(): Map<string, string> {
 }
 
 export const crdsFolder = fileURLToPath(new URL('../crds/', import.meta.url));
+/** The chart's copy of crds/, byte for byte. */
+export const chartCrdsFolder = fileURLToPath(new URL('../charts/simlock/crds/', import.meta.url));
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const [file, text] of renderCrds()) writeFileSync(crdsFolder + file, text);
-  console.log(`wrote ${[...renderCrds().keys()].join(', ')} to crds/`);
+  const rendered = renderCrds();
+  for (const folder of [crdsFolder, chartCrdsFolder]) {
+    mkdirSync(folder, { recursive: true });
+    // A CRD removed from api/ must leave the chart too.
+    for (const file of readdirSync(folder))
+      if (file.endsWith('.yaml') && !rendered.has(file)) rmSync(folder + file);
+    for (const [file, text] of rendered) writeFileSync(folder + file, text);
+  }
+  console.log(`wrote ${[...rendered.keys()].join(', ')} to crds/ and charts/simlock/crds/`);
 }
