@@ -17,7 +17,7 @@ const TokenReviewAnswer = z.object({
       authenticated: z.boolean().optional(),
       user: z
         .object({
-          username: z.string().max(1024),
+          username: z.string().max(1024).optional(),
           uid: z.string().max(1024).optional(),
           groups: z.array(z.string().max(1024)).max(256).optional(),
           extra: z.record(z.string(), z.array(z.string())).optional(),
@@ -42,7 +42,7 @@ export async function reviewToken(client: KubeClient, token: string): Promise<Ca
     }),
   );
   const user = answer.status?.user;
-  if (answer.status?.authenticated !== true || !user) return undefined;
+  if (answer.status?.authenticated !== true || !user?.username) return undefined;
   return { username: user.username, uid: user.uid, groups: user.groups ?? [], extra: user.extra };
 }
 

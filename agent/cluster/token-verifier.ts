@@ -8,7 +8,7 @@ const Answer = z.object({
   status: z
     .object({
       authenticated: z.boolean().optional(),
-      user: z.object({ username: z.string().max(1024) }).optional(),
+      user: z.object({ username: z.string().max(1024).optional() }).optional(),
     })
     .optional(),
 });

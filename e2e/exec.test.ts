@@ -1,0 +1,258 @@
+// Exec through the fleet (seed 002): the real proxy (TokenReview, SubjectAccessReview), a real
+// agent process with the fake driver, and the controller, against the real API server.
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execThroughProxy, SimlockError, type ExecTool } from '../api/index.js';
+import { ControllerMetrics, Reconciler } from '../controller/index.js';
+import { createProxyApp } from '../proxy/index.js';
+import { KubeClient, silentLogger, systemClock } from '../runtime/index.js';
+import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
+import { TestFleet } from '../test/cluster/fleet.js';
+import { useCluster } from '../test/cluster/harness.js';
+
+const cluster = useCluster('exec');
+let fleet: TestFleet;
+let agent: AgentProcess;
+let reconciler: Reconciler;
+let proxy: Server;
+let proxyUrl: string;
+const tokens: Record<string, string> = {};
+
+const iphone = {
+  id: '00008110-001A2B3C4D5E',
+  name: "Tester's iPhone",
+  model: 'iPhone 15 Pro',
+  platform: 'ios',
+  os: '18.4',
+  physical: true,
+};
+const pixel = {
+  id: 'R58N12ABCDE',
+  name: 'Pixel 8',
+  model: 'Pixel 8',
+  platform: 'android',
+  os: '34',
+  physical: true,
+};
+
+async function serviceAccountToken(namespace: string, name: string): Promise<string> {
+  await cluster.admin.create(`/api/v1/namespaces/${namespace}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name },
+  });
+  const answer = (await cluster.admin.create(
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 3600 },
+    },
+  )) as { status: { token: string } };
+  return answer.status.token;
+}
+
+beforeAll(async () => {
+  fleet = await TestFleet.create(cluster);
+  const ns = fleet.namespace;
+  tokens.proxy = await serviceAccountToken(ns, 'simlock-proxy');
+  tokens.alice = await serviceAccountToken(ns, 'alice');
+  tokens.bob = await serviceAccountToken(ns, 'bob');
+  // alice may exec on leases in this namespace; bob may not.
+  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'lease-exec' },
+    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
+  });
+  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'alice-exec' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
+    subjects: [{ kind: 'ServiceAccount', name: 'alice', namespace: ns }],
+  });
+
+  agent = await startAgent({
+    admin: cluster.admin,
+    kubeconfigPath: cluster.kubeconfigPath,
+    name: fleet.name('b'),
+    label: 'worker-b',
+    namespace: ns,
+    fleet: ns,
+    script: iosSimulatorScript({
+      devices: [...(iosSimulatorScript().devices as object[]), iphone, pixel],
+      platforms: ['ios', 'android'],
+    }),
+    execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
+  });
+  reconciler = new Reconciler({
+    client: KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
+    clock: systemClock(),
+    log: silentLogger,
+    metrics: new ControllerMetrics(),
+    systemNamespace: ns,
+    watchNamespace: ns,
+    workerSelector: fleet.selector,
+  });
+  await reconciler.start();
+  const app = createProxyApp({
+    client: cluster.admin,
+    log: silentLogger,
+    agentToken: () => tokens.proxy ?? '',
+  });
+  await new Promise<void>((resolve) => {
+    proxy = app.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = proxy.address();
+  proxyUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+
+  await fleet.createRequest('phone', { platform: 'ios', physical: true });
+  await fleet.createRequest('android', { platform: 'android', physical: true });
+  await fleet.createRequest('sim', { platform: 'ios', model: 'iPhone 16' });
+  for (const name of ['phone', 'android', 'sim']) await fleet.phase(name, 'Granted', 20_000);
+}, 60_000);
+
+afterAll(async () => {
+  proxy.close();
+  await reconciler.stop();
+  await agent.kill('SIGKILL');
+});
+
+async function run(lease: string, tool: ExecTool, args: string[], token = tokens.alice ?? '') {
+  const output: string[] = [];
+  const { exitCode } = await execThroughProxy({
+    url: proxyUrl,
+    token,
+    namespace: fleet.namespace,
+    lease,
+    tool,
+    args,
+    onOutput: (_stream, data) => output.push(data),
+  });
+  return { exitCode, output: output.join('') };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<SimlockError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof SimlockError) return error;
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+async function agentMetric(outcome: string): Promise<number> {
+  const endpoint = (await agent.status())?.endpoint ?? '';
+  const text = await (await fetch(new URL('/metrics', endpoint))).text();
+  const line = text
+    .split('\n')
+    .find((row) => row.startsWith(`simlock_agent_execs_total{outcome="${outcome}"}`));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+describe('exec through the proxy', () => {
+  it('runs devicectl on a physical iOS lease aimed at the leased UDID and streams its exit code', async () => {
+    const { exitCode, output } = await run('phone', 'devicectl', ['device', 'info', 'apps']);
+    expect(exitCode).toBe(0);
+    expect(output).toContain(`devicectl device info apps --device ${iphone.id}`);
+  });
+
+  it('runs adb on a physical Android lease with -s <serial>', async () => {
+    const { exitCode, output } = await run('android', 'adb', [
+      'shell',
+      'getprop',
+      'ro.product.model',
+    ]);
+    expect(exitCode).toBe(0);
+    expect(output).toContain(`adb -s ${pixel.id} shell getprop ro.product.model`);
+  });
+
+  it.each([
+    ['devicectl on a virtual lease', 'sim', 'devicectl' as const, ['device', 'info', 'apps']],
+    ['simctl on a physical lease', 'phone', 'simctl' as const, ['launch', 'com.example.app']],
+    ['adb on an iOS lease', 'sim', 'adb' as const, ['devices']],
+  ])(
+    "refuses %s with the worker's code and HTTP status, and nothing runs",
+    async (_case, lease, tool, args) => {
+      const ranBefore = await agentMetric('ran');
+      const error = await refusal(run(lease, tool, args));
+      expect(error.code).toBe('TOOL_NOT_ALLOWED');
+      expect(await agentMetric('ran')).toBe(ranBefore);
+      // The HTTP status as the caller sees it.
+      const answer = await fetch(
+        `${proxyUrl}/v1/namespaces/${fleet.namespace}/leases/${lease}/exec`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${tokens.alice}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ tool, args }),
+        },
+      );
+      expect(answer.status).toBe(422);
+      expect(((await answer.json()) as { error: { code: string } }).error.code).toBe(
+        'TOOL_NOT_ALLOWED',
+      );
+    },
+  );
+
+  it('answers 401 without a token and with a token the API server does not accept', async () => {
+    for (const authorization of [undefined, 'Bearer not-a-real-token']) {
+      const answer = await fetch(`${proxyUrl}/v1/namespaces/${fleet.namespace}/leases/phone/exec`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(authorization ? { authorization } : {}),
+        },
+        body: JSON.stringify({ tool: 'devicectl', args: [] }),
+      });
+      expect(answer.status).toBe(401);
+      expect(((await answer.json()) as { error: { code: string } }).error.code).toBe(
+        'UNAUTHENTICATED',
+      );
+    }
+  });
+
+  it('answers 403 to a caller without create leases/exec, here and in another namespace', async () => {
+    expect(
+      (await refusal(run('phone', 'devicectl', ['device', 'info', 'apps'], tokens.bob))).code,
+    ).toBe('FORBIDDEN');
+    const other = await execThroughProxy({
+      url: proxyUrl,
+      token: tokens.alice ?? '',
+      namespace: 'kube-system',
+      lease: 'phone',
+      tool: 'adb',
+      args: [],
+      onOutput: () => undefined,
+    }).catch((error: unknown) => error);
+    expect((other as SimlockError).code).toBe('FORBIDDEN');
+  });
+
+  it('refuses a body with too many arguments before anything runs', async () => {
+    const answer = await fetch(`${proxyUrl}/v1/namespaces/${fleet.namespace}/leases/phone/exec`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens.alice}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tool: 'devicectl', args: Array.from({ length: 300 }, () => 'x') }),
+    });
+    expect(answer.status).toBe(400);
+    expect(((await answer.json()) as { error: { message: string } }).error.message).toMatch(
+      /^args/,
+    );
+  });
+
+  it('answers LEASE_NOT_ACTIVE for a lease that is not granted', async () => {
+    await fleet.createRequest('waiting', { platform: 'ios', physical: true });
+    await fleet.phase('waiting', 'Waiting');
+    await fleet.admin.create(`/apis/simlock.dev/v1alpha1/namespaces/${fleet.namespace}/leases`, {
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'Lease',
+      metadata: { name: 'not-granted', labels: { 'simlock.dev/worker': 'nobody' } },
+      spec: { worker: 'nobody', device: { platform: 'ios' }, expiresAt: '2030-01-01T00:00:00Z' },
+    });
+    expect((await refusal(run('not-granted', 'simctl', ['listapps']))).code).toBe(
+      'LEASE_NOT_ACTIVE',
+    );
+    expect((await refusal(run('no-such-lease', 'simctl', ['listapps']))).code).toBe('NOT_FOUND');
+  });
+});
