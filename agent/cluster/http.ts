@@ -243,6 +243,16 @@ export function createLocalApp(options: { core: AgentCore; log: Logger }): expre
         });
     },
   );
+  // `simlock device remove <id>`, run on the host: a physical device unplugged for good is
+  // forgotten, so it is no longer an enrolled match (a waiting request for it fails UNKNOWN_MODEL).
+  app.delete('/v1/local/devices/:id', (req: Request<{ id: string }>, res: Response) => {
+    const id = req.params.id;
+    if (id.length > 128) return sendError(res, 'INVALID_REQUEST', 'not a device id');
+    if (!core.status().devices.some((device) => device.id === id))
+      return sendError(res, 'NOT_FOUND', `no device ${id}`);
+    core.forgetDevice(id);
+    res.status(200).json({ removed: id });
+  });
   app.delete('/v1/local/leases/:id', (req: Request<{ id: string }>, res: Response) => {
     const id = req.params.id;
     if (!/^local-[a-z0-9-]{1,64}$/.test(id))

@@ -1,0 +1,74 @@
+// `kubectl simlock release <lease>`: delete the LeaseRequest and wait until it is gone. The
+// controller's finalizer deletes the Lease, the agent reclaims the device and drops the Lease's
+// finalizer, then the controller lets the request go: gone means released.
+import { z } from 'zod';
+import { LeaseRequestObject, SimlockError } from '../../api/index.js';
+import { isNotFound, simlockPath, type KubeClient } from '../../runtime/index.js';
+import { durationFlag, objectName, parseFlags, parseGlobals, rejectOutput } from '../flags.js';
+import { resourceName } from '../format/output.js';
+import type { CliIO } from '../io.js';
+import { getObject } from '../kube.js';
+import { connect } from '../options.js';
+
+const ReleaseFlags = z.object({
+  lease: objectName,
+  noWait: z.boolean().default(false),
+  timeout: durationFlag(1, 3600).default(60),
+});
+
+export async function release(argv: Record<string, unknown>, io: CliIO): Promise<number> {
+  const globals = parseGlobals(argv);
+  rejectOutput(globals, ['name', 'wide'], 'release');
+  const flags = parseFlags(ReleaseFlags, argv, {
+    lease: '<lease>',
+    noWait: '--no-wait',
+    timeout: '--timeout',
+  });
+  const { client, namespace } = connect(globals);
+  const path = simlockPath('leaseRequest', { namespace, name: flags.lease });
+  const notFound = () =>
+    new SimlockError('NOT_FOUND', `lease "${flags.lease}" not found in namespace "${namespace}"`, {
+      namespace,
+      name: flags.lease,
+    });
+
+  let granted: boolean;
+  try {
+    const current = await getObject(client, path, LeaseRequestObject, 'leaserequest');
+    granted = current.object.status?.phase === 'Granted';
+    await client.delete(path);
+  } catch (error) {
+    if (isNotFound(error)) throw notFound();
+    throw error;
+  }
+  if (!flags.noWait) await untilGone(client, path, Date.now() + flags.timeout * 1000, flags);
+
+  if (globals.output === 'name') io.out(`${resourceName('leaseRequest', flags.lease)} deleted`);
+  else io.out(granted ? `Lease ${flags.lease} released` : `Request ${flags.lease} withdrawn`);
+  return 0;
+}
+
+async function untilGone(
+  client: KubeClient,
+  path: string,
+  deadline: number,
+  flags: { lease: string; timeout: number },
+): Promise<void> {
+  let intervalMs = 100;
+  for (;;) {
+    try {
+      await client.get(path);
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw error;
+    }
+    if (Date.now() >= deadline) {
+      throw new SimlockError(
+        'TIMEOUT',
+        `lease ${flags.lease} is still being released after ${flags.timeout}s: the controller lets it go once the agent has reclaimed the device`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    intervalMs = Math.min(intervalMs * 2, 1000);
+  }
+}

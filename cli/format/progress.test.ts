@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import type { LeaseRequestObject } from '../../api/index.js';
+import { grantLine, progressLines, progressSignature, repaint } from './progress.js';
+import { workerDisplay } from './requests.js';
+
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
+
+function request(status: LeaseRequestObject['status']): LeaseRequestObject {
+  return {
+    metadata: { name: 'lease-abc12', namespace: 'ci', creationTimestamp: ago(10) },
+    spec: { platform: 'ios', waitTimeoutSeconds: 300, durationSeconds: 3600 },
+    ...(status ? { status } : {}),
+  };
+}
+
+const labels = workerDisplay([
+  { metadata: { name: 'mac-b' }, spec: { drained: false, label: 'wrk_b' } },
+]);
+
+describe('the grant line (seed 002)', () => {
+  const device = {
+    id: '00008110-001A2B3C4D5E',
+    name: 'iPhone 15 Pro',
+    model: 'iPhone 15 Pro',
+    platform: 'ios' as const,
+    os: '18.4',
+  };
+
+  it('says (physical) for a physical device, on the worker’s label', () => {
+    const granted = request({
+      phase: 'Granted',
+      worker: 'mac-b',
+      lease: 'lease-abc12',
+      device: { ...device, physical: true },
+    });
+    expect(grantLine(granted, labels)).toBe(
+      'Lease lease-abc12: iPhone 15 Pro 00008110-001A2B3C4D5E (physical) on wrk_b',
+    );
+  });
+
+  it('says nothing of physical for a simulator, and names a worker without a label by name', () => {
+    const granted = request({
+      phase: 'Granted',
+      worker: 'mac-c',
+      device: { ...device, id: 'sim-1', name: 'iPhone 16', physical: false },
+    });
+    expect(grantLine(granted, labels)).toBe('Lease lease-abc12: iPhone 16 sim-1 on mac-c');
+  });
+});
+
+describe('the waiting display', () => {
+  it('shows position, waiting time and one line per worker with its reason', () => {
+    const lines = progressLines(
+      request({
+        phase: 'Waiting',
+        position: 2,
+        queuedAt: ago(7),
+        workers: [
+          { worker: 'mac-a', reason: 'drained' },
+          { worker: 'mac-b', reason: 'full', capacityReason: 'platform-running-limit' },
+        ],
+      }),
+      { now: NOW, worker: labels },
+    );
+    expect(lines).toEqual([
+      'Request lease-abc12: queued at 2, waiting 7s',
+      '  mac-a: drained',
+      '  wrk_b: full: running limit for iOS',
+    ]);
+  });
+
+  it('says pending before the controller has seen it, and where it was dispatched', () => {
+    expect(progressLines(request(undefined), { now: NOW, worker: labels })).toEqual([
+      'Request lease-abc12: pending, waiting 10s',
+    ]);
+    expect(
+      progressLines(request({ phase: 'Dispatched', worker: 'mac-b' }), {
+        now: NOW,
+        worker: labels,
+      }),
+    ).toEqual(['Request lease-abc12: dispatched to wrk_b, waiting 10s']);
+  });
+
+  it('changes its signature with the reasons, not with the time', () => {
+    const a = request({
+      phase: 'Waiting',
+      position: 1,
+      workers: [{ worker: 'w', reason: 'busy' }],
+    });
+    const later = { ...a, metadata: { ...a.metadata, creationTimestamp: ago(100) } };
+    const b = request({
+      phase: 'Waiting',
+      position: 1,
+      workers: [{ worker: 'w', reason: 'full' }],
+    });
+    expect(progressSignature(later)).toBe(progressSignature(a));
+    expect(progressSignature(b)).not.toBe(progressSignature(a));
+  });
+});
+
+describe('repaint', () => {
+  it('draws the first block as it is', () => {
+    expect(repaint(0, ['a', 'b'])).toBe('a\nb\n');
+  });
+
+  it('moves up over the old block and clears it before drawing', () => {
+    expect(repaint(3, ['x'])).toBe('\x1b[3F\x1b[Jx\n');
+    expect(repaint(2, [])).toBe('\x1b[2F\x1b[J');
+  });
+
+  it('cuts lines to the terminal width so none wraps', () => {
+    expect(repaint(0, ['abcdefghij'], 6)).toBe('abcd…\n');
+    expect(repaint(0, ['abcde'], 6)).toBe('abcde\n');
+  });
+});

@@ -1,0 +1,67 @@
+// What `lease` shows while it waits, and the line it prints on a grant (seed 002):
+// `Lease <name>: <device name> <device id> (physical) on <worker label or name>`.
+import { reasonLine, type LeaseRequestObject } from '../../api/index.js';
+import { waitingSeconds, type WorkerDisplay } from './requests.js';
+
+/**
+ * The waiting block: where the request is, how long it has waited, and under it one line per
+ * worker with its reason (the same lines as `list --requests`).
+ */
+export function progressLines(
+  request: LeaseRequestObject,
+  options: { now: number; worker: WorkerDisplay },
+): string[] {
+  const { status, spec, metadata } = request;
+  const since = status?.queuedAt ?? metadata.creationTimestamp;
+  const waited = `waiting ${waitingSeconds(since, options.now)}s`;
+  switch (status?.phase) {
+    case 'Waiting': {
+      const lines = [`Request ${metadata.name}: queued at ${status.position ?? '-'}, ${waited}`];
+      for (const entry of status.workers ?? []) {
+        lines.push(`  ${options.worker(entry.worker)}: ${reasonLine(entry, spec.platform)}`);
+      }
+      return lines;
+    }
+    case 'Dispatched':
+      return [
+        `Request ${metadata.name}: dispatched to ${options.worker(status.worker ?? '-')}, ${waited}`,
+      ];
+    default:
+      return [`Request ${metadata.name}: pending, ${waited}`];
+  }
+}
+
+/** Changes when anything but the waiting time changes: a plain (non-TTY) log prints only then. */
+export function progressSignature(request: LeaseRequestObject): string {
+  const status = request.status;
+  return JSON.stringify([
+    status?.phase ?? 'Pending',
+    status?.position,
+    status?.worker,
+    status?.workers ?? [],
+  ]);
+}
+
+/** The grant line; `(physical)` only for a physical device. */
+export function grantLine(request: LeaseRequestObject, worker: WorkerDisplay): string {
+  const status = request.status;
+  const name = status?.lease ?? request.metadata.name;
+  const device = status?.device;
+  const what = device
+    ? `${device.name} ${device.id}${device.physical ? ' (physical)' : ''}`
+    : 'a device';
+  return `Lease ${name}: ${what} on ${worker(status?.worker ?? '-')}`;
+}
+
+/**
+ * Terminal output that replaces the block drawn last (`previousLines` lines) with `lines`: move to
+ * the first line of the old block, clear to the end of the screen, draw. Lines are cut to the
+ * terminal's width so that none wraps and the count of lines stays true.
+ */
+export function repaint(previousLines: number, lines: readonly string[], columns?: number): string {
+  const move = previousLines > 0 ? `\x1b[${previousLines}F\x1b[J` : '';
+  const width = columns !== undefined && columns > 1 ? columns - 1 : undefined;
+  const cut = (line: string) =>
+    width !== undefined && line.length > width ? line.slice(0, width - 1) + '…' : line;
+  return move + lines.map((line) => cut(line) + '\n').join('');
+}

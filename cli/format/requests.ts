@@ -1,0 +1,136 @@
+// `list --requests` (seed 000's "after" block): one line per waiting request, and under a request
+// waiting in the controller's queue one indented line per known worker with its reason. A request
+// waiting in an agent's own queue is one line with its one reason after an em dash. Pure: objects
+// and the time in, lines out.
+import {
+  reasonLine,
+  type AgentQueueEntry,
+  type LeaseRequestObject,
+  type WorkerObject,
+} from '../../api/index.js';
+
+/** How people see a worker: its label, else its name. */
+export type WorkerDisplay = (name: string) => string;
+
+export function workerDisplay(workers: readonly WorkerObject[]): WorkerDisplay {
+  const labels = new Map<string, string>();
+  for (const worker of workers) {
+    const label = worker.spec.label;
+    if (label !== undefined && label.length > 0) labels.set(worker.metadata.name, label);
+  }
+  return (name) => labels.get(name) ?? name;
+}
+
+/** Whole seconds from `since` (an ISO time) to `now`; never negative; 0 when unknown. */
+export function waitingSeconds(since: string | Date | undefined, now: number): number {
+  if (since === undefined) return 0;
+  const start = since instanceof Date ? since.getTime() : Date.parse(since);
+  if (!Number.isFinite(start)) return 0;
+  return Math.max(0, Math.floor((now - start) / 1000));
+}
+
+/** A request has not reached its end: it is still waiting for a device, in any sense. */
+export function isUnfinished(request: LeaseRequestObject): boolean {
+  const phase = request.status?.phase ?? 'Pending';
+  return phase === 'Pending' || phase === 'Waiting' || phase === 'Dispatched';
+}
+
+export interface RequestLineOptions {
+  now: number;
+  worker: WorkerDisplay;
+  /** With -A: requests are named namespace/name. */
+  withNamespace?: boolean;
+}
+
+function requestName(request: LeaseRequestObject, withNamespace: boolean | undefined): string {
+  const { name, namespace } = request.metadata;
+  return withNamespace && namespace ? `${namespace}/${name}` : name;
+}
+
+/** What was asked for: the model, else the class, else "-". */
+function asked(request: LeaseRequestObject): string {
+  return request.spec.model ?? request.spec.class ?? '-';
+}
+
+/**
+ * One request in the controller's queue:
+ * `Request req_3: ci, ios iPhone 16, queued at 1, waiting 42s`, then `  wrk_a: drained` per worker
+ * while it waits with reasons.
+ */
+export function controllerRequestLines(
+  request: LeaseRequestObject,
+  options: RequestLineOptions,
+): string[] {
+  const { spec, status } = request;
+  const since = status?.queuedAt ?? request.metadata.creationTimestamp;
+  const head =
+    `Request ${requestName(request, options.withNamespace)}: ${spec.holder ?? '-'}, ` +
+    `${spec.platform} ${asked(request)}, queued at ${status?.position ?? '-'}, ` +
+    `waiting ${waitingSeconds(since, options.now)}s`;
+  const lines = [head];
+  if (status?.phase === 'Waiting') {
+    for (const entry of status.workers ?? []) {
+      lines.push(`  ${options.worker(entry.worker)}: ${reasonLine(entry, spec.platform)}`);
+    }
+  }
+  return lines;
+}
+
+/**
+ * One request in an agent's own queue (a local lease): one line, its one reason after an em dash.
+ * `position` counts from 1 in that agent's queue.
+ */
+export function agentEntryLine(
+  entry: AgentQueueEntry,
+  workerLabel: string,
+  position: number,
+  now: number,
+): string {
+  return (
+    `Request ${entry.id}: ${entry.holder ?? '-'} on ${workerLabel}, ` +
+    `${entry.platform} ${entry.model ?? '-'}, queued at ${position}, ` +
+    `waiting ${waitingSeconds(entry.queuedAt, now)}s — ${reasonLine(entry, entry.platform)}`
+  );
+}
+
+/** Controller requests by queue position, those without one by age; then each agent's queue. */
+export function requestListLines(
+  requests: readonly LeaseRequestObject[],
+  workers: readonly WorkerObject[],
+  options: { now: number; withNamespace?: boolean },
+): string[] {
+  const worker = workerDisplay(workers);
+  const ordered = requests.filter(isUnfinished).sort(queueOrder);
+  const lines = ordered.flatMap((request) =>
+    controllerRequestLines(request, { ...options, worker }),
+  );
+  const byName = [...workers].sort((a, b) => compare(a.metadata.name, b.metadata.name));
+  for (const each of byName) {
+    const label = worker(each.metadata.name);
+    (each.status?.queue ?? []).forEach((entry, index) => {
+      lines.push(agentEntryLine(entry, label, index + 1, options.now));
+    });
+  }
+  return lines;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function createdAt(request: LeaseRequestObject): number {
+  const raw = request.status?.queuedAt ?? request.metadata.creationTimestamp;
+  const time = raw instanceof Date ? raw.getTime() : Date.parse(raw ?? '');
+  return Number.isFinite(time) ? time : 0;
+}
+
+function queueOrder(a: LeaseRequestObject, b: LeaseRequestObject): number {
+  const pa = a.status?.position ?? Number.POSITIVE_INFINITY;
+  const pb = b.status?.position ?? Number.POSITIVE_INFINITY;
+  if (pa !== pb) return pa < pb ? -1 : 1;
+  return (
+    createdAt(a) - createdAt(b) ||
+    compare(a.metadata.namespace ?? '', b.metadata.namespace ?? '') ||
+    compare(a.metadata.name, b.metadata.name)
+  );
+}

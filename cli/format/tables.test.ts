@@ -1,0 +1,214 @@
+import { describe, expect, it } from 'vitest';
+import type { LeaseObject, WorkerObject } from '../../api/index.js';
+import {
+  connection,
+  deviceColumns,
+  deviceRows,
+  expires,
+  humanDuration,
+  leaseColumns,
+  presence,
+  renderTable,
+  workerColumns,
+  type Column,
+} from './tables.js';
+
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+const at = (secondsFromNow: number) => new Date(NOW + secondsFromNow * 1000).toISOString();
+
+describe('renderTable', () => {
+  const columns: Column<{ a: string; b?: number; c: boolean }>[] = [
+    { header: 'name', cell: (row) => row.a },
+    { header: 'count', cell: (row) => row.b },
+    { header: 'extra', cell: (row) => row.c, wide: true },
+  ];
+  const rows = [
+    { a: 'short', b: 1, c: true },
+    { a: 'a-longer-name', c: false },
+  ];
+
+  it('pads each column to its widest cell plus three spaces, headers upper-cased', () => {
+    expect(renderTable(columns, rows)).toEqual([
+      'NAME            COUNT',
+      'short           1',
+      'a-longer-name   <none>',
+    ]);
+  });
+
+  it('adds -o wide columns, and drops the header with --no-headers', () => {
+    expect(renderTable(columns, rows, { wide: true, noHeaders: true })).toEqual([
+      'short           1        true',
+      'a-longer-name   <none>   false',
+    ]);
+  });
+
+  it('prints only the header for no rows', () => {
+    expect(renderTable(columns, [])).toEqual(['NAME   COUNT']);
+  });
+});
+
+describe('humanDuration (kubectl ages)', () => {
+  it.each([
+    [0, '0s'],
+    [42, '42s'],
+    [119, '119s'],
+    [192, '3m12s'],
+    [300, '5m'],
+    [45 * 60, '45m'],
+    [5 * 3600 + 10 * 60, '5h10m'],
+    [30 * 3600, '30h'],
+    [3 * 86400 + 4 * 3600, '3d4h'],
+    [12 * 86400, '12d'],
+    [3 * 365 * 86400, '3y'],
+  ])('%d s reads %s', (seconds, text) => {
+    expect(humanDuration(seconds * 1000)).toBe(text);
+  });
+
+  it('never reads negative', () => {
+    expect(humanDuration(-5000)).toBe('0s');
+  });
+});
+
+describe('leases', () => {
+  const lease: LeaseObject = {
+    metadata: { name: 'lease-x', namespace: 'team-a', creationTimestamp: at(-600) },
+    spec: {
+      worker: 'mac-1',
+      device: { platform: 'ios' },
+      expiresAt: at(3540),
+      holder: 'ci',
+    },
+    status: {
+      phase: 'Granted',
+      device: {
+        id: 'sim-1',
+        name: 'iPhone 16',
+        model: 'iPhone 16',
+        platform: 'ios',
+        os: '18.4',
+        physical: false,
+      },
+    },
+  };
+
+  it('shows name, worker, device, phase and when it expires', () => {
+    expect(renderTable(leaseColumns(NOW, false), [lease])).toEqual([
+      'NAME      WORKER   DEVICE      PHASE     EXPIRES',
+      'lease-x   mac-1    iPhone 16   Granted   in 59m',
+    ]);
+  });
+
+  it('adds the namespace with -A, and device id, holder and age with -o wide', () => {
+    expect(renderTable(leaseColumns(NOW, true), [lease], { wide: true })).toEqual([
+      'NAMESPACE   NAME      WORKER   DEVICE      PHASE     EXPIRES   DEVICE-ID   HOLDER   AGE',
+      'team-a      lease-x   mac-1    iPhone 16   Granted   in 59m    sim-1       ci       10m',
+    ]);
+  });
+
+  it('reads a pending lease as Pending, and a past expiry as expired', () => {
+    const pending: LeaseObject = { ...lease, spec: { ...lease.spec, expiresAt: at(-1) } };
+    delete pending.status;
+    expect(renderTable(leaseColumns(NOW, false), [pending], { noHeaders: true })).toEqual([
+      'lease-x   mac-1   <none>   Pending   expired',
+    ]);
+    expect(expires('garbage', NOW)).toBe('<unknown>');
+  });
+});
+
+function workerObject(overrides: Partial<WorkerObject> = {}): WorkerObject {
+  return {
+    metadata: { name: 'mac-1', creationTimestamp: at(-7200) },
+    spec: { drained: false, label: 'Mac one' },
+    status: {
+      protocol: 1,
+      agentVersion: '0.1.0',
+      health: 'running',
+      endpoint: 'https://mac-1:8443',
+      capabilities: [],
+      capacity: {
+        global: { limit: 4, running: 1, evictable: 0 },
+        platforms: { ios: { limit: 2, running: 1, evictable: 0, atRamBudget: false } },
+      },
+      queueDepth: 0,
+      physicalQueueDepth: 0,
+      queue: [],
+      devices: [
+        {
+          id: 'sim-1',
+          name: 'iPhone 16',
+          model: 'iPhone 16',
+          platform: 'ios',
+          os: '18.4',
+          physical: false,
+          class: 'phone',
+          state: 'leased',
+        },
+        {
+          id: '00008110',
+          name: "Tester's iPhone",
+          model: 'iPhone 15 Pro',
+          platform: 'ios',
+          os: '18.4',
+          physical: true,
+          class: 'phone',
+          state: 'ready',
+          presence: { present: false, reason: 'locked' },
+        },
+      ],
+    },
+    ...overrides,
+  };
+}
+
+describe('workers', () => {
+  it('shows label, drained, health, running/limit, devices and connected', () => {
+    const lines = renderTable(
+      workerColumns(NOW, () => 'true'),
+      // A worker whose agent has not reported yet has no status.
+      [workerObject(), { metadata: { name: 'new' }, spec: { drained: true } }],
+    );
+    expect(lines).toEqual([
+      'NAME    LABEL     DRAINED   HEALTH    RUNNING   DEVICES   CONNECTED',
+      'mac-1   Mac one   false     running   1/4       2         true',
+      'new     <none>    true      <none>    <none>    0         true',
+    ]);
+  });
+
+  it('adds queue, endpoint, agent and age with -o wide', () => {
+    const [, line] = renderTable(
+      workerColumns(NOW, () => 'false'),
+      [workerObject()],
+      {
+        wide: true,
+      },
+    );
+    expect(line).toBe(
+      'mac-1   Mac one   false     running   1/4       2         false       0       https://mac-1:8443   0.1.0   120m',
+    );
+  });
+
+  it('is connected while the heartbeat is younger than its duration', () => {
+    expect(connection({ renewTime: at(-10), leaseDurationSeconds: 30 }, NOW)).toBe('true');
+    expect(connection({ renewTime: at(-31), leaseDurationSeconds: 30 }, NOW)).toBe('false');
+    expect(connection({ renewTime: at(-39) }, NOW)).toBe('true');
+    expect(connection({}, NOW)).toBe('false');
+    expect(connection(undefined, NOW)).toBe('false');
+  });
+});
+
+describe('devices', () => {
+  it('lists every device of every worker with its presence', () => {
+    const lines = renderTable(deviceColumns(), deviceRows([workerObject()]));
+    expect(lines).toEqual([
+      'WORKER   ID         NAME              MODEL           PLATFORM   OS     PHYSICAL   STATE    PRESENCE',
+      'mac-1    sim-1      iPhone 16         iPhone 16       ios        18.4   false      leased   <none>',
+      "mac-1    00008110   Tester's iPhone   iPhone 15 Pro   ios        18.4   true       ready    locked",
+    ]);
+  });
+
+  it('reads presence as present, or the reason it is not', () => {
+    expect(presence({ present: true })).toBe('present');
+    expect(presence({ present: false, reason: 'untrusted' })).toBe('untrusted');
+    expect(presence(undefined)).toBeUndefined();
+  });
+});

@@ -1,0 +1,177 @@
+// kubectl-style tables: upper-case headers, columns padded to their widest cell plus three spaces,
+// `<none>` for an empty cell, `-o wide` adding columns, `--no-headers` dropping the header. Plus
+// the tables of simlock Leases, Workers and devices. Pure: objects and the time in, lines out.
+import type { LeaseObject, WorkerObject } from '../../api/index.js';
+
+export interface Column<Row> {
+  header: string;
+  cell: (row: Row) => string | number | boolean | undefined;
+  /** Shown only with -o wide. */
+  wide?: boolean;
+}
+
+export interface TableOptions {
+  wide?: boolean;
+  noHeaders?: boolean;
+}
+
+const GAP = '   ';
+
+export function renderTable<Row>(
+  columns: readonly Column<Row>[],
+  rows: readonly Row[],
+  options: TableOptions = {},
+): string[] {
+  const shown = columns.filter((column) => options.wide === true || column.wide !== true);
+  const cells = rows.map((row) =>
+    shown.map((column) => {
+      const value = column.cell(row);
+      return value === undefined || value === '' ? '<none>' : String(value);
+    }),
+  );
+  const table = options.noHeaders ? cells : [shown.map((c) => c.header.toUpperCase()), ...cells];
+  const widths = shown.map((_, index) =>
+    Math.max(...table.map((line) => line[index]?.length ?? 0)),
+  );
+  return table.map((line) =>
+    line
+      .map((cell, index) => (index === line.length - 1 ? cell : cell.padEnd(widths[index] ?? 0)))
+      .join(GAP)
+      .trimEnd(),
+  );
+}
+
+/** kubectl's human duration: 42s, 3m12s, 45m, 5h10m, 30h, 3d4h, 12d, 2y. */
+export function humanDuration(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  const minutes = Math.floor(seconds / 60);
+  const hours = Math.floor(minutes / 60);
+  const days = Math.floor(hours / 24);
+  if (seconds < 120) return `${seconds}s`;
+  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
+  if (hours < 3) return `${minutes}m`;
+  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
+  if (hours < 48) return `${hours}h`;
+  if (days < 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
+  if (days < 365 * 2) return `${days}d`;
+  return `${Math.floor(days / 365)}y`;
+}
+
+function timeOf(value: string | Date | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const time = value instanceof Date ? value.getTime() : Date.parse(value);
+  return Number.isFinite(time) ? time : undefined;
+}
+
+/** Age of an object, as kubectl's AGE column. */
+export function age(created: string | Date | undefined, now: number): string | undefined {
+  const time = timeOf(created);
+  return time === undefined ? undefined : humanDuration(now - time);
+}
+
+// ---------------------------------------------------------------------------------------------
+// simlock Leases
+
+export function leaseColumns(now: number, withNamespace: boolean): Column<LeaseObject>[] {
+  const columns: Column<LeaseObject>[] = [
+    { header: 'name', cell: (lease) => lease.metadata.name },
+    { header: 'worker', cell: (lease) => lease.spec.worker },
+    { header: 'device', cell: (lease) => lease.status?.device?.name },
+    { header: 'phase', cell: (lease) => lease.status?.phase ?? 'Pending' },
+    { header: 'expires', cell: (lease) => expires(lease.spec.expiresAt, now) },
+    { header: 'device-id', cell: (lease) => lease.status?.device?.id, wide: true },
+    { header: 'holder', cell: (lease) => lease.spec.holder, wide: true },
+    { header: 'age', cell: (lease) => age(lease.metadata.creationTimestamp, now), wide: true },
+  ];
+  return withNamespace
+    ? [{ header: 'namespace', cell: (lease) => lease.metadata.namespace }, ...columns]
+    : columns;
+}
+
+/** "in 59m", or "expired" once past. */
+export function expires(expiresAt: string, now: number): string {
+  const time = timeOf(expiresAt);
+  if (time === undefined) return '<unknown>';
+  return time <= now ? 'expired' : `in ${humanDuration(time - now)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workers
+
+/** A worker's heartbeat, from its coordination.k8s.io Lease `worker-<name>`. */
+export interface Heartbeat {
+  renewTime?: string | undefined;
+  leaseDurationSeconds?: number | undefined;
+}
+
+/** What the CONNECTED column says; `unknown` when heartbeats could not be read at all. */
+export type Connection = 'true' | 'false' | 'unknown';
+
+/** Connected while the heartbeat's last renewal is younger than its duration (as a node lease). */
+export function connection(heartbeat: Heartbeat | undefined, now: number): 'true' | 'false' {
+  const renewed = timeOf(heartbeat?.renewTime);
+  if (renewed === undefined) return 'false';
+  const durationSeconds = heartbeat?.leaseDurationSeconds ?? 40;
+  return renewed + durationSeconds * 1000 > now ? 'true' : 'false';
+}
+
+export function workerColumns(
+  now: number,
+  connected: (name: string) => Connection,
+): Column<WorkerObject>[] {
+  return [
+    { header: 'name', cell: (worker) => worker.metadata.name },
+    { header: 'label', cell: (worker) => worker.spec.label },
+    { header: 'drained', cell: (worker) => worker.spec.drained },
+    { header: 'health', cell: (worker) => worker.status?.health },
+    { header: 'running', cell: (worker) => running(worker) },
+    { header: 'devices', cell: (worker) => worker.status?.devices.length ?? 0 },
+    { header: 'connected', cell: (worker) => connected(worker.metadata.name) },
+    { header: 'queue', cell: (worker) => worker.status?.queueDepth, wide: true },
+    { header: 'endpoint', cell: (worker) => worker.status?.endpoint, wide: true },
+    { header: 'agent', cell: (worker) => worker.status?.agentVersion, wide: true },
+    { header: 'age', cell: (worker) => age(worker.metadata.creationTimestamp, now), wide: true },
+  ];
+}
+
+/** running/limit over all platforms, as the agent reports it. */
+export function running(worker: WorkerObject): string | undefined {
+  const global = worker.status?.capacity?.global;
+  if (global) return `${global.running}/${global.limit}`;
+  return worker.status?.slots;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Devices (from Worker status.devices)
+
+export interface DeviceRow {
+  worker: string;
+  device: NonNullable<WorkerObject['status']>['devices'][number];
+}
+
+export function deviceRows(workers: readonly WorkerObject[]): DeviceRow[] {
+  return workers.flatMap((worker) =>
+    (worker.status?.devices ?? []).map((device) => ({ worker: worker.metadata.name, device })),
+  );
+}
+
+export function deviceColumns(): Column<DeviceRow>[] {
+  return [
+    { header: 'worker', cell: (row) => row.worker },
+    { header: 'id', cell: (row) => row.device.id },
+    { header: 'name', cell: (row) => row.device.name },
+    { header: 'model', cell: (row) => row.device.model },
+    { header: 'platform', cell: (row) => row.device.platform },
+    { header: 'os', cell: (row) => row.device.os },
+    { header: 'physical', cell: (row) => row.device.physical },
+    { header: 'state', cell: (row) => row.device.state },
+    { header: 'presence', cell: (row) => presence(row.device.presence) },
+    { header: 'class', cell: (row) => row.device.class, wide: true },
+  ];
+}
+
+/** `present`, the reason it is not (`locked`, `untrusted`, `not-present`), or empty: never read. */
+export function presence(value: DeviceRow['device']['presence']): string | undefined {
+  if (value === undefined) return undefined;
+  return value.present ? 'present' : (value.reason ?? 'not-present');
+}

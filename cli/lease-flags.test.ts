@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { SimlockError, exitCodeFor } from '../api/index.js';
+import { leaseOrder } from './lease-flags.js';
+
+function usage(argv: Record<string, unknown>): SimlockError {
+  try {
+    leaseOrder(argv);
+  } catch (error) {
+    if (error instanceof SimlockError) return error;
+    throw error;
+  }
+  throw new Error('expected a usage error');
+}
+
+describe('lease flags', () => {
+  it('turn into a LeaseRequest spec', () => {
+    expect(
+      leaseOrder({
+        platform: 'ios',
+        device: 'iPhone 16',
+        class: 'phone',
+        os: '>=18 <19',
+        physical: true,
+        requires: ['camera', 'nfc,bluetooth'],
+        noWait: true,
+        timeout: '90s',
+        duration: '2h',
+        holder: 'ci',
+        name: 'my-lease',
+      }),
+    ).toEqual({
+      name: 'my-lease',
+      spec: {
+        platform: 'ios',
+        model: 'iPhone 16',
+        class: 'phone',
+        os: '>=18 <19',
+        physical: true,
+        requires: ['camera', 'nfc', 'bluetooth'],
+        noWait: true,
+        waitTimeoutSeconds: 90,
+        durationSeconds: 7200,
+        holder: 'ci',
+      },
+    });
+  });
+
+  it('fill the contract’s defaults: wait 300s, last 1h', () => {
+    expect(leaseOrder({ platform: 'android' })).toEqual({
+      spec: { platform: 'android', waitTimeoutSeconds: 300, durationSeconds: 3600 },
+    });
+  });
+
+  it('accept plain seconds and minutes', () => {
+    const { spec } = leaseOrder({ platform: 'ios', timeout: '300', duration: '5m' });
+    expect([spec.waitTimeoutSeconds, spec.durationSeconds]).toEqual([300, 300]);
+  });
+
+  it.each([
+    [{}, '--platform', 'is required'],
+    [{ platform: 'windows' }, '--platform', 'ios or android'],
+    [{ platform: 'ios', class: 'watch' }, '--class', 'phone or tablet'],
+    [{ platform: 'ios', os: 'eighteen' }, '--os', 'os must be a version'],
+    [{ platform: 'ios', device: '' }, '--device', ''],
+    [{ platform: 'ios', timeout: 'soon' }, '--timeout', 'not a duration'],
+    [{ platform: 'ios', timeout: '0s' }, '--timeout', 'at least 1s'],
+    [{ platform: 'ios', timeout: '25h' }, '--timeout', 'at most 86400s'],
+    [{ platform: 'ios', duration: '8d' }, '--duration', 'not a duration'],
+    [{ platform: 'ios', duration: '200h' }, '--duration', 'at most 604800s'],
+    [{ platform: 'ios', requires: ['a,,b'] }, '--requires', ''],
+    [{ platform: 'ios', requires: ['x'.repeat(64)] }, '--requires', ''],
+    [{ platform: 'ios', holder: 'x'.repeat(101) }, '--holder', ''],
+    [{ platform: 'ios', name: 'Not_A_Name' }, '--name', 'lower-case name'],
+  ])('refuse %j as a USAGE error naming %s (exit 2)', (argv, flag, words) => {
+    const error = usage(argv);
+    expect(error.code).toBe('USAGE');
+    expect(exitCodeFor(error.code)).toBe(2);
+    expect(error.message.startsWith(`${flag}: `)).toBe(true);
+    expect(error.message).toContain(words);
+    expect(error.details).toEqual({ flag });
+  });
+});

@@ -1,0 +1,479 @@
+// The Helm chart, with the real helm: it lints, renders with default and other values, refuses bad
+// values with a message that names the value, installs into the real control plane (every object
+// accepted by the API server), and its pods meet the `restricted` Pod Security Standard as the API
+// server enforces it. What the installed RBAC and admission policies allow is e2e/rbac.test.ts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { KubeApiError } from '../runtime/index.js';
+import { useCluster } from '../test/cluster/harness.js';
+import { chartPath, helm, parseManifests, type KubeObject } from '../test/cluster/helm.js';
+
+const cluster = useCluster('chart');
+
+interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  verbs: string[];
+}
+
+interface PodSpec {
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  securityContext?: Record<string, unknown>;
+  containers: {
+    name: string;
+    args?: string[];
+    resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+    securityContext?: Record<string, unknown>;
+    livenessProbe?: { httpGet?: { path: string } };
+    readinessProbe?: { httpGet?: { path: string } };
+    startupProbe?: { httpGet?: { path: string } };
+  }[];
+}
+
+interface Deployment extends KubeObject {
+  spec: { replicas: number; template: { spec: PodSpec } };
+}
+
+async function render(args: string[] = []): Promise<KubeObject[]> {
+  const rendered = await helm([
+    'template',
+    'simlock',
+    chartPath,
+    '--namespace',
+    'simlock-system',
+    ...args,
+  ]);
+  expect(rendered.stderr).toBe('');
+  expect(rendered.exitCode).toBe(0);
+  return parseManifests(rendered.stdout);
+}
+
+function find<T extends KubeObject = KubeObject>(
+  objects: KubeObject[],
+  kind: string,
+  name: string,
+): T {
+  const found = objects.find((object) => object.kind === kind && object.metadata.name === name);
+  if (!found) {
+    const names = objects.map((object) => `${object.kind}/${object.metadata.name}`).join(', ');
+    throw new Error(`no ${kind} ${name} among ${names}`);
+  }
+  return found as T;
+}
+
+function rules(objects: KubeObject[], kind: 'ClusterRole' | 'Role', name: string): PolicyRule[] {
+  return find<KubeObject & { rules: PolicyRule[] }>(objects, kind, name).rules;
+}
+
+const simlock = (resources: string[], verbs: string[]): PolicyRule => ({
+  apiGroups: ['simlock.dev'],
+  resources,
+  verbs,
+});
+const userRules = [
+  simlock(['leaserequests'], ['create', 'delete', 'get', 'list', 'watch']),
+  simlock(['leases'], ['get', 'list', 'watch']),
+  simlock(['leases/exec'], ['create']),
+];
+
+describe('helm lint and helm template', () => {
+  it('lints clean, with the defaults and with other values', async () => {
+    const defaults = await helm(['lint', '--strict', chartPath]);
+    expect(defaults.stdout).toContain('0 chart(s) failed');
+    expect(defaults.exitCode).toBe(0);
+    const others = await helm([
+      'lint',
+      '--strict',
+      chartPath,
+      '--set',
+      'metrics.serviceMonitor.enabled=true,controller.watchNamespace=team-a,agents.serviceAccounts={mac-1}',
+    ]);
+    expect(others.exitCode).toBe(0);
+  });
+
+  it('renders the controller: two replicas, leader election, probes, resources, hardened', async () => {
+    const objects = await render();
+    const controller = find<Deployment>(objects, 'Deployment', 'simlock-controller');
+    expect(controller.metadata.namespace).toBe('simlock-system');
+    expect(controller.spec.replicas).toBe(2);
+    const pod = controller.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('simlock-controller');
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    const [container] = pod.containers;
+    expect(container?.args).toEqual([
+      'controller',
+      '--namespace=simlock-system',
+      '--listen=0.0.0.0:8080',
+      '--leader-election=true',
+      '--lease-duration-seconds=15',
+      '--identity=$(POD_NAME)',
+    ]);
+    expect(container?.livenessProbe?.httpGet?.path).toBe('/healthz');
+    expect(container?.readinessProbe?.httpGet?.path).toBe('/readyz');
+    expect(container?.resources?.requests).toMatchObject({ cpu: '50m', memory: '128Mi' });
+    expect(container?.resources?.limits).toMatchObject({ memory: '512Mi' });
+    expect(container?.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+
+    const proxy = find<Deployment>(objects, 'Deployment', 'simlock-proxy');
+    expect(proxy.spec.template.spec.containers[0]?.args).toEqual([
+      'proxy',
+      '--listen=0.0.0.0:8443',
+    ]);
+    expect(proxy.spec.template.spec.serviceAccountName).toBe('simlock-proxy');
+    expect(find(objects, 'Service', 'simlock-proxy')).toMatchObject({
+      spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 8443, targetPort: 'http' }] },
+    });
+    expect(find(objects, 'Service', 'simlock-controller-metrics')).toMatchObject({
+      spec: { ports: [{ name: 'metrics', port: 8080 }] },
+    });
+    for (const name of ['simlock-controller', 'simlock-proxy']) {
+      expect(find(objects, 'PodDisruptionBudget', name)).toMatchObject({
+        spec: { minAvailable: 1 },
+      });
+    }
+    expect(objects.some((object) => object.kind === 'ServiceMonitor')).toBe(false);
+  });
+
+  it('renders least-privilege RBAC for the controller, the proxy, agents and people', async () => {
+    const objects = await render();
+    expect(rules(objects, 'ClusterRole', 'simlock-controller')).toEqual([
+      simlock(['workers'], ['get', 'list', 'watch']),
+      simlock(['leaserequests'], ['get', 'list', 'watch', 'patch', 'update']),
+      simlock(['leaserequests/status'], ['patch', 'update']),
+      simlock(['leaserequests/finalizers'], ['update']),
+      simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch']),
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    ]);
+    expect(rules(objects, 'Role', 'simlock-controller')).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['simlock-controller'],
+        verbs: ['update'],
+      },
+    ]);
+    expect(rules(objects, 'ClusterRole', 'simlock-proxy')).toEqual([
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      {
+        apiGroups: ['authorization.k8s.io'],
+        resources: ['subjectaccessreviews'],
+        verbs: ['create'],
+      },
+      simlock(['leases', 'workers'], ['get']),
+    ]);
+    expect(rules(objects, 'ClusterRole', 'simlock-agent')).toEqual([
+      simlock(['workers', 'workers/status'], ['get', 'create', 'update', 'patch']),
+      simlock(['leases'], ['get', 'list', 'watch', 'patch', 'update']),
+      simlock(['leases/status'], ['get', 'patch', 'update']),
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    ]);
+    expect(rules(objects, 'Role', 'simlock-agent-heartbeat')).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'create', 'update', 'patch'],
+      },
+    ]);
+    expect(find(objects, 'ClusterRoleBinding', 'simlock-agent')).toMatchObject({
+      subjects: [{ kind: 'Group', name: 'simlock:agents' }],
+    });
+    expect(rules(objects, 'ClusterRole', 'simlock-user')).toEqual(userRules);
+    expect(find(objects, 'ClusterRole', 'simlock-user').metadata.labels).toMatchObject({
+      'rbac.authorization.k8s.io/aggregate-to-edit': 'true',
+    });
+    expect(rules(objects, 'ClusterRole', 'simlock-operator')).toEqual([
+      ...userRules,
+      simlock(['workers'], ['get', 'list', 'watch', 'patch', 'update']),
+    ]);
+
+    // Nothing anywhere grants everything, or reads Secrets.
+    for (const object of objects) {
+      for (const rule of (object as { rules?: PolicyRule[] }).rules ?? []) {
+        expect([...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs]).not.toContain(
+          '*',
+        );
+        expect(rule.resources ?? []).not.toContain('secrets');
+      }
+    }
+  });
+
+  it('renders the admission policies with the controller and agent identities of the release', async () => {
+    const objects = await render();
+    const policies = objects.filter((object) => object.kind === 'ValidatingAdmissionPolicy');
+    expect(policies.map((policy) => policy.metadata.name).sort()).toEqual([
+      'simlock-agent-own-heartbeat',
+      'simlock-agent-own-leases',
+      'simlock-agent-own-worker',
+      'simlock-controller-writes-request-status',
+    ]);
+    for (const policy of policies) {
+      // Admins are exempt from every one: tests and break-glass write status as system:masters.
+      expect(JSON.stringify(policy)).toContain("!('system:masters' in request.userInfo.groups)");
+      expect(find(objects, 'ValidatingAdmissionPolicyBinding', policy.metadata.name)).toMatchObject(
+        { spec: { policyName: policy.metadata.name, validationActions: ['Deny'] } },
+      );
+    }
+    const text = JSON.stringify(
+      find(objects, 'ValidatingAdmissionPolicy', 'simlock-agent-own-worker'),
+    );
+    expect(text).toContain("startsWith('system:serviceaccount:simlock-system:worker-')");
+    expect(text).toContain("'simlock:agents' in request.userInfo.groups");
+    expect(
+      JSON.stringify(
+        find(objects, 'ValidatingAdmissionPolicy', 'simlock-controller-writes-request-status'),
+      ),
+    ).toContain(
+      "request.userInfo.username in ['system:serviceaccount:simlock-system:simlock-controller']",
+    );
+  });
+
+  it('renders other values: names, one controller, no proxy, agents, a watched namespace, a ServiceMonitor', async () => {
+    const objects = await render([
+      '--set',
+      'fullnameOverride=lab,controller.replicas=1,controller.leaderElection=false,proxy.enabled=false',
+      '--set',
+      'controller.watchNamespace=team-a,agents.serviceAccounts={mac-1,linux-2},agents.certificates.enabled=false',
+      '--set',
+      'metrics.serviceMonitor.enabled=true,rbac.aggregateToBuiltInRoles=false,image.repository=registry.example/simlock,image.tag=dev',
+    ]);
+    const controller = find<Deployment>(objects, 'Deployment', 'lab-controller');
+    expect(controller.spec.replicas).toBe(1);
+    expect(controller.spec.template.spec.containers[0]).toMatchObject({
+      image: 'registry.example/simlock:dev',
+      args: expect.arrayContaining([
+        '--leader-election=false',
+        '--watch-namespace=team-a',
+      ]) as unknown,
+    });
+    expect(objects.filter((object) => object.kind === 'PodDisruptionBudget')).toEqual([]);
+    expect(objects.some((object) => object.metadata.name.includes('proxy'))).toBe(false);
+    expect(find(objects, 'ServiceMonitor', 'lab')).toMatchObject({
+      spec: { endpoints: [{ port: 'metrics', path: '/metrics' }] },
+    });
+    // Watching one namespace: the controller's rights on requests are a Role there, not cluster-wide.
+    expect(rules(objects, 'ClusterRole', 'lab-controller')).toEqual([
+      simlock(['workers'], ['get', 'list', 'watch']),
+    ]);
+    expect(find(objects, 'Role', 'lab-controller-requests').metadata.namespace).toBe('team-a');
+    // One ServiceAccount per listed worker, and only they are bound (no certificate group).
+    for (const worker of ['mac-1', 'linux-2']) {
+      expect(find(objects, 'ServiceAccount', `worker-${worker}`)).toMatchObject({
+        automountServiceAccountToken: false,
+      });
+    }
+    const agentSubjects = [
+      { kind: 'ServiceAccount', name: 'worker-mac-1', namespace: 'simlock-system' },
+      { kind: 'ServiceAccount', name: 'worker-linux-2', namespace: 'simlock-system' },
+    ];
+    expect(find(objects, 'ClusterRoleBinding', 'lab-agent')).toMatchObject({
+      subjects: agentSubjects,
+    });
+    expect(find(objects, 'RoleBinding', 'lab-agent-heartbeat')).toMatchObject({
+      subjects: agentSubjects,
+    });
+    expect(find(objects, 'ClusterRole', 'lab-user').metadata.labels).not.toHaveProperty(
+      'rbac.authorization.k8s.io/aggregate-to-edit',
+    );
+  });
+
+  it.each([
+    [
+      'replicas below 1',
+      ['--set', 'controller.replicas=0'],
+      "at '/controller/replicas': minimum: got 0, want 1",
+    ],
+    [
+      'replicas that are not a number',
+      ['--set', 'proxy.replicas=two'],
+      "at '/proxy/replicas': got string, want integer",
+    ],
+    [
+      'an image tag that is a number',
+      ['--set-json', 'image.tag=1.2'],
+      "at '/image/tag': got number, want string",
+    ],
+    [
+      'a misspelt value',
+      ['--set', 'controler.replicas=2'],
+      "additional properties 'controler' not allowed",
+    ],
+    ['an unknown pull policy', ['--set', 'image.pullPolicy=Sometimes'], "at '/image/pullPolicy'"],
+    [
+      'a worker name that is not a Kubernetes name',
+      ['--set', 'agents.serviceAccounts={Mac_1}'],
+      "at '/agents/serviceAccounts/0': 'Mac_1' does not match pattern",
+    ],
+  ])('refuses %s, naming the value', async (_case, args, message) => {
+    const rendered = await helm(['template', 'simlock', chartPath, ...args]);
+    expect(rendered.exitCode).not.toBe(0);
+    expect(rendered.stderr).toContain("values don't meet the specifications of the schema");
+    expect(rendered.stderr).toContain(message);
+  });
+
+  it('refuses two controllers without leader election, and Kubernetes before 1.30', async () => {
+    const unsafe = await helm([
+      'template',
+      'simlock',
+      chartPath,
+      '--set',
+      'controller.leaderElection=false',
+    ]);
+    expect(unsafe.exitCode).not.toBe(0);
+    expect(unsafe.stderr).toContain(
+      'controller.replicas must be 1 when controller.leaderElection is false',
+    );
+    const old = await helm(['template', 'simlock', chartPath, '--kube-version', '1.29.0']);
+    expect(old.exitCode).not.toBe(0);
+    expect(old.stderr).toContain('chart requires kubeVersion: >=1.30.0-0');
+  });
+});
+
+describe('helm install on the real API server', () => {
+  // Cluster-scoped names carry the namespace, so other test files' objects never clash with these;
+  // the namespaced admission policies cover only this file's namespace.
+  const fullname = `simlock-${cluster.namespace}`;
+  const worker = `${cluster.namespace}-mac`;
+  let installed: { stdout: string; manifest: KubeObject[] };
+
+  beforeAll(async () => {
+    const install = await helm([
+      'install',
+      'simlock',
+      chartPath,
+      '--namespace',
+      cluster.namespace,
+      // The global setup applied crds/ already (and they are the same files).
+      '--skip-crds',
+      '--set',
+      `fullnameOverride=${fullname},agents.serviceAccounts={${worker}}`,
+      '--set-json',
+      `admission.namespaceSelector=${JSON.stringify({
+        matchLabels: { 'kubernetes.io/metadata.name': cluster.namespace },
+      })}`,
+    ]);
+    expect(install.stderr).toBe('');
+    expect(install.exitCode).toBe(0);
+    const manifest = await helm(['get', 'manifest', 'simlock', '--namespace', cluster.namespace]);
+    installed = { stdout: install.stdout, manifest: parseManifests(manifest.stdout) };
+  });
+
+  afterAll(async () => {
+    await helm(['uninstall', 'simlock', '--namespace', cluster.namespace]);
+  });
+
+  it('creates every object of the chart, cluster-scoped ones named after the release', async () => {
+    const kinds = installed.manifest.map((object) => object.kind);
+    for (const kind of [
+      'Deployment',
+      'Service',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+      'PodDisruptionBudget',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ])
+      expect(kinds).toContain(kind);
+    const served = await cluster.kubectl(['get', '-f', '-', '-o', 'json'], {
+      input: installed.manifest.map((object) => stringify(object)).join('---\n'),
+    });
+    expect(served.stderr).toBe('');
+    const items = (JSON.parse(served.stdout) as { items: KubeObject[] }).items;
+    expect(items.map((object) => `${object.kind}/${object.metadata.name}`).sort()).toEqual(
+      installed.manifest.map((object) => `${object.kind}/${object.metadata.name}`).sort(),
+    );
+    for (const object of items) {
+      if (object.metadata.namespace === undefined)
+        expect(object.metadata.name.startsWith(fullname)).toBe(true);
+      expect(object.metadata.labels?.['app.kubernetes.io/instance']).toBe('simlock');
+    }
+    const status = await helm([
+      'status',
+      'simlock',
+      '--namespace',
+      cluster.namespace,
+      '-o',
+      'json',
+    ]);
+    expect((JSON.parse(status.stdout) as { info: { status: string } }).info.status).toBe(
+      'deployed',
+    );
+  });
+
+  it('tells the next steps: agent tokens, the flags agents need, role bindings', () => {
+    const notes = installed.stdout.slice(installed.stdout.indexOf('NOTES:'));
+    expect(notes).toContain(
+      `kubectl -n ${cluster.namespace} create token worker-${worker} --duration=8760h`,
+    );
+    expect(notes).toContain(
+      `--namespace ${cluster.namespace} --exec-allowed-identity system:serviceaccount:${cluster.namespace}:${fullname}-proxy`,
+    );
+    expect(notes).toContain(`--clusterrole=${fullname}-user`);
+    expect(notes).not.toContain('CRDs were not served');
+  });
+
+  it('runs pods that the API server admits under the restricted Pod Security Standard', async () => {
+    const namespace = `${cluster.namespace}-restricted`;
+    await cluster.admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+    });
+    const admit = (name: string, spec: PodSpec) =>
+      cluster.admin.create(
+        `/api/v1/namespaces/${namespace}/pods`,
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec },
+        { query: { dryRun: 'All' } },
+      );
+    for (const component of ['controller', 'proxy']) {
+      const deployment = find<Deployment>(
+        installed.manifest,
+        'Deployment',
+        `${fullname}-${component}`,
+      );
+      await admit(component, deployment.spec.template.spec);
+    }
+    // The check is live: the same pod with root allowed is refused.
+    const controller = find<Deployment>(installed.manifest, 'Deployment', `${fullname}-controller`);
+    const lax = structuredClone(controller.spec.template.spec);
+    lax.securityContext = {};
+    for (const container of lax.containers) container.securityContext = {};
+    const refusal = await admit('lax', lax).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(KubeApiError);
+    expect((refusal as KubeApiError).message).toContain('violates PodSecurity "restricted:latest"');
+    await cluster.admin.delete(`/api/v1/namespaces/${namespace}`).catch(() => undefined);
+  });
+
+  it('is removed by helm uninstall, cluster-scoped objects included', async () => {
+    const uninstall = await helm(['uninstall', 'simlock', '--namespace', cluster.namespace]);
+    expect(uninstall.exitCode).toBe(0);
+    const clusterScoped = installed.manifest.filter((object) => !object.metadata.namespace);
+    expect(clusterScoped.length).toBeGreaterThan(0);
+    const left = await cluster.kubectl(['get', '-f', '-', '-o', 'name', '--ignore-not-found'], {
+      input: clusterScoped.map((object) => stringify(object)).join('---\n'),
+    });
+    expect(left.stdout.trim()).toBe('');
+  });
+});
