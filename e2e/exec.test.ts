@@ -1,6 +1,7 @@
 // Exec through the fleet (seed 002): the real proxy (TokenReview, SubjectAccessReview), a real
 // agent process with the fake driver, and the controller, against the real API server.
 import type { Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execThroughProxy, SimlockError, type ExecTool } from '../api/index.js';
 import { ControllerMetrics, Reconciler } from '../controller/index.js';
@@ -8,7 +9,7 @@ import { createProxyApp } from '../proxy/index.js';
 import { KubeClient, silentLogger, systemClock } from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet } from '../test/cluster/fleet.js';
-import { useCluster } from '../test/cluster/harness.js';
+import { runCommand, useCluster } from '../test/cluster/harness.js';
 
 const cluster = useCluster('exec');
 let fleet: TestFleet;
@@ -81,6 +82,7 @@ beforeAll(async () => {
     namespace: ns,
     fleet: ns,
     script: iosSimulatorScript({
+      tools: { simctl: { exitCode: 7, stdout: 'com.example.app\n' } },
       devices: [...(iosSimulatorScript().devices as object[]), iphone, pixel],
       platforms: ['ios', 'android'],
     }),
@@ -254,5 +256,67 @@ describe('exec through the proxy', () => {
       'LEASE_NOT_ACTIVE',
     );
     expect((await refusal(run('no-such-lease', 'simctl', ['listapps']))).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('kubectl simlock exec and its shortcuts', () => {
+  const plugin = fileURLToPath(new URL('../bin/kubectl-simlock', import.meta.url));
+  const bin = fileURLToPath(new URL('../bin', import.meta.url));
+  const env = () => ({
+    ...process.env,
+    SIMLOCK_TOKEN: tokens.alice ?? '',
+    SIMLOCK_PROXY_URL: proxyUrl,
+    PATH: `${bin}:${cluster.binDir}:${process.env.PATH ?? ''}`,
+  });
+  const simlock = (args: string[]) =>
+    runCommand(plugin, ['--kubeconfig', cluster.kubeconfigPath, '-n', fleet.namespace, ...args], {
+      env: env(),
+    });
+
+  it('adb --lease runs on the physical Android phone with -s <serial>, streaming its output', async () => {
+    const result = await simlock([
+      'adb',
+      '--lease',
+      'android',
+      'shell',
+      'getprop',
+      'ro.product.model',
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`adb -s ${pixel.id} shell getprop ro.product.model`);
+  });
+
+  it("exec <lease> -- simctl … exits with the tool's exit code", async () => {
+    const result = await simlock(['exec', 'sim', '--', 'simctl', 'listapps']);
+    expect(result.exitCode).toBe(7);
+    expect(result.stdout).toContain('com.example.app');
+  });
+
+  it('devicectl through the real kubectl, aimed at the leased UDID', async () => {
+    const result = await runCommand(
+      `${cluster.binDir}/kubectl`,
+      [
+        'simlock',
+        '--kubeconfig',
+        cluster.kubeconfigPath,
+        '-n',
+        fleet.namespace,
+        'devicectl',
+        '--lease',
+        'phone',
+        'device',
+        'info',
+        'apps',
+      ],
+      { env: env() },
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`--device ${iphone.id}`);
+  });
+
+  it('exits 19 with TOOL_NOT_ALLOWED for devicectl on a simulator lease', async () => {
+    const result = await simlock(['devicectl', '--lease', 'sim', 'device', 'info', 'apps']);
+    expect(result.exitCode).toBe(19);
+    expect(result.stderr).toContain('"code":"TOOL_NOT_ALLOWED"');
   });
 });

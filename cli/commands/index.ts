@@ -1,11 +1,8 @@
 // The plugin's commands, one file each: the definition (flags, help) here, the action in
 // ../actions/, imported only when the command runs.
-//
-// Not yet: `exec`, `simctl`, `devicectl` and `adb` run a tool on a leased device through the exec
-// proxy (DESIGN.md §6), which does not exist yet. Each will be a file here (exec.ts, and the three
-// shorthands) with its action in ../actions/, added to COMMANDS below.
 import type { Argv } from 'yargs';
 import { deviceCommand } from './device.js';
+import { execCommand } from './exec.js';
 import { leaseCommand } from './lease.js';
 import { listCommand } from './list.js';
 import { releaseCommand } from './release.js';
@@ -20,4 +17,5 @@ export const COMMANDS: readonly ((cli: Argv, run: CommandRunner) => Argv)[] = [
   listCommand,
   workerCommand,
   deviceCommand,
+  execCommand,
 ];
