@@ -41,10 +41,10 @@ beforeAll(async () => {
     ],
     { probeIntervalMs: 500 },
   );
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
-  await fleet.stop();
+  await fleet?.stop();
 });
 
 async function release(name: string): Promise<void> {

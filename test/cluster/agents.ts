@@ -145,7 +145,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       const current = await status();
       return current?.health === 'running' && current.catalog ? current : undefined;
     },
-    { timeoutMs: 20_000, what: `agent ${options.name} running` },
+    { timeoutMs: 45_000, what: `agent ${options.name} running` },
   ).catch((error: unknown) => {
     throw new Error(`${(error as Error).message}\n${output}`);
   });
