@@ -26,6 +26,11 @@ export function progressLines(
       return [
         `Request ${metadata.name}: dispatched to ${options.worker(status.worker ?? '-')}, ${waited}`,
       ];
+    case 'Granted':
+    case 'Failed':
+    case 'Released':
+      // The end: the grant line or the error says it, not a progress line.
+      return [];
     default:
       return [`Request ${metadata.name}: pending, ${waited}`];
   }
