@@ -407,3 +407,54 @@ describe('write economy', () => {
     expect(await metric(metrics, 'simlock_api_writes_total')).toBe(writesBefore);
   });
 });
+
+describe('reason writes under churn', () => {
+  it('coalesces reason-only changes: a worker flapping eleven times makes a few writes, and the last state wins', async () => {
+    const fleet = await TestFleet.create(cluster);
+    fleets.push(fleet);
+    const metrics = new ControllerMetrics();
+    const reconciler = new Reconciler({
+      client: KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
+      clock: systemClock(),
+      log: silentLogger,
+      metrics,
+      systemNamespace: fleet.namespace,
+      watchNamespace: fleet.namespace,
+      workerSelector: fleet.selector,
+      reasonWriteIntervalMs: 1000,
+    });
+    running.push(reconciler);
+    await fleet.addWorker('a', { status: iosFullStatus() });
+    await reconciler.start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 1);
+    const before = await metric(metrics, 'simlock_status_writes_total');
+    // Eleven changes of reason within a moment: drained, full, drained, …, drained.
+    for (let flip = 0; flip < 11; flip++) await fleet.drain('a', flip % 2 === 0);
+    const settled = await fleet.requestWhere(
+      'r1',
+      (r) => r.status?.workers?.[0]?.reason === 'drained',
+      5000,
+    );
+    expect(settled.status?.workers).toEqual([{ worker: fleet.name('a'), reason: 'drained' }]);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // At most one write per second of churn, never one per change.
+    const writes = (await metric(metrics, 'simlock_status_writes_total')) - before;
+    expect(writes).toBeGreaterThan(0);
+    expect(writes).toBeLessThanOrEqual(3);
+  });
+
+  it("drops a removed worker's entry at the walk its removal runs", async () => {
+    const { fleet, start } = await setup();
+    await fleet.addWorker('a', { drained: true, status: iosStatus() });
+    await fleet.addWorker('b', { status: iosFullStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 2);
+    await fleet.removeWorker('a');
+    const request = await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 1);
+    expect(request.status?.workers).toEqual([
+      { worker: fleet.name('b'), reason: 'full', capacityReason: 'platform-running-limit' },
+    ]);
+  });
+});

@@ -259,6 +259,16 @@ describe('failing while waiting', () => {
     ).toMatchObject({ kind: 'wait' });
   });
 
+  it('keeps a physical request waiting, not failed, while the worker with its match restarts', () => {
+    const restarting = status({ health: 'starting', devices: [iphone('p1', { state: 'leased' })] });
+    const fleet = fleetOf(worker('a', restarting));
+    expect(
+      walk([waiting('r1', { platform: 'ios', physical: true })], fleet, policy).get('r1'),
+    ).toMatchObject({
+      kind: 'wait',
+    });
+  });
+
   it('fails a noWait request with NO_CAPACITY when no worker can take it now', () => {
     const fleet = fleetOf(worker('a', noIosSlot));
     expect(
