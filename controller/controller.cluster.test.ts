@@ -10,7 +10,7 @@ const cluster = useCluster('ctl');
 const running: Reconciler[] = [];
 const fleets: TestFleet[] = [];
 
-async function setup(options: { dispatchTimeoutMs?: number } = {}) {
+async function setup(options: { dispatchTimeoutMs?: number; reasonWriteIntervalMs?: number } = {}) {
   const fleet = await TestFleet.create(cluster);
   fleets.push(fleet);
   const metrics = new ControllerMetrics();
@@ -23,7 +23,7 @@ async function setup(options: { dispatchTimeoutMs?: number } = {}) {
     watchNamespace: fleet.namespace,
     workerSelector: fleet.selector,
     dispatchTimeoutMs: options.dispatchTimeoutMs ?? 10_000,
-    reasonWriteIntervalMs: 100,
+    reasonWriteIntervalMs: options.reasonWriteIntervalMs ?? 100,
   });
   running.push(reconciler);
   return { fleet, reconciler, metrics, start: () => reconciler.start() };
@@ -410,22 +410,9 @@ describe('write economy', () => {
 
 describe('reason writes under churn', () => {
   it('coalesces reason-only changes: a worker flapping eleven times makes a few writes, and the last state wins', async () => {
-    const fleet = await TestFleet.create(cluster);
-    fleets.push(fleet);
-    const metrics = new ControllerMetrics();
-    const reconciler = new Reconciler({
-      client: KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
-      clock: systemClock(),
-      log: silentLogger,
-      metrics,
-      systemNamespace: fleet.namespace,
-      watchNamespace: fleet.namespace,
-      workerSelector: fleet.selector,
-      reasonWriteIntervalMs: 1000,
-    });
-    running.push(reconciler);
+    const { fleet, metrics, start } = await setup({ reasonWriteIntervalMs: 1000 });
     await fleet.addWorker('a', { status: iosFullStatus() });
-    await reconciler.start();
+    await start();
     await fleet.createRequest('r1', { platform: 'ios' });
     await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 1);
     const before = await metric(metrics, 'simlock_status_writes_total');

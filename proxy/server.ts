@@ -4,18 +4,15 @@
 // Server-Sent Events back as they come. A client that goes away ends the remote process.
 import express, { type Request, type Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import {
-  ExecRequest,
-  LeaseObject,
-  MAX_EXEC_BODY_BYTES,
-  SimlockError,
-  WorkerObject,
-  type ErrorCode,
-} from '../api/index.js';
+import { ExecRequest, LeaseObject, MAX_EXEC_BODY_BYTES, WorkerObject } from '../api/index.js';
 import {
   KubeUnavailableError,
   isNotFound,
+  metricsHandler,
+  sendError,
   simlockPath,
+  startEventStream,
+  writeWithBackpressure,
   type KubeClient,
   type Logger,
 } from '../runtime/index.js';
@@ -48,26 +45,6 @@ export class ProxyMetrics {
   }
 }
 
-const STATUS: Partial<Record<ErrorCode, number>> = {
-  INVALID_REQUEST: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  LEASE_NOT_ACTIVE: 409,
-  TOOL_NOT_ALLOWED: 422,
-  UNAVAILABLE: 503,
-};
-
-function sendError(
-  res: Response,
-  code: ErrorCode,
-  message: string,
-  status = STATUS[code] ?? 500,
-): void {
-  if (res.headersSent) return;
-  res.status(status).json(new SimlockError(code, message).toJSON());
-}
-
 export function createProxyApp(options: ProxyOptions): express.Express {
   const { log } = options;
   const metrics = options.metrics ?? new ProxyMetrics();
@@ -77,12 +54,7 @@ export function createProxyApp(options: ProxyOptions): express.Express {
   app.get('/healthz', (_req, res) => {
     res.type('text').send('ok');
   });
-  app.get('/metrics', (_req, res) => {
-    metrics.registry
-      .metrics()
-      .then((text) => res.type(metrics.registry.contentType).send(text))
-      .catch(() => res.status(500).end());
-  });
+  app.get('/metrics', metricsHandler(metrics.registry));
 
   app.post(
     '/v1/namespaces/:namespace/leases/:name/exec',
@@ -107,14 +79,16 @@ export function createProxyApp(options: ProxyOptions): express.Express {
   // A body that is not JSON, or too large: the caller's mistake, said as such.
   app.use((error: unknown, _req: Request, res: Response, next: (error?: unknown) => void) => {
     const status = (error as { status?: number }).status;
-    if (status === 413)
+    if (status === 413) {
       return sendError(
         res,
         'INVALID_REQUEST',
         `the body is larger than ${MAX_EXEC_BODY_BYTES} bytes`,
+        undefined,
         413,
       );
-    if (status === 400) return sendError(res, 'INVALID_REQUEST', 'the body is not valid JSON', 400);
+    }
+    if (status === 400) return sendError(res, 'INVALID_REQUEST', 'the body is not valid JSON');
     next(error);
   });
   return app;
@@ -226,25 +200,12 @@ async function handleExec(
     worker: workerName,
     tool: body.data.tool,
   });
-  res.status(200);
-  res.setHeader('content-type', 'text/event-stream');
-  res.setHeader('cache-control', 'no-cache');
-  res.flushHeaders();
+  startEventStream(res);
   // Copy chunk by chunk; when the client reads slowly, stop reading the agent (backpressure).
   try {
     for await (const chunk of answer.body) {
       if (res.destroyed) break;
-      if (!res.write(chunk)) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.once('drain', done);
-          res.once('close', done);
-        });
-      }
+      await writeWithBackpressure(res, chunk as Uint8Array);
     }
     outcome('streamed');
   } catch {

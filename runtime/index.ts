@@ -6,3 +6,4 @@ export * from './paths.js';
 export * from './log.js';
 export * from './clock.js';
 export * from './leader-election.js';
+export * from './http.js';

@@ -5,46 +5,19 @@
 import express, { type Request, type Response } from 'express';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
+import { AgentExecRequest, DeviceSpec, MAX_EXEC_BODY_BYTES, sseFrame } from '../../api/index.js';
 import {
-  AgentExecRequest,
-  DeviceSpec,
-  MAX_EXEC_BODY_BYTES,
-  SimlockError,
-  sseFrame,
-  type ErrorCode,
-} from '../../api/index.js';
-import type { Logger } from '../../runtime/index.js';
+  metricsHandler,
+  sendError,
+  startEventStream,
+  writeWithBackpressure,
+  type Logger,
+} from '../../runtime/index.js';
 import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
 import { execStream } from '../exec.js';
 import { leaseKey, type ClusterAgent } from './agent.js';
 import type { TokenVerifier } from './token-verifier.js';
-
-const STATUS: Partial<Record<ErrorCode, number>> = {
-  INVALID_REQUEST: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  LEASE_NOT_ACTIVE: 409,
-  TOOL_NOT_ALLOWED: 422,
-  NO_CAPACITY: 409,
-  UNKNOWN_MODEL: 422,
-  RUNTIME_MISSING: 422,
-  NO_DRIVER: 422,
-  CAPABILITY_MISSING: 422,
-  TIMEOUT: 408,
-  UNAVAILABLE: 503,
-};
-
-function sendError(
-  res: Response,
-  code: ErrorCode,
-  message: string,
-  details?: Record<string, string>,
-): void {
-  if (res.headersSent) return;
-  res.status(STATUS[code] ?? 500).json(new SimlockError(code, message, details).toJSON());
-}
 
 export class AgentMetrics {
   readonly registry = new Registry();
@@ -79,12 +52,7 @@ export function createExecApp(options: AgentHttpOptions): express.Express {
       .type('text')
       .send(health);
   });
-  app.get('/metrics', (_req, res) => {
-    metrics.registry
-      .metrics()
-      .then((text) => res.type(metrics.registry.contentType).send(text))
-      .catch(() => res.status(500).end());
-  });
+  app.get('/metrics', metricsHandler(metrics.registry));
 
   app.post(
     '/v1/exec',
@@ -141,9 +109,7 @@ export function createExecApp(options: AgentHttpOptions): express.Express {
           if (!res.writableFinished) callerGone.abort();
         });
         log.info('exec', { caller, lease: `${namespace}/${lease}`, argv: plan.argv });
-        res.status(200).setHeader('content-type', 'text/event-stream');
-        res.setHeader('cache-control', 'no-cache');
-        res.flushHeaders();
+        startEventStream(res);
         for await (const event of execStream(plan.argv, { signal: callerGone.signal, timeoutMs })) {
           if (res.destroyed) break;
           const frame =
@@ -153,16 +119,7 @@ export function createExecApp(options: AgentHttpOptions): express.Express {
                 ? sseFrame('exit', { exitCode: event.exitCode })
                 : sseFrame('error', { code: event.code, message: event.message });
           // Backpressure: a slow reader pauses the reading of the tool's output.
-          if (!res.write(frame))
-            await new Promise<void>((resolve) => {
-              const done = () => {
-                res.off('drain', done);
-                res.off('close', done);
-                resolve();
-              };
-              res.once('drain', done);
-              res.once('close', done);
-            });
+          await writeWithBackpressure(res, frame);
         }
         metrics.execs.inc({ outcome: callerGone.signal.aborted ? 'caller-gone' : 'ran' });
         res.end();
