@@ -2,7 +2,7 @@
 // the granter, the local queue, health and the view, and runs their timers on the injected clock.
 // The Kubernetes wiring (register the Worker, heartbeat, watch Leases, write Lease status) calls
 // grant / release / execArgv and subscribes to `views` (patch Worker status) and `expirations`.
-import type { DeviceSpec, WorkerStatus } from '../api/index.js';
+import type { DeviceSpec, GrantedDevice, WorkerStatus } from '../api/index.js';
 import type { AgentConfig } from './config.js';
 import type { Driver, ExecPlan } from './drivers/driver.js';
 import { LeaseGranter, type GrantOutcome, type ReclaimOutcome } from './granter.js';
@@ -136,6 +136,13 @@ export class AgentCore {
       this.#expireAt(leaseId, expiresAtMs);
     }
     return outcome;
+  }
+
+  /** Holds again the device of a lease granted before a restart (see LeaseGranter.adopt). */
+  async adopt(leaseId: string, device: GrantedDevice, expiresAtMs?: number): Promise<boolean> {
+    const adopted = await this.granter.adopt(leaseId, device);
+    if (adopted && expiresAtMs !== undefined) this.#expireAt(leaseId, expiresAtMs);
+    return adopted;
   }
 
   /** Ends a lease (fleet or local) and reclaims its device; then local requests get a turn. */

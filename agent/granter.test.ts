@@ -294,3 +294,23 @@ describe('release', () => {
     expect(grantedId(await granter.grant('lease-2', iphone16))).toBe('a');
   });
 });
+
+describe('adopting a lease granted before a restart', () => {
+  const device = (id: string) =>
+    ({ id, name: id, model: 'iPhone 16', platform: 'ios', os: '18.4', physical: false }) as const;
+
+  it('holds the device again, so no other lease gets it', async () => {
+    const { granter, stateOf } = await setUp({ devices: [sim('sim-1', true)] });
+    expect(await granter.adopt('ns/kept', device('sim-1'))).toBe(true);
+    expect(stateOf('sim-1')?.state).toBe('leased');
+    const other = await granter.grant('ns/other', iphone16);
+    expect(grantedId(other)).toBeUndefined();
+  });
+
+  it('refuses a device that is gone or already held by another lease', async () => {
+    const { granter } = await setUp({ devices: [sim('sim-1', true)] });
+    expect(await granter.adopt('ns/gone', device('sim-9'))).toBe(false);
+    expect(grantedId(await granter.grant('ns/first', iphone16))).toBe('sim-1');
+    expect(await granter.adopt('ns/second', device('sim-1'))).toBe(false);
+  });
+});

@@ -101,6 +101,37 @@ export class LeaseGranter {
     return outcome;
   }
 
+  /**
+   * Takes back a lease this agent granted before it restarted (its Lease still says Granted, with
+   * this device): the device is held again if the driver still lists it and nothing else holds
+   * it. Answers false when the lease cannot be honoured safely; the caller then gives it up.
+   */
+  adopt(leaseId: string, device: GrantedDevice): Promise<boolean> {
+    return this.#decisions.run(() => {
+      if (this.#leases.has(leaseId)) return Promise.resolve(true);
+      const { inventory } = this.#options;
+      const heldByAnother = [...this.#leases.values()].some(
+        (lease) => lease.device.id === device.id,
+      );
+      if (
+        inventory.driverDevice(device.id) === undefined ||
+        heldByAnother ||
+        inventory.heldState(device.id) !== undefined
+      ) {
+        return Promise.resolve(false);
+      }
+      inventory.hold(device.id, 'leased');
+      this.#leases.set(leaseId, {
+        leaseId,
+        origin: 'fleet',
+        device,
+        source: 'warm',
+        grantedAtMs: this.#options.clock.now(),
+      });
+      return Promise.resolve(true);
+    });
+  }
+
   /** Ends a lease and reclaims its device; resolves once the device is back (or quarantined). */
   release(leaseId: string): Promise<ReclaimOutcome> {
     const inFlight = this.#inFlight.get(leaseId);

@@ -202,6 +202,38 @@ describe('an agent with the fake driver', () => {
     expect(unplugged).toEqual({ present: false, reason: 'locked' });
   });
 
+  it('keeps a granted lease across its own restart, the device still held, and reclaims it on delete afterwards', async () => {
+    const { fleet, agent } = await fleetWithAgent(iosSimulatorScript(), {
+      limits: { running: 8, platforms: { ios: { running: 8 } } },
+    });
+    const granted = (await dispatch(fleet, 'kept', {
+      platform: 'ios',
+      model: 'iPhone 16',
+    })) as LeaseView & {
+      status: { phase: string; device: { id: string } };
+    };
+    expect(granted.status.phase).toBe('Granted');
+    await agent.restart('SIGKILL');
+    // A new lease for the same model must not get the held device.
+    const other = (await dispatch(fleet, 'other', {
+      platform: 'ios',
+      model: 'iPhone 16',
+    })) as LeaseView & {
+      status: { phase: string; device?: { id: string } };
+    };
+    expect(other.status.device?.id).not.toBe(granted.status.device.id);
+    expect((await fleet.lease('kept'))?.status?.phase).toBe('Granted');
+    await eventually(async () =>
+      (await agent.status())?.devices.find((device) => device.id === granted.status.device.id)
+        ?.state === 'leased'
+        ? true
+        : undefined,
+    );
+
+    await fleet.admin.delete(simlockPath('lease', { namespace: fleet.namespace, name: 'kept' }));
+    await fleet.leaseGone('kept');
+  });
+
   it('is shown disconnected once it is killed and its heartbeat lapses', async () => {
     const { fleet, agent } = await fleetWithAgent();
     await startController(fleet);

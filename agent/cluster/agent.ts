@@ -179,21 +179,46 @@ export class ClusterAgent {
     }
     const phase = lease.status?.phase;
     if (phase === undefined || (phase === 'Pending' && !this.granted.has(key))) {
-      if (lease.status?.phase === 'Pending' && lease.status.message?.startsWith('accepted')) {
-        // Our own acknowledgement from an earlier life of this process: the grant never finished.
-        void this.markLost(key, lease, 'the agent restarted while granting');
-        return;
-      }
+      // Not answered yet, or acknowledged by an earlier life of this agent that died while it
+      // prepared the device (nothing is held for it now): answer it afresh.
       void this.answer(key, lease);
     } else if (
       phase === 'Granted' &&
       this.granted.get(key) !== lease.metadata.uid &&
       !this.busy.has(key)
     ) {
-      // Granted by an earlier life of this agent: its device is not held any more, so this lease
-      // cannot be honoured safely. Say so; the controller releases the request.
-      void this.markLost(key, lease, 'the agent restarted and no longer holds the device');
+      void this.adopt(key, lease);
     }
+  }
+
+  /**
+   * A Lease granted by an earlier life of this agent: hold its device again, or, when that is not
+   * safe (the device is gone or taken), say the lease is lost; the controller releases the request.
+   */
+  private async adopt(key: string, lease: LeaseObject): Promise<void> {
+    this.busy.add(key);
+    try {
+      const device = lease.status?.device;
+      const expiresAt = Date.parse(lease.spec.expiresAt);
+      const adopted =
+        device !== undefined &&
+        (await this.options.core.adopt(
+          key,
+          device,
+          Number.isFinite(expiresAt) ? expiresAt : undefined,
+        ));
+      if (adopted) {
+        this.granted.set(key, lease.metadata.uid ?? '');
+        this.options.log.info('adopted a lease granted before a restart', {
+          lease: key,
+          device: device.id,
+        });
+        return;
+      }
+    } finally {
+      this.busy.delete(key);
+    }
+    await this.markLost(key, lease, 'the agent restarted and cannot hold the device again');
   }
 
   private async answer(key: string, lease: LeaseObject): Promise<void> {

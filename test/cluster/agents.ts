@@ -49,6 +49,8 @@ export interface AgentProcess {
   setScript(script: FakeScriptInput): Promise<void>;
   status(): Promise<WorkerStatus | undefined>;
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Stops the process (SIGKILL by default) and starts it again with the same config. */
+  restart(signal?: NodeJS.Signals): Promise<void>;
   output(): string;
 }
 
@@ -97,18 +99,29 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
     }),
   );
   let output = '';
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', agentMain, '--config', configPath, '--kubeconfig', options.kubeconfigPath],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, SIMLOCK_LOG_LEVEL: process.env.SIMLOCK_LOG_LEVEL ?? 'warn' },
-    },
-  );
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    output = (output + chunk).slice(-20_000);
-  });
+  const launch = (): ChildProcess => {
+    const started = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        agentMain,
+        '--config',
+        configPath,
+        '--kubeconfig',
+        options.kubeconfigPath,
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, SIMLOCK_LOG_LEVEL: process.env.SIMLOCK_LOG_LEVEL ?? 'warn' },
+      },
+    );
+    started.stderr?.setEncoding('utf8');
+    started.stderr?.on('data', (chunk: string) => {
+      output = (output + chunk).slice(-20_000);
+    });
+    return started;
+  };
   const status = async (): Promise<WorkerStatus | undefined> => {
     try {
       const worker = WorkerObject.safeParse(
@@ -119,9 +132,27 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       return undefined;
     }
   };
+  const running = async (child: ChildProcess): Promise<void> => {
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`agent ${options.name} exited: ${output}`);
+        const current = await status();
+        return current?.health === 'running' && current.catalog ? current : undefined;
+      },
+      { timeoutMs: 45_000, what: `agent ${options.name} running` },
+    ).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}\n${output}`);
+    });
+  };
+  const stop = (child: ChildProcess, signal: NodeJS.Signals): Promise<void> =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
   const agent: AgentProcess = {
     name: options.name,
-    child,
+    child: launch(),
     scriptPath,
     localPort,
     setScript: async (script) => {
@@ -131,23 +162,14 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       await rename(`${scriptPath}.next`, scriptPath);
     },
     status,
-    kill: (signal = 'SIGTERM') =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill(signal);
-      }),
+    kill: (signal = 'SIGTERM') => stop(agent.child, signal),
+    restart: async (signal = 'SIGKILL') => {
+      await stop(agent.child, signal);
+      agent.child = launch();
+      await running(agent.child);
+    },
     output: () => output,
   };
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`agent ${options.name} exited: ${output}`);
-      const current = await status();
-      return current?.health === 'running' && current.catalog ? current : undefined;
-    },
-    { timeoutMs: 45_000, what: `agent ${options.name} running` },
-  ).catch((error: unknown) => {
-    throw new Error(`${(error as Error).message}\n${output}`);
-  });
+  await running(agent.child);
   return agent;
 }
