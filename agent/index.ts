@@ -63,6 +63,8 @@ export {
   type ExecResult,
 } from './exec.js';
 export { AgentCore, type AgentCoreOptions, type LocalLeaseRequest } from './core.js';
+// The Kubernetes wiring, for programs that run agents in-process (benchmarks run hundreds in one).
+export { ClusterAgent, type ClusterAgentOptions } from './cluster/agent.js';
 
 // Drivers
 export {

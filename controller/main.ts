@@ -22,6 +22,10 @@ const Options = z.object({
   leaseDurationSeconds: z.number().int().min(2).max(300),
   identity: z.string().min(1).max(253),
   leaderElection: z.boolean(),
+  kubeApiQps: z.number().min(0).max(100_000),
+  maxConcurrentWrites: z.number().int().min(1).max(1000),
+  progressWritesPerSecond: z.number().min(0).max(100_000),
+  kubeApiBurst: z.number().int().min(0).max(100_000),
 });
 
 async function main(): Promise<void> {
@@ -61,6 +65,27 @@ async function main(): Promise<void> {
     })
     .option('identity', { type: 'string', default: `${hostname()}-${process.pid}` })
     .option('leader-election', { type: 'boolean', default: true })
+    .option('kube-api-qps', {
+      type: 'number',
+      default: 0,
+      describe: 'requests per second to the API server, as kube-scheduler has it (0: unlimited)',
+    })
+    .option('max-concurrent-writes', {
+      type: 'number',
+      default: 32,
+      describe: 'writes to the API server in flight at once (dispatches and outcomes go first)',
+    })
+    .option('progress-writes-per-second', {
+      type: 'number',
+      default: 100,
+      describe:
+        "waiting requests' reason and position writes per second, all together (0: no limit)",
+    })
+    .option('kube-api-burst', {
+      type: 'number',
+      default: 0,
+      describe: 'requests that may go at once above the qps (0: twice the qps)',
+    })
     .strict()
     .parseAsync();
   const parsed = Options.safeParse(argv);
@@ -74,16 +99,35 @@ async function main(): Promise<void> {
   const options = parsed.data;
   const log = createLogger({ component: 'controller', identity: options.identity });
   const clock = systemClock();
-  const client = KubeClient.fromOptions({
-    kubeconfig: options.kubeconfig,
-    context: options.context,
-  });
+  // The limit covers the reconciler's reads, writes and watches; leader election has its own client
+  // so that renewing the lease never waits behind a queue of status writes.
+  const rateLimit =
+    options.kubeApiQps > 0
+      ? {
+          qps: options.kubeApiQps,
+          burst: options.kubeApiBurst || Math.ceil(options.kubeApiQps * 2),
+        }
+      : undefined;
+  const client = KubeClient.fromOptions(
+    { kubeconfig: options.kubeconfig, context: options.context },
+    undefined,
+    rateLimit,
+  );
+  // Events have a client of their own with the same limit, as kube-scheduler's do.
+  const eventClient = rateLimit
+    ? KubeClient.fromOptions(
+        { kubeconfig: options.kubeconfig, context: options.context },
+        undefined,
+        rateLimit,
+      )
+    : client;
   const metrics = new ControllerMetrics(true);
 
   let reconciler: Reconciler | undefined;
   const startReconciling = () => {
     reconciler = new Reconciler({
       client,
+      eventClient,
       clock,
       log,
       metrics,
@@ -93,6 +137,8 @@ async function main(): Promise<void> {
       dispatchTimeoutMs: options.dispatchTimeoutMs,
       grantTimeoutMs: options.grantTimeoutMs,
       reasonWriteIntervalMs: options.reasonWriteIntervalMs,
+      maxConcurrentWrites: options.maxConcurrentWrites,
+      progressWritesPerSecond: options.progressWritesPerSecond,
       identity: options.identity,
     });
     reconciler.start().catch((error: unknown) => {

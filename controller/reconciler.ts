@@ -21,6 +21,7 @@ import {
   type ErrorBody,
   type LeaseRequestSpec,
   type LeaseRequestStatus,
+  type WorkerReason,
 } from '../api/index.js';
 import {
   Informer,
@@ -35,6 +36,13 @@ import {
   type Logger,
   type TimerHandle,
 } from '../runtime/index.js';
+import {
+  assumeDispatches,
+  viewShowsFreed,
+  viewShowsLeased,
+  type PendingDispatch,
+  type ReleasedDevice,
+} from './assume.js';
 import { emptyMemos, type RequestMemos } from './memos.js';
 import type { ControllerMetrics } from './metrics.js';
 import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from './routing/index.js';
@@ -53,9 +61,15 @@ import {
   type KnownWorker,
 } from './views.js';
 import { walk, type Fleet, type WaitingRequest } from './walk.js';
+import { WriteQueue } from './write-queue.js';
 
 export interface ReconcilerOptions {
   client: KubeClient;
+  /**
+   * Events go through this client when given: with a rate limit of its own (kube-scheduler's
+   * event client does the same), a burst of Events never holds back a dispatch or a status write.
+   */
+  eventClient?: KubeClient | undefined;
   clock: Clock;
   log: Logger;
   metrics: ControllerMetrics;
@@ -72,8 +86,20 @@ export interface ReconcilerOptions {
   grantTimeoutMs?: number;
   /** Reason-only status changes are written at most this often per request. */
   reasonWriteIntervalMs?: number;
+  /** Writes in flight at once (see write-queue.ts); 32 by default. */
+  maxConcurrentWrites?: number;
+  /**
+   * Progress writes (a waiting request's reasons and position) per second, all requests together;
+   * 100 by default, 0: no limit but the concurrency. Dispatches and outcomes are never held by it.
+   */
+  progressWritesPerSecond?: number;
   /** Name of this controller in Events. */
   identity?: string;
+  /**
+   * A grant counts against its worker's view until the view shows it, or this long (the agent
+   * reports its view debounced); see assume.ts.
+   */
+  assumeGrantsForMs?: number;
 }
 
 interface TrackedRequest extends RequestState {
@@ -88,20 +114,36 @@ interface TrackedRequest extends RequestState {
   stage?: string | undefined;
   /** The agent acknowledged the current dispatch (status Pending). */
   acknowledged?: boolean;
+  /** Our watch has delivered the current dispatch's Lease (its dispatch timer runs from then). */
+  leaseSeen?: boolean;
+  /** When this process saw the grant (assumed in its worker's view for a while: assume.ts). */
+  grantedAt?: number | undefined;
   /** The Lease of an earlier dispatch is being deleted; no new dispatch until it is gone. */
   leaseDeleting: boolean;
+  /**
+   * The uid of the current dispatch's Lease once known, and whether its create is in flight. A
+   * Lease deleted outright is gone before its DELETED event arrives, so the request may already be
+   * dispatched again when it does: such late news of an earlier Lease must not touch the new one.
+   */
+  leaseUid?: string | undefined;
+  creatingLease: boolean;
   deleting: boolean;
   hasFinalizer: boolean;
   timers: { wait?: TimerHandle; dispatch?: TimerHandle; expiry?: TimerHandle; write?: TimerHandle };
   /** The status last known to be on the server, and when reasons were last written. */
   written?: Record<string, unknown> | undefined;
   lastReasonWriteAt: number;
-  writing: boolean;
-  writeAgain: boolean;
+  /**
+   * Until then only an outcome is written at once: a request that waits or is dispatched only
+   * for a moment (most of a burst: one dispatch per worker per walk) goes from Pending straight to
+   * Granted in one write, instead of three.
+   */
+  settleUntil: number;
 }
 
 export class Reconciler {
   private readonly client: KubeClient;
+  private readonly eventClient: KubeClient;
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly metrics: ControllerMetrics;
@@ -110,6 +152,16 @@ export class Reconciler {
   private readonly grantTimeoutMs: number;
   private readonly reasonWriteIntervalMs: number;
   private readonly identity: string;
+  private readonly writes: WriteQueue;
+  private readonly assumeGrantsForMs: number;
+  /** Views with the controller's pending dispatches in them, by worker, while they hold. */
+  private readonly assumed = new Map<
+    string,
+    { base: WorkerView; signature: string; view: WorkerView }
+  >();
+  private assumeTimer: { at: number; handle: TimerHandle } | undefined;
+  /** Devices whose Lease the agent let go of (reclaimed), by worker, and when: assume.ts. */
+  private readonly released = new Map<string, (ReleasedDevice & { at: number })[]>();
 
   private readonly workerInformer: Informer;
   private readonly heartbeatInformer: Informer;
@@ -128,6 +180,7 @@ export class Reconciler {
 
   constructor(private readonly options: ReconcilerOptions) {
     this.client = options.client;
+    this.eventClient = options.eventClient ?? options.client;
     this.clock = options.clock;
     this.log = options.log;
     this.metrics = options.metrics;
@@ -136,6 +189,12 @@ export class Reconciler {
     this.grantTimeoutMs = options.grantTimeoutMs ?? 600_000;
     this.reasonWriteIntervalMs = options.reasonWriteIntervalMs ?? 1000;
     this.identity = options.identity ?? 'simlock-controller';
+    this.assumeGrantsForMs = options.assumeGrantsForMs ?? 3000;
+    const progressRate = options.progressWritesPerSecond ?? 100;
+    this.writes = new WriteQueue({
+      concurrency: options.maxConcurrentWrites ?? 32,
+      progressRate: progressRate > 0 ? { qps: progressRate, burst: progressRate } : undefined,
+    });
     const onError = (what: string) => (error: unknown) =>
       this.log.warn(`informer ${what} restarting`, { error });
     this.workerInformer = new Informer(this.client, {
@@ -156,9 +215,11 @@ export class Reconciler {
       labelSelector: WORKER_LABEL,
       onError: onError('leases'),
     });
-    this.client.observe((method) => {
+    const countWrites = (method: string) => {
       if (method !== 'GET') this.metrics.apiWrites.inc({ method });
-    });
+    };
+    this.client.observe(countWrites);
+    if (this.eventClient !== this.client) this.eventClient.observe(countWrites);
   }
 
   /** Starts the informers; requests are handled once Workers, heartbeats and Leases are synced. */
@@ -199,6 +260,7 @@ export class Reconciler {
     this.stopped = true;
     for (const request of this.requests.values()) this.clearTimers(request);
     for (const timer of this.lapseTimers.values()) this.clock.clearTimeout(timer);
+    if (this.assumeTimer) this.clock.clearTimeout(this.assumeTimer.handle);
     await Promise.all([
       this.workerInformer.stop(),
       this.heartbeatInformer.stop(),
@@ -294,6 +356,85 @@ export class Reconciler {
     return this.fleet;
   }
 
+  /**
+   * The fleet routing walks: each view with the dispatches this controller made to that worker and
+   * the view does not show yet (in flight, or granted a moment ago). See assume.ts.
+   */
+  private routingFleet(): Fleet {
+    const fleet = this.currentFleet();
+    const now = this.clock.now();
+    const pending = new Map<string, PendingDispatch[]>();
+    let nextExpiry = Number.POSITIVE_INFINITY;
+    for (const request of this.requests.values()) {
+      const worker = request.worker;
+      if (worker === undefined || request.deleting) continue;
+      let dispatch: PendingDispatch | undefined;
+      if (request.phase === 'Dispatched') dispatch = { spec: request.spec };
+      else if (request.phase === 'Granted' && request.grantedAt !== undefined) {
+        const until = request.grantedAt + this.assumeGrantsForMs;
+        const view = this.workers.get(worker)?.view;
+        const deviceId = request.device?.id;
+        if (until > now && view && !(deviceId && viewShowsLeased(view, deviceId))) {
+          dispatch = { spec: request.spec, deviceId };
+          nextExpiry = Math.min(nextExpiry, until);
+        }
+      }
+      if (dispatch) pending.set(worker, [...(pending.get(worker) ?? []), dispatch]);
+    }
+    const freed = new Map<string, ReleasedDevice[]>();
+    for (const [worker, devices] of this.released) {
+      const view = this.workers.get(worker)?.view;
+      const current = devices.filter(
+        (device) =>
+          device.at + this.assumeGrantsForMs > now &&
+          view !== undefined &&
+          !viewShowsFreed(view, device.deviceId),
+      );
+      if (current.length === 0) this.released.delete(worker);
+      else {
+        this.released.set(worker, current);
+        freed.set(
+          worker,
+          current.map(({ deviceId, physical }) => ({ deviceId, physical })),
+        );
+      }
+    }
+    // Look again when the first grant assumption lapses: its worker may have room again.
+    if (Number.isFinite(nextExpiry) && !(this.assumeTimer && this.assumeTimer.at <= nextExpiry)) {
+      if (this.assumeTimer) this.clock.clearTimeout(this.assumeTimer.handle);
+      this.assumeTimer = {
+        at: nextExpiry,
+        handle: this.clock.setTimeout(
+          () => {
+            this.assumeTimer = undefined;
+            this.scheduleWalk();
+          },
+          nextExpiry - now + 1,
+        ),
+      };
+    }
+    if (pending.size === 0 && freed.size === 0) {
+      this.assumed.clear();
+      return fleet;
+    }
+    const views = fleet.views.map((view) => {
+      const mine = pending.get(view.name) ?? [];
+      const given = freed.get(view.name) ?? [];
+      if (mine.length + given.length === 0) {
+        this.assumed.delete(view.name);
+        return view;
+      }
+      // The same view and the same dispatches: the same object, so routing's memo holds.
+      const signature = JSON.stringify([mine, given]);
+      const known = this.assumed.get(view.name);
+      if (known && known.base === view && known.signature === signature) return known.view;
+      const adjusted = assumeDispatches(view, mine, given);
+      this.assumed.set(view.name, { base: view, signature, view: adjusted });
+      return adjusted;
+    });
+    return { views, viewKeys: fleet.viewKeys };
+  }
+
   // ------------------------------------------------------------------------------------------
   // LeaseRequests
 
@@ -365,13 +506,13 @@ export class Reconciler {
       conditions: status?.conditions ?? [],
       memos: emptyMemos(),
       leaseDeleting: false,
+      creatingLease: false,
       deleting: false,
       hasFinalizer: false,
       timers: {},
       written: status,
       lastReasonWriteAt: 0,
-      writing: false,
-      writeAgain: false,
+      settleUntil: 0,
     };
     this.requests.set(request.key, request);
     return request;
@@ -410,6 +551,7 @@ export class Reconciler {
 
   private adoptLease(request: TrackedRequest, lease: KubeObject): void {
     const worker = (lease.spec as { worker?: unknown } | undefined)?.worker;
+    request.leaseUid = leaseUidOf(lease);
     request.phase = 'Dispatched';
     request.worker = typeof worker === 'string' ? worker : undefined;
     request.workers = [];
@@ -440,14 +582,16 @@ export class Reconciler {
       (name) => name !== REQUEST_FINALIZER,
     );
     try {
-      await this.client.patch(
-        simlockPath('leaseRequest', { namespace: request.namespace, name: request.name }),
-        {
-          metadata: {
-            finalizers: [...finalizers, REQUEST_FINALIZER],
-            resourceVersion: current?.metadata.resourceVersion,
+      await this.writes.run('bookkeeping', () =>
+        this.client.patch(
+          simlockPath('leaseRequest', { namespace: request.namespace, name: request.name }),
+          {
+            metadata: {
+              finalizers: [...finalizers, REQUEST_FINALIZER],
+              resourceVersion: current?.metadata.resourceVersion,
+            },
           },
-        },
+        ),
       );
       request.hasFinalizer = true;
       return true;
@@ -466,6 +610,8 @@ export class Reconciler {
   }
 
   private enqueue(request: TrackedRequest): void {
+    if (request.phase !== 'Waiting')
+      request.settleUntil = this.clock.now() + this.reasonWriteIntervalMs;
     request.phase = 'Waiting';
     request.queuedAt ??= this.clock.now();
     request.worker = undefined;
@@ -484,6 +630,7 @@ export class Reconciler {
   private requeue(request: TrackedRequest): void {
     this.clearTimer(request, 'dispatch');
     request.lease = undefined;
+    request.leaseUid = undefined;
     if (
       !request.spec.noWait &&
       this.clock.now() >= request.createdAt + request.spec.waitTimeoutSeconds * 1000
@@ -541,7 +688,7 @@ export class Reconciler {
       holdDispatch: request.leaseDeleting,
       lastCannotServe: request.lastCannotServe,
     }));
-    const outcomes = walk(waiting, this.currentFleet(), this.policy);
+    const outcomes = walk(waiting, this.routingFleet(), this.policy);
     this.metrics.walks.inc();
     this.metrics.walkSeconds.observe((performance.now() - started) / 1000);
 
@@ -555,10 +702,15 @@ export class Reconciler {
       if (outcome.kind === 'dispatch') void this.dispatch(request, outcome.worker, outcome.stage);
       else if (outcome.kind === 'fail') this.fail(request, outcome.error);
       else {
-        request.workers = outcome.workers;
-        request.position = ++position;
+        position++;
         for (const entry of outcome.workers)
           reasonCounts.set(entry.reason, (reasonCounts.get(entry.reason) ?? 0) + 1);
+        // Most waiting requests come out of a walk as they went in: skip them cheaply, without
+        // building their status to compare it (thousands of requests × a reason per worker).
+        if (request.position === position && sameReasons(request.workers, outcome.workers))
+          continue;
+        request.workers = outcome.workers;
+        request.position = position;
         this.flush(request);
       }
     }
@@ -569,10 +721,12 @@ export class Reconciler {
 
   private async dispatch(request: TrackedRequest, worker: string, stage: string): Promise<void> {
     const now = this.clock.now();
+    request.settleUntil = now + this.reasonWriteIntervalMs;
     request.phase = 'Dispatched';
     request.worker = worker;
     request.stage = stage;
     request.acknowledged = false;
+    request.leaseSeen = false;
     request.workers = [];
     request.position = undefined;
     const spec = request.spec;
@@ -607,14 +761,25 @@ export class Reconciler {
         ...(spec.holder ? { holder: spec.holder } : {}),
       },
     };
+    request.leaseUid = undefined;
+    request.creatingLease = true;
     try {
-      await this.client.create(simlockPath('lease', { namespace: request.namespace }), lease);
+      const created = await this.writes.run('dispatch', () =>
+        this.client.create(simlockPath('lease', { namespace: request.namespace }), lease),
+      );
+      request.creatingLease = false;
+      if (request.phase === 'Dispatched' && request.worker === worker)
+        request.leaseUid ??= leaseUidOf(created);
     } catch (error) {
+      request.creatingLease = false;
       if (isAlreadyExists(error)) {
-        // An earlier incarnation dispatched it already: adopt that Lease, never a second one.
-        const existing = this.leaseInformer.get(request.key);
+        // An earlier incarnation dispatched it already: adopt that Lease, never a second one. The
+        // informer may not have it yet; the API server has.
         this.log.info('lease already exists; adopting it', { request: request.key });
+        const existing = this.leaseInformer.get(request.key) ?? (await this.readLease(request));
+        if (request.deleting || this.requests.get(request.key) !== request) return;
         if (existing) this.adoptLease(request, existing);
+        else this.retryDispatchSoon(request, worker);
         return;
       }
       this.log.warn('could not create the lease; back to the queue', {
@@ -622,19 +787,41 @@ export class Reconciler {
         worker,
         error,
       });
-      if (request.phase === 'Dispatched' && request.worker === worker) {
-        request.phase = 'Waiting';
-        request.worker = undefined;
-        this.clock.setTimeout(() => this.scheduleWalk(), 1000);
-      }
+      this.retryDispatchSoon(request, worker);
       return;
     }
     if (request.phase !== 'Dispatched' || request.worker !== worker) return;
     this.metrics.dispatches.inc({ stage });
-    this.startDispatchTimer(request);
+    // The agent's time to answer counts from when the Lease could reach it: when our own watch
+    // delivers it. A busy API server delivers late, and a timeout counted from the create gave up
+    // on agents that had not yet been told (and every give-up made more writes). Should our watch
+    // never deliver it, a longer timeout still ends the wait.
+    if (this.leaseInformer.get(request.key)?.metadata.uid === request.leaseUid)
+      this.startDispatchTimer(request);
+    else if (!request.timers.dispatch) this.startDispatchTimer(request, this.dispatchTimeoutMs * 3);
     this.flush(request);
     const physical = spec.physical === true ? ', physical' : '';
     this.event(request, 'Normal', 'Dispatched', `Dispatched to ${worker} (${stage}${physical})`);
+  }
+
+  /** A dispatch that could not be made: back to the queue, and walk again in a moment. */
+  private retryDispatchSoon(request: TrackedRequest, worker: string): void {
+    if (request.phase !== 'Dispatched' || request.worker !== worker) return;
+    request.phase = 'Waiting';
+    request.worker = undefined;
+    this.clock.setTimeout(() => this.scheduleWalk(), 1000);
+  }
+
+  private async readLease(request: TrackedRequest): Promise<KubeObject | undefined> {
+    try {
+      return (await this.client.get(
+        simlockPath('lease', { namespace: request.namespace, name: request.name }),
+      )) as KubeObject;
+    } catch (error) {
+      if (!isNotFound(error))
+        this.log.warn('could not read the lease', { request: request.key, error });
+      return undefined;
+    }
   }
 
   private startDispatchTimer(request: TrackedRequest, timeoutMs = this.dispatchTimeoutMs): void {
@@ -669,9 +856,11 @@ export class Reconciler {
     const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
     const request = this.requests.get(key);
     if (deleted) {
+      this.noteReleased(object);
       if (!request) return;
       request.leaseDeleting = false;
       if (request.deleting) void this.removeFinalizer(request);
+      else if (this.isEarlierLease(request, object, true)) this.scheduleWalk();
       else if (request.phase === 'Dispatched') this.requeue(request);
       else if (request.phase === 'Granted')
         this.finish(request, 'Released', undefined, 'LeaseDeleted', 'its Lease was deleted');
@@ -682,11 +871,25 @@ export class Reconciler {
       // The requests informer may not have delivered it yet (start-up); its recovery looks again.
       return;
     }
-    if (request.deleting) return;
+    if (request.deleting || this.isEarlierLease(request, object, false)) return;
     const worker = (object.spec as { worker?: unknown } | undefined)?.worker;
     const parsedStatus =
       object.status === undefined ? undefined : LeaseStatus.safeParse(object.status);
     const status = parsedStatus?.success ? parsedStatus.data : undefined;
+    if (
+      request.phase === 'Dispatched' &&
+      worker === request.worker &&
+      !status &&
+      !request.acknowledged &&
+      !request.leaseSeen &&
+      request.leaseUid !== undefined &&
+      leaseUidOf(object) === request.leaseUid
+    ) {
+      // First sight of the current dispatch's Lease: the agent's time to answer starts now.
+      request.leaseSeen = true;
+      this.startDispatchTimer(request);
+      return;
+    }
     if (request.phase === 'Dispatched' && worker === request.worker && status) {
       if (status.phase === 'Granted') this.grant(request, object, status.device);
       else if (status.phase === 'Refused') this.refused(request, status.refusal);
@@ -714,10 +917,38 @@ export class Reconciler {
     if (request.phase === 'Granted' && !request.timers.expiry) this.startExpiry(request, object);
   }
 
+  /**
+   * A granted Lease gone for good: the agent removed its finalizer, so it has reclaimed the device.
+   * Routing counts the device free until the view says so (assume.ts), and walks at once.
+   */
+  private noteReleased(lease: KubeObject): void {
+    const worker = (lease.spec as { worker?: unknown } | undefined)?.worker;
+    const status = LeaseStatus.safeParse(lease.status);
+    const device = status.success ? status.data.device : undefined;
+    if (typeof worker !== 'string' || !device || !this.workers.has(worker)) return;
+    const known = this.released.get(worker) ?? [];
+    this.released.set(worker, [
+      ...known.filter((entry) => entry.deviceId !== device.id),
+      { deviceId: device.id, physical: device.physical, at: this.clock.now() },
+    ]);
+    this.scheduleWalk();
+  }
+
+  /** A Lease of a dispatch before the current one (see TrackedRequest.leaseUid). */
+  private isEarlierLease(request: TrackedRequest, lease: KubeObject, deleted: boolean): boolean {
+    if (request.phase !== 'Dispatched' && request.phase !== 'Granted') return false;
+    if (request.leaseUid !== undefined) return leaseUidOf(lease) !== request.leaseUid;
+    // The create is in flight: a Lease deleted now is the earlier one (the new one is not there to
+    // delete); an update may be the new Lease's answer racing its create's response.
+    return deleted && request.creatingLease;
+  }
+
   private grant(request: TrackedRequest, lease: KubeObject, rawDevice: unknown): void {
     this.clearTimer(request, 'dispatch');
+    request.leaseUid ??= leaseUidOf(lease);
     const device = GrantedDevice.safeParse(rawDevice);
     request.phase = 'Granted';
+    request.grantedAt = this.clock.now();
     request.lease = request.name;
     request.device = device.success ? device.data : undefined;
     request.workers = [];
@@ -786,8 +1017,10 @@ export class Reconciler {
   private async deleteLease(request: TrackedRequest): Promise<void> {
     request.leaseDeleting = true;
     try {
-      const answer = (await this.client.delete(
-        simlockPath('lease', { namespace: request.namespace, name: request.name }),
+      const answer = (await this.writes.run('dispatch', () =>
+        this.client.delete(
+          simlockPath('lease', { namespace: request.namespace, name: request.name }),
+        ),
       )) as { metadata?: { finalizers?: string[] } } | undefined;
       // Deleted outright (no finalizer): dispatch may go on. With a finalizer, wait for the event.
       if (!answer?.metadata?.finalizers?.length) request.leaseDeleting = false;
@@ -853,14 +1086,16 @@ export class Reconciler {
     const finalizers = (current?.metadata.finalizers as string[] | undefined) ?? [];
     if (!finalizers.includes(REQUEST_FINALIZER)) return;
     try {
-      await this.client.patch(
-        simlockPath('leaseRequest', { namespace: request.namespace, name: request.name }),
-        {
-          metadata: {
-            finalizers: finalizers.filter((name) => name !== REQUEST_FINALIZER),
-            resourceVersion: current?.metadata.resourceVersion,
+      await this.writes.run('bookkeeping', () =>
+        this.client.patch(
+          simlockPath('leaseRequest', { namespace: request.namespace, name: request.name }),
+          {
+            metadata: {
+              finalizers: finalizers.filter((name) => name !== REQUEST_FINALIZER),
+              resourceVersion: current?.metadata.resourceVersion,
+            },
           },
-        },
+        ),
       );
     } catch (error) {
       if (isNotFound(error)) return;
@@ -890,19 +1125,19 @@ export class Reconciler {
   }
 
   // ------------------------------------------------------------------------------------------
-  // Status writes: only when changed; phase changes at once, reason-only changes coalesced.
+  // Status writes: only when changed; outcomes at once, the way there (Waiting, its reasons,
+  // Dispatched) coalesced.
 
   private flush(request: TrackedRequest): void {
     if (request.deleting || this.requests.get(request.key) !== request) return;
-    if (request.writing) {
-      request.writeAgain = true;
-      return;
-    }
     const next = desiredStatus(request) as Record<string, unknown>;
     if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
     const urgent = urgentPart(request.written) !== urgentPart(next);
     const now = this.clock.now();
-    const dueAt = request.lastReasonWriteAt + this.reasonWriteIntervalMs;
+    const dueAt = Math.max(
+      request.lastReasonWriteAt + this.reasonWriteIntervalMs,
+      request.settleUntil,
+    );
     if (!urgent && now < dueAt) {
       request.timers.write ??= this.clock.setTimeout(() => {
         request.timers.write = undefined;
@@ -911,11 +1146,14 @@ export class Reconciler {
       return;
     }
     this.clearTimer(request, 'write');
-    void this.write(request, next);
+    this.writes.schedule(request.key, urgent ? 'dispatch' : 'progress', () => this.write(request));
   }
 
-  private async write(request: TrackedRequest, next: Record<string, unknown>): Promise<void> {
-    request.writing = true;
+  /** Writes the request's status as it is when the write's turn comes (see write-queue.ts). */
+  private async write(request: TrackedRequest): Promise<void> {
+    if (request.deleting || this.requests.get(request.key) !== request) return;
+    const next = desiredStatus(request) as Record<string, unknown>;
+    if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
     try {
       await this.client.patch(
         simlockPath('leaseRequest', {
@@ -923,9 +1161,7 @@ export class Reconciler {
           name: request.name,
           subresource: 'status',
         }),
-        {
-          status: statusMergePatch(request.written, next),
-        },
+        { status: statusMergePatch(request.written, next) },
       );
       request.written = next;
       if (next.workers !== undefined) request.lastReasonWriteAt = this.clock.now();
@@ -934,12 +1170,6 @@ export class Reconciler {
       if (isNotFound(error)) return;
       this.log.warn('status write failed; retrying', { request: request.key, error });
       this.clock.setTimeout(() => this.flush(request), 1000);
-    } finally {
-      request.writing = false;
-    }
-    if (request.writeAgain) {
-      request.writeAgain = false;
-      this.flush(request);
     }
   }
 
@@ -950,28 +1180,29 @@ export class Reconciler {
     message: string,
   ): void {
     const now = new Date(this.clock.now()).toISOString();
-    void this.client
-      .create(eventsPath(request.namespace), {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { generateName: `${request.name}.`, namespace: request.namespace },
-        involvedObject: {
-          apiVersion: API_VERSION,
-          kind: RESOURCES.leaseRequest.kind,
-          name: request.name,
-          namespace: request.namespace,
-          uid: request.uid,
-        },
-        reason,
-        message: message.slice(0, 1024),
-        type,
-        source: { component: 'simlock-controller' },
-        reportingComponent: 'simlock.dev/controller',
-        reportingInstance: this.identity,
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-      })
+    const event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { generateName: `${request.name}.`, namespace: request.namespace },
+      involvedObject: {
+        apiVersion: API_VERSION,
+        kind: RESOURCES.leaseRequest.kind,
+        name: request.name,
+        namespace: request.namespace,
+        uid: request.uid,
+      },
+      reason,
+      message: message.slice(0, 1024),
+      type,
+      source: { component: 'simlock-controller' },
+      reportingComponent: 'simlock.dev/controller',
+      reportingInstance: this.identity,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    this.writes
+      .run('bookkeeping', () => this.eventClient.create(eventsPath(request.namespace), event))
       .catch((error: unknown) =>
         this.log.warn('could not record an event', { request: request.key, reason, error }),
       );
@@ -995,6 +1226,25 @@ function summaryOf(request: TrackedRequest): string {
   for (const entry of request.workers)
     counts.set(entry.reason, (counts.get(entry.reason) ?? 0) + 1);
   return [...counts].map(([reason, count]) => `${count} ${reason}`).join(', ');
+}
+
+function sameReasons(a: readonly WorkerReason[], b: readonly WorkerReason[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) {
+    const [x, y] = [a[index], b[index]];
+    if (
+      x?.worker !== y?.worker ||
+      x?.reason !== y?.reason ||
+      x?.capacityReason !== y?.capacityReason
+    )
+      return false;
+  }
+  return true;
+}
+
+function leaseUidOf(lease: unknown): string | undefined {
+  const uid = (lease as { metadata?: { uid?: unknown } } | undefined)?.metadata?.uid;
+  return typeof uid === 'string' ? uid : undefined;
 }
 
 function camelCase(code: string): string {

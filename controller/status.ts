@@ -67,9 +67,16 @@ export function statusMergePatch(
   return patch;
 }
 
-/** The part of a status whose change must be written at once (not coalesced). */
+const OUTCOMES = new Set(['Granted', 'Failed', 'Released']);
+
+/**
+ * The part of a status whose change must be written at once (not coalesced): an outcome and what
+ * comes with it. Pending, Waiting and Dispatched are all on the way to one; changes among them are
+ * written with the reasons, at most once per reason-write interval, so that a request granted
+ * within a moment is written once (Granted) rather than three times.
+ */
 export function urgentPart(status: Record<string, unknown> | undefined): string {
-  if (!status) return '';
-  const { phase, worker, lease, device, error } = status;
-  return JSON.stringify([phase, worker, lease, device, error]);
+  const { phase, lease, device, error } = status ?? {};
+  const outcome = typeof phase === 'string' && OUTCOMES.has(phase) ? phase : 'on the way';
+  return JSON.stringify([outcome, lease, device, error]);
 }

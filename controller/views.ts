@@ -28,7 +28,7 @@ export function parseHeartbeat(raw: unknown): Heartbeat | undefined {
   if (!spec || typeof spec.renewTime !== 'string') return undefined;
   const renewTime = Date.parse(spec.renewTime);
   const duration = typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds : 40;
-  if (!Number.isFinite(renewTime) || duration <= 0) return undefined;
+  if (!Number.isFinite(renewTime) || !Number.isFinite(duration) || duration <= 0) return undefined;
   return { renewTime, leaseDurationSeconds: Math.min(duration, 3600) };
 }
 

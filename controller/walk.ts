@@ -83,10 +83,11 @@ export function walk(
         claimed(view.name, spec)
       );
     };
-    const candidates = fleet.views.some(excluded)
-      ? fleet.views.filter((view) => !excluded(view))
-      : fleet.views;
-    const pick = request.holdDispatch ? undefined : policy.select(spec, candidates);
+    // The whole fleet's list with the exclusion, never a new list per request: the policy keeps
+    // its answers per list, and a walk of thousands of requests would judge every view again.
+    const pick = request.holdDispatch
+      ? undefined
+      : policy.select(spec, fleet.views, fleet.views.some(excluded) ? excluded : undefined);
     if (pick) {
       if (spec.physical === true) claimedPhysical.add(physicalClaimKey(pick.worker, spec));
       else claimedVirtual.add(pick.worker);

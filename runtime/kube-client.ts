@@ -1,8 +1,8 @@
 // A small Kubernetes REST client over the credentials of a kubeconfig. client-node loads the
 // kubeconfig and applies its credentials (certificates, tokens, exec plugins); requests and watches
 // go through node:https so that timeouts, aborts and streaming are ours to control (ADR 0002).
-import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
 
 export interface KubeConfigOptions {
@@ -77,23 +77,78 @@ export interface RequestObserver {
 // Reads of the API server are bounded too: a response larger than this is a bug, not data.
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
+/** A client-side request rate, as client-go's QPS and Burst: none means unlimited. */
+export interface RateLimit {
+  /** Requests per second, sustained; 0 or less: unlimited. */
+  qps: number;
+  /** Requests that may go at once after a quiet spell; default: qps rounded up (at least 1). */
+  burst?: number | undefined;
+}
+
+/**
+ * A token bucket (client-go's flowcontrol limiter): `burst` tokens, refilled at `qps` a second.
+ * `reserve` takes a token and answers how long to wait for it; tokens may go below zero, which
+ * queues callers in the order they asked, each at its own moment, with no timer of the bucket's.
+ */
+export class TokenBucket {
+  readonly qps: number;
+  readonly burst: number;
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    limit: RateLimit,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    if (!(limit.qps > 0) || !Number.isFinite(limit.qps)) throw new Error('qps must be above 0');
+    this.qps = limit.qps;
+    this.burst = Math.max(1, Math.floor(limit.burst ?? Math.ceil(limit.qps)));
+    this.tokens = this.burst;
+    this.last = this.now();
+  }
+
+  /** Takes one token; answers the milliseconds to wait before using it (0: go now). */
+  reserve(): number {
+    const now = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) * this.qps) / 1000);
+    this.last = now;
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : (-this.tokens * 1000) / this.qps;
+  }
+
+  /** Resolves when this caller's token is due. */
+  async take(): Promise<void> {
+    const waitMs = this.reserve();
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+}
+
 export class KubeClient {
   readonly server: string;
   readonly namespace: string;
   private observers: RequestObserver[] = [];
+  private readonly limiter: TokenBucket | undefined;
+  private pool: { credentials: string; agent: HttpsAgent | HttpAgent } | undefined;
 
+  /** `rateLimit`: every request and every watch (re)opened takes a token first, as in client-go. */
   constructor(
     readonly config: KubeConfig,
     private readonly defaultTimeoutMs = 30_000,
+    rateLimit?: RateLimit,
   ) {
     const cluster = config.getCurrentCluster();
     if (!cluster) throw new KubeUnavailableError('the kubeconfig has no current cluster');
     this.server = cluster.server;
     this.namespace = config.getContextObject(config.getCurrentContext())?.namespace ?? 'default';
+    this.limiter = rateLimit && rateLimit.qps > 0 ? new TokenBucket(rateLimit) : undefined;
   }
 
-  static fromOptions(options: KubeConfigOptions = {}, timeoutMs?: number): KubeClient {
-    return new KubeClient(loadKubeConfig(options), timeoutMs);
+  static fromOptions(
+    options: KubeConfigOptions = {},
+    timeoutMs?: number,
+    rateLimit?: RateLimit,
+  ): KubeClient {
+    return new KubeClient(loadKubeConfig(options), timeoutMs, rateLimit);
   }
 
   observe(observer: RequestObserver): void {
@@ -109,14 +164,16 @@ export class KubeClient {
     method: string,
     path: string,
     settings: RequestSettings,
-    stream: boolean,
   ): Promise<IncomingMessage> {
+    if (this.limiter) await this.limiter.take();
     const url = new URL(path, this.server);
     for (const [key, value] of Object.entries(settings.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const options: RequestOptions = { method, headers: { accept: 'application/json' } };
     await this.config.applyToHTTPSOptions(options);
+    const agent = this.connectionPool(url, options);
+    if (agent) options.agent = agent;
     let payload: string | undefined;
     if (settings.body !== undefined) {
       payload = JSON.stringify(settings.body);
@@ -128,28 +185,72 @@ export class KubeClient {
     }
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
     const timeoutMs = settings.timeoutMs ?? this.defaultTimeoutMs;
-    return new Promise<IncomingMessage>((resolve, reject) => {
-      const req = send(url, { ...options, signal: settings.signal }, (res) => {
-        if (!stream) req.setTimeout(0);
-        resolve(res);
+    const attempt = (retry: boolean) =>
+      new Promise<IncomingMessage>((resolve, reject) => {
+        const req = send(url, { ...options, signal: settings.signal }, (res) => {
+          // The timeout covers waiting for the answer. A watch then stays open for minutes, quiet
+          // or not: its own idle timer (watch's idleMs) decides when it is dead, not this one.
+          req.setTimeout(0);
+          resolve(res);
+        });
+        req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+        req.on('error', (error: NodeJS.ErrnoException) => {
+          // A kept-alive connection the server closed just as we reused it: the request never
+          // reached it, so sending it once more on a fresh connection is safe.
+          if (retry && req.reusedSocket && error.code === 'ECONNRESET') {
+            resolve(attempt(false));
+            return;
+          }
+          reject(
+            settings.signal?.aborted
+              ? error
+              : new KubeUnavailableError(`${method} ${url.pathname}: ${error.message}`, {
+                  cause: error,
+                }),
+          );
+        });
+        req.end(payload);
       });
-      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on('error', (error) =>
-        reject(
-          settings.signal?.aborted
-            ? error
-            : new KubeUnavailableError(`${method} ${url.pathname}: ${error.message}`, {
-                cause: error,
-              }),
-        ),
-      );
-      req.end(payload);
-    });
+    return attempt(true);
+  }
+
+  /**
+   * One keep-alive connection pool per client. client-node hands every call a new Agent, so each
+   * request would open its own TLS connection: a full handshake with the client certificate, which
+   * on a busy controller or agent was most of the CPU on both ends. The pool is rebuilt when the
+   * credentials change (a rotated certificate); a proxy, which client-node handles, keeps its agent.
+   */
+  private connectionPool(url: URL, options: RequestOptions): HttpsAgent | HttpAgent | undefined {
+    if (this.config.getCurrentCluster()?.proxyUrl) return undefined;
+    const tls = {
+      ca: options.ca,
+      cert: options.cert,
+      key: options.key,
+      pfx: options.pfx,
+      passphrase: options.passphrase,
+      rejectUnauthorized: options.rejectUnauthorized,
+      servername: options.servername,
+    };
+    const credentials = [url.protocol, ...Object.values(tls).map(credentialText)].join('|');
+    if (this.pool?.credentials !== credentials) {
+      this.pool?.agent.destroy();
+      // Idle connections close after 30 s, before the API server's own 90 s idle timeout, so a
+      // request rarely meets a connection the server is closing.
+      const settings = { keepAlive: true, timeout: 30_000 };
+      this.pool = {
+        credentials,
+        agent:
+          url.protocol === 'http:'
+            ? new HttpAgent(settings)
+            : new HttpsAgent({ ...settings, ...withoutUndefined(tls) }),
+      };
+    }
+    return this.pool.agent;
   }
 
   /** One request; answers the parsed JSON body, or throws KubeApiError / KubeUnavailableError. */
   async request(method: string, path: string, settings: RequestSettings = {}): Promise<unknown> {
-    const res = await this.open(method, path, settings, false);
+    const res = await this.open(method, path, settings);
     const text = await readBody(res);
     const status = res.statusCode ?? 0;
     for (const observer of this.observers) observer(method, path, status);
@@ -191,7 +292,7 @@ export class KubeClient {
     signal: AbortSignal,
     idleMs = 90_000,
   ): Promise<void> {
-    const res = await this.open('GET', path, { query: { ...query, watch: true }, signal }, true);
+    const res = await this.open('GET', path, { query: { ...query, watch: true }, signal });
     const status = res.statusCode ?? 0;
     if (status >= 400) throw apiError(status, safeJson(await readBody(res)), `watch ${path}`);
     await new Promise<void>((resolve, reject) => {
@@ -226,6 +327,21 @@ export class KubeClient {
       });
     });
   }
+}
+
+/** A comparable text of one TLS option (certificates come as Buffers, strings or lists of them). */
+function credentialText(value: unknown): string {
+  if (value === undefined) return '';
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  if (Array.isArray(value)) return `[${value.map(credentialText).join(',')}]`;
+  if (typeof value === 'string' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value) ?? '';
+}
+
+function withoutUndefined<T extends object>(record: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(record).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }
 
 function isWatchEvent(value: unknown): value is { type: string; object: unknown } {

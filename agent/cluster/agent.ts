@@ -178,7 +178,11 @@ export class ClusterAgent {
       return;
     }
     const phase = lease.status?.phase;
-    if (phase === undefined || (phase === 'Pending' && !this.granted.has(key))) {
+    // An event older than our own grant of this very Lease (the one our finalizer patch made, with
+    // no status yet) can arrive after the grant: answering it again would hit a conflict and give
+    // the device back while the Lease says Granted, and another lease would get the same device.
+    const grantedHere = this.granted.get(key) === lease.metadata.uid;
+    if ((phase === undefined && !grantedHere) || (phase === 'Pending' && !this.granted.has(key))) {
       // Not answered yet, or acknowledged by an earlier life of this agent that died while it
       // prepared the device (nothing is held for it now): answer it afresh.
       void this.answer(key, lease);
@@ -229,8 +233,11 @@ export class ClusterAgent {
     const statusPath = simlockPath('lease', { namespace, name, subresource: 'status' });
     // A cold boot takes a while: tell the controller the Lease is being worked on.
     const acknowledge = clock.setTimeout(() => {
+      // Only onto the Lease as we saw it: an acknowledgement still in flight when the grant is
+      // written must fail (a conflict), not land after it and turn Granted back into Pending.
       void client
         .patch(statusPath, {
+          metadata: { resourceVersion: lease.metadata.resourceVersion },
           status: { phase: 'Pending', message: 'accepted: preparing the device' },
         })
         .catch(() => undefined);

@@ -389,6 +389,31 @@ describe('remembering never changes an answer', () => {
     );
   });
 
+  it('selects with an exclusion as over a list of only the views left in', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 5, maxLength: 5 }),
+        fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
+        fc.integer({ min: 0, max: specs.length - 1 }),
+        (variantOf, left, spec) => {
+          const views = variants.map((forms, index) => forms[variantOf[index] ?? 0] as WorkerView);
+          const excluded = (view: WorkerView) => left[views.indexOf(view)] === true;
+          const request = { ...specs[spec] } as DeviceSpec;
+          const remembering = createPipeline(policyStages);
+          // Asked over the full list first, so the exclusion reuses what was remembered.
+          remembering.select(request, views);
+          expect(remembering.select(request, views, excluded)).toEqual(
+            createPipeline(policyStages).select(
+              request,
+              views.filter((view) => !excluded(view)),
+            ),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('answers a spec it has forgotten, after many others, as before', () => {
     const pipeline = createPipeline(policyStages);
     const fleet = [aWorker('wrk-a'), aWorker('wrk-b', drained)];

@@ -18,8 +18,16 @@ import type { Explanation, FilterStage, Pick, RankStage, Stage, WorkerView } fro
 
 export interface Pipeline {
   readonly stages: readonly Stage[];
-  /** The worker to dispatch to, or none: sort by name, filter, then rank. */
-  readonly select: (request: DeviceSpec, views: readonly WorkerView[]) => Pick | undefined;
+  /**
+   * The worker to dispatch to, or none: sort by name, filter, then rank. With `excluded`, the
+   * answer over the views it does not exclude, as if the list held only those: the walk leaves out
+   * claimed and refused workers this way, and the list's remembered verdicts still apply.
+   */
+  readonly select: (
+    request: DeviceSpec,
+    views: readonly WorkerView[],
+    excluded?: (view: WorkerView) => boolean,
+  ) => Pick | undefined;
   /** Per view, in name order: the first filter reason, else the first rank zero reason, else none. */
   readonly explain: (request: DeviceSpec, views: readonly WorkerView[]) => readonly Explanation[];
 }
@@ -41,6 +49,8 @@ interface Verdict {
 
 /** What was answered for one list of views and one device spec, each computed when first asked. */
 interface Answers {
+  /** The list's views in name order, and the verdict on each. */
+  readonly sorted: readonly WorkerView[];
   readonly verdicts: readonly Verdict[];
   /** Boxed: no pick is an answer too. */
   pick?: { value: Pick | undefined };
@@ -211,15 +221,29 @@ export function createPipeline(stages: readonly Stage[]): Pipeline {
     const key = specKey(request);
     let answers = list.answersBySpec.get(key);
     if (answers === undefined) {
-      answers = { verdicts: verdictsOn(list.sorted, request, key) };
+      answers = { sorted: list.sorted, verdicts: verdictsOn(list.sorted, request, key) };
       list.answersBySpec.set(key, answers);
     }
     return answers;
   }
 
-  function select(request: DeviceSpec, views: readonly WorkerView[]): Pick | undefined {
+  function select(
+    request: DeviceSpec,
+    views: readonly WorkerView[],
+    excluded?: (view: WorkerView) => boolean,
+  ): Pick | undefined {
     const answers = answersFor(request, views);
     const ranks = (request.physical === true ? physicalPlan : virtualPlan).ranks;
+    if (excluded !== undefined) {
+      // A verdict depends on its view alone, so ranking the survivors left in is the answer over
+      // a list of only them (without building that list and judging it again).
+      return rank(
+        ranks,
+        answers.verdicts.filter(
+          (verdict, index) => verdict.passes && !excluded(answers.sorted[index] as WorkerView),
+        ),
+      );
+    }
     answers.pick ??= {
       value: rank(
         ranks,

@@ -80,7 +80,12 @@ export type Assessment =
 export interface RoutingPolicy {
   /** The stages in order, for tests and for people. */
   readonly stages: readonly Stage[];
-  readonly select: (request: DeviceSpec, views: readonly WorkerView[]) => Pick | undefined;
+  /** The pick; with `excluded`, the pick among the views it does not exclude. */
+  readonly select: (
+    request: DeviceSpec,
+    views: readonly WorkerView[],
+    excluded?: (view: WorkerView) => boolean,
+  ) => Pick | undefined;
   readonly explain: (request: DeviceSpec, views: readonly WorkerView[]) => readonly Explanation[];
   readonly assess: (request: DeviceSpec, views: readonly WorkerView[]) => Assessment;
 }

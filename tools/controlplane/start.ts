@@ -59,6 +59,12 @@ export interface ControlPlane {
   mintUser(user: string, groups?: string[]): Promise<Identity>;
   /** A kubeconfig that carries a bearer token (e.g. a service account's). */
   kubeconfigForToken(name: string, token: string): Promise<Identity>;
+  /**
+   * Stops kube-apiserver (SIGTERM, as an operator's restart does) and starts it again with the same
+   * flags and port; resolves once it is ready. etcd keeps running, so nothing stored is lost:
+   * clients see their watches break and requests fail for the few seconds it is down.
+   */
+  restartApiServer(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -210,38 +216,41 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     watchExit('etcd', etcd);
 
     const server = `https://127.0.0.1:${apiPort}`;
-    const apiserver = startProcess(
-      join(binDir, 'kube-apiserver'),
-      [
-        `--etcd-servers=${etcdUrl}`,
-        `--cert-dir=${join(dir, 'apiserver-certs')}`,
-        `--tls-cert-file=${serving.certificatePath}`,
-        `--tls-private-key-file=${serving.keyPath}`,
-        `--client-ca-file=${ca.certificatePath}`,
-        `--secure-port=${apiPort}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        '--authorization-mode=RBAC',
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--allow-privileged=true',
-        '--disable-admission-plugins=ServiceAccount',
-        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-        `--service-account-key-file=${serviceAccountKey.publicPath}`,
-        `--service-account-signing-key-file=${serviceAccountKey.privatePath}`,
-        '--endpoint-reconciler-type=none',
-        '--v=1',
-      ],
-      join(dir, 'kube-apiserver.log'),
-    );
-    watchExit('kube-apiserver', apiserver);
-
-    const died = () => [...exits.values()][0];
-    await waitFor(
-      'kube-apiserver',
-      async () => (await probe(server, ca.certificatePath, admin, '/readyz')) === 200,
-      90_000,
-      died,
-    );
+    const apiserverArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      `--cert-dir=${join(dir, 'apiserver-certs')}`,
+      `--tls-cert-file=${serving.certificatePath}`,
+      `--tls-private-key-file=${serving.keyPath}`,
+      `--client-ca-file=${ca.certificatePath}`,
+      `--secure-port=${apiPort}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      '--authorization-mode=RBAC',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=true',
+      '--disable-admission-plugins=ServiceAccount',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${serviceAccountKey.publicPath}`,
+      `--service-account-signing-key-file=${serviceAccountKey.privatePath}`,
+      '--endpoint-reconciler-type=none',
+      '--v=1',
+    ];
+    const startApiServer = async (): Promise<ChildProcess> => {
+      const child = startProcess(
+        join(binDir, 'kube-apiserver'),
+        apiserverArgs,
+        join(dir, 'kube-apiserver.log'),
+      );
+      watchExit('kube-apiserver', child);
+      await waitFor(
+        'kube-apiserver',
+        async () => (await probe(server, ca.certificatePath, admin, '/readyz')) === 200,
+        90_000,
+        () => [...exits.values()][0],
+      );
+      return child;
+    };
+    let apiserver = await startApiServer();
     log(`control plane ready at ${server}`);
 
     const kubeconfigPath = join(dir, 'admin.kubeconfig');
@@ -255,6 +264,15 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
 
     let identities = 0;
     return {
+      async restartApiServer() {
+        const stopping = apiserver;
+        await stopProcess(stopping);
+        // Its exit is expected: forget it, so it does not read as a death of the control plane.
+        exits.delete(stopping);
+        children.splice(children.indexOf(stopping), 1);
+        apiserver = await startApiServer();
+        log(`kube-apiserver restarted at ${server}`);
+      },
       dir,
       binDir,
       server,

@@ -1,0 +1,132 @@
+// The write queue: a bound on writes in flight, dispatches and outcomes before bookkeeping before
+// progress, and a rate for progress that never holds a slot while it waits.
+import { describe, expect, it } from 'vitest';
+import { WriteQueue, type WritePriority } from './write-queue.js';
+
+/** A write that finishes when the test says so. */
+function controlled() {
+  const started: string[] = [];
+  const finishers = new Map<string, () => void>();
+  const write = (name: string) => () =>
+    new Promise<string>((resolve) => {
+      started.push(name);
+      finishers.set(name, () => resolve(name));
+    });
+  const finish = async (name: string) => {
+    finishers.get(name)?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { started, write, finish };
+}
+
+describe('WriteQueue', () => {
+  it('keeps at most `concurrency` writes in flight', async () => {
+    const queue = new WriteQueue({ concurrency: 2 });
+    const { started, write, finish } = controlled();
+    const done = ['a', 'b', 'c', 'd'].map((name) => queue.run('dispatch', write(name)));
+    expect(started).toEqual(['a', 'b']);
+    expect(queue.inFlight).toBe(2);
+    await finish('a');
+    expect(started).toEqual(['a', 'b', 'c']);
+    await finish('b');
+    await finish('c');
+    await finish('d');
+    expect(await Promise.all(done)).toEqual(['a', 'b', 'c', 'd']);
+    expect(queue.inFlight).toBe(0);
+  });
+
+  it('starts waiting dispatches before bookkeeping, and bookkeeping before progress', async () => {
+    const queue = new WriteQueue({ concurrency: 1 });
+    const { started, write, finish } = controlled();
+    void queue.run('progress', write('first'));
+    const order: [WritePriority, string][] = [
+      ['progress', 'p1'],
+      ['bookkeeping', 'b1'],
+      ['dispatch', 'd1'],
+      ['progress', 'p2'],
+      ['dispatch', 'd2'],
+    ];
+    for (const [priority, name] of order) void queue.run(priority, write(name));
+    expect(queue.depth).toEqual({ dispatch: 2, bookkeeping: 1, progress: 2 });
+    for (const name of ['first', 'd1', 'd2', 'b1', 'p1', 'p2']) await finish(name);
+    expect(started).toEqual(['first', 'd1', 'd2', 'b1', 'p1', 'p2']);
+  });
+
+  it('gives every lane its share while all have work: progress is late, never starved', async () => {
+    const queue = new WriteQueue({ concurrency: 1 });
+    const { started, write, finish } = controlled();
+    void queue.run('dispatch', write('busy'));
+    for (let index = 0; index < 20; index++) {
+      void queue.run('dispatch', write(`d${index}`));
+      void queue.run('bookkeeping', write(`b${index}`));
+      void queue.run('progress', write(`p${index}`));
+    }
+    await finish('busy');
+    for (let step = 0; step < 20; step++) await finish(started.at(-1) ?? '');
+    const firstTwenty = started.slice(1, 21);
+    const lane = (letter: string) => firstTwenty.filter((name) => name.startsWith(letter)).length;
+    expect([lane('d'), lane('b'), lane('p')]).toEqual([12, 6, 2]);
+  });
+
+  it('keeps progress to its rate without holding a slot, so a dispatch still goes at once', async () => {
+    let now = 0;
+    const sleepers: (() => void)[] = [];
+    const queue = new WriteQueue({
+      concurrency: 4,
+      progressRate: { qps: 10, burst: 1 },
+      now: () => now,
+      wait: () => new Promise<void>((resolve) => sleepers.push(resolve)),
+    });
+    const { started, write, finish } = controlled();
+    void queue.run('progress', write('p1'));
+    void queue.run('progress', write('p2'));
+    expect(started).toEqual(['p1']);
+    // p2 waits for its token (100 ms at 10/s); a dispatch meanwhile takes a free slot at once.
+    void queue.run('dispatch', write('d1'));
+    expect(started).toEqual(['p1', 'd1']);
+    now += 100;
+    sleepers.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual(['p1', 'd1', 'p2']);
+    await finish('p1');
+    await finish('d1');
+    await finish('p2');
+    expect(queue.inFlight).toBe(0);
+  });
+
+  it('keeps one place per key, moved up when scheduled more urgently, running the newest write', async () => {
+    const queue = new WriteQueue({ concurrency: 1 });
+    const { started, write, finish } = controlled();
+    void queue.run('dispatch', write('busy'));
+    queue.schedule('r1', 'progress', write('r1 reasons'));
+    queue.schedule('r2', 'progress', write('r2 reasons'));
+    queue.schedule('r1', 'progress', write('r1 newer reasons'));
+    queue.schedule('r2', 'dispatch', write('r2 granted'));
+    expect(queue.depth).toEqual({ dispatch: 1, bookkeeping: 0, progress: 1 });
+    await finish('busy');
+    await finish('r2 granted');
+    await finish('r1 newer reasons');
+    expect(started).toEqual(['busy', 'r2 granted', 'r1 newer reasons']);
+  });
+
+  it('runs a key once more after its write in flight when scheduled meanwhile', async () => {
+    const queue = new WriteQueue({ concurrency: 4 });
+    const { started, write, finish } = controlled();
+    queue.schedule('r1', 'progress', write('first'));
+    queue.schedule('r1', 'progress', write('second'));
+    queue.schedule('r1', 'dispatch', write('third'));
+    expect(started).toEqual(['first']);
+    await finish('first');
+    expect(started).toEqual(['first', 'third']);
+    await finish('third');
+    expect(queue.inFlight).toBe(0);
+  });
+
+  it('passes a failed write on to its caller and goes on with the next', async () => {
+    const queue = new WriteQueue({ concurrency: 1 });
+    const failed = queue.run('dispatch', () => Promise.reject(new Error('conflict')));
+    const next = queue.run('dispatch', () => Promise.resolve('next'));
+    await expect(failed).rejects.toThrow('conflict');
+    expect(await next).toBe('next');
+  });
+});

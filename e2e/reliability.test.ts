@@ -1,0 +1,388 @@
+// Reliability under a steady load of lease and release, while things fail: the leader of two
+// controller replicas is killed (SIGKILL) at random moments, an agent is killed and started again,
+// and kube-apiserver itself is restarted once. The control plane is this file's own, so restarting
+// its API server disturbs no other test file. Afterwards:
+//   - every request ended Granted (and was released), Failed with a code, or Released;
+//   - no request was granted under two Leases (Lease uids per name, from a watch);
+//   - no device was in two live Granted Leases at any moment (a LIST every 100 ms: a consistent
+//     snapshot, which a relisting watch is not);
+//   - the reasons of requests that wait on a full fleet converge to the truth.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  Informer,
+  KubeClient,
+  isNotFound,
+  simlockPath,
+  type KubeObject,
+} from '../runtime/index.js';
+import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
+import { FLEET_LABEL } from '../test/cluster/fleet.js';
+import { eventually } from '../test/cluster/harness.js';
+import { freePort, startControlPlane, type ControlPlane } from '../tools/controlplane/start.js';
+
+const controllerMain = fileURLToPath(new URL('../controller/main.ts', import.meta.url));
+const crds = fileURLToPath(new URL('../crds/', import.meta.url));
+const NAMESPACE = 'reliability';
+const SYSTEM_NAMESPACE = 'reliability-system';
+const FLEET = 'reliability';
+/** How long the load and the failures go on. */
+const CHAOS_MS = 32_000;
+/** Requests created and not yet granted, at most, while the load runs. */
+const OUTSTANDING = 5;
+
+let controlPlane: ControlPlane | undefined;
+let admin: KubeClient;
+const agents: AgentProcess[] = [];
+
+// ---------------------------------------------------------------------------------------------
+// Two controller replicas, restarted when they exit (as a Deployment would)
+
+interface Replica {
+  identity: string;
+  port: number;
+  child: ChildProcess;
+}
+
+class Replicas {
+  readonly replicas: Replica[] = [];
+  private stopped = false;
+  private started = 0;
+  kills = 0;
+
+  async start(count: number): Promise<void> {
+    for (let index = 0; index < count; index++) this.replicas.push(await this.launch());
+  }
+
+  private async launch(): Promise<Replica> {
+    const port = await freePort();
+    const identity = `replica-${++this.started}`;
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        controllerMain,
+        '--kubeconfig',
+        controlPlane?.kubeconfigPath ?? '',
+        '--namespace',
+        SYSTEM_NAMESPACE,
+        '--watch-namespace',
+        NAMESPACE,
+        '--worker-selector',
+        `${FLEET_LABEL}=${FLEET}`,
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--identity',
+        identity,
+        '--lease-duration-seconds',
+        '3',
+        '--dispatch-timeout-ms',
+        '3000',
+        '--reason-write-interval-ms',
+        '200',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIMLOCK_LOG_LEVEL: 'error' } },
+    );
+    child.stderr?.resume();
+    const replica = { identity, port, child };
+    // A replica that exits (killed, or it lost its lease while the API server was away) is
+    // replaced, so two keep running.
+    child.once('exit', () => {
+      if (this.stopped) return;
+      const index = this.replicas.indexOf(replica);
+      void this.launch().then((next) => {
+        if (index >= 0) this.replicas[index] = next;
+      });
+    });
+    return replica;
+  }
+
+  async leader(): Promise<Replica | undefined> {
+    for (const replica of this.replicas) {
+      try {
+        const answer = await fetch(`http://127.0.0.1:${replica.port}/leader`);
+        if (((await answer.json()) as { leader: boolean }).leader) return replica;
+      } catch {
+        // not listening (yet, or any more)
+      }
+    }
+    return undefined;
+  }
+
+  /** SIGKILLs the leader, once there is one. */
+  async killLeader(): Promise<void> {
+    const leader = await eventually(() => this.leader(), { timeoutMs: 15_000, what: 'a leader' });
+    leader.child.kill('SIGKILL');
+    this.kills++;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const replica of this.replicas) replica.child.kill('SIGKILL');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const replicas = new Replicas();
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane();
+  const run = promisify(execFile);
+  const kubectl = `${controlPlane.binDir}/kubectl`;
+  const kubeconfig = ['--kubeconfig', controlPlane.kubeconfigPath];
+  await run(kubectl, [...kubeconfig, 'apply', '--server-side', '-f', crds]);
+  await run(kubectl, [...kubeconfig, 'wait', '--for=condition=Established', 'crd', '--all']);
+  admin = KubeClient.fromOptions({ kubeconfig: controlPlane.kubeconfigPath });
+  for (const name of [NAMESPACE, SYSTEM_NAMESPACE]) {
+    await admin.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name },
+    });
+  }
+}, 120_000);
+
+afterAll(async () => {
+  replicas.stop();
+  await Promise.all(agents.map((agent) => agent.kill('SIGKILL')));
+  await controlPlane?.stop();
+}, 60_000);
+
+type Outcome = 'granted' | 'released' | `failed:${string}`;
+
+describe('reliability', () => {
+  it('under lease and release, with leaders killed, an agent killed and the API server restarted: nothing lost, nothing granted twice', async () => {
+    const kubeconfigPath = controlPlane?.kubeconfigPath ?? '';
+    agents.push(
+      ...(await Promise.all(
+        ['a', 'b', 'c'].map((short) =>
+          startAgent({
+            admin,
+            kubeconfigPath,
+            name: `rel-${short}`,
+            namespace: SYSTEM_NAMESPACE,
+            fleet: FLEET,
+            script: iosSimulatorScript({ bootMs: 20 }),
+          }),
+        ),
+      )),
+    );
+    await replicas.start(2);
+
+    // --- what is watched --------------------------------------------------------------------
+    const grantedUids = new Map<string, Set<string>>();
+    const dispatches = new Map<string, Set<string>>();
+    const leases = new Informer(admin, { path: simlockPath('lease', { namespace: NAMESPACE }) });
+    leases.on((event) => {
+      const { name, uid } = event.object.metadata;
+      const all = dispatches.get(name) ?? new Set<string>();
+      all.add(String(uid));
+      dispatches.set(name, all);
+      if ((event.object.status as { phase?: string } | undefined)?.phase === 'Granted') {
+        const granted = grantedUids.get(name) ?? new Set<string>();
+        granted.add(String(uid));
+        grantedUids.set(name, granted);
+      }
+    });
+    const outcomes = new Map<string, Set<Outcome>>();
+    const grantedAt = new Map<string, number>();
+    const requests = new Informer(admin, {
+      path: simlockPath('leaseRequest', { namespace: NAMESPACE }),
+    });
+    requests.on((event) => {
+      if (event.type === 'deleted') return;
+      const status = event.object.status as
+        { phase?: string; error?: { code?: string } } | undefined;
+      const name = event.object.metadata.name;
+      const seen = outcomes.get(name) ?? new Set<Outcome>();
+      if (status?.phase === 'Granted') {
+        seen.add('granted');
+        if (!grantedAt.has(name)) grantedAt.set(name, Date.now());
+      }
+      if (status?.phase === 'Released') seen.add('released');
+      if (status?.phase === 'Failed') seen.add(`failed:${status.error?.code ?? ''}`);
+      outcomes.set(name, seen);
+    });
+    leases.start();
+    requests.start();
+    await Promise.all([leases.waitForSync(), requests.waitForSync()]);
+
+    // No device in two live Granted Leases, in any snapshot.
+    const violations: string[] = [];
+    let snapshots = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        try {
+          const list = (await admin.get(simlockPath('lease', { namespace: NAMESPACE }))) as {
+            items: KubeObject[];
+          };
+          const holders = new Map<string, string>();
+          for (const lease of list.items) {
+            const status = lease.status as { phase?: string; device?: { id?: string } } | undefined;
+            const worker = (lease.spec as { worker?: string } | undefined)?.worker;
+            if (status?.phase !== 'Granted' || !status.device?.id) continue;
+            const device = `${worker}/${status.device.id}`;
+            const other = holders.get(device);
+            if (other) violations.push(`${device} in ${other} and ${lease.metadata.name}`);
+            holders.set(device, lease.metadata.name);
+          }
+          snapshots++;
+        } catch {
+          // the API server is restarting
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+
+    // Releases what was granted after a short hold, and lets go of what ended otherwise; what is
+    // in `holding` is kept.
+    const holding = new Set<string>();
+    let releasing = true;
+    const deleted = new Set<string>();
+    const releaser = (async () => {
+      while (releasing) {
+        for (const object of requests.list()) {
+          const name = object.metadata.name;
+          if (deleted.has(name) || object.metadata.deletionTimestamp) continue;
+          const phase = (object.status as { phase?: string } | undefined)?.phase;
+          const held = Date.now() - (grantedAt.get(name) ?? Date.now());
+          const done =
+            (phase === 'Granted' && held > 300) || phase === 'Failed' || phase === 'Released';
+          if (!done || holding.has(name)) continue;
+          try {
+            await admin.delete(simlockPath('leaseRequest', { namespace: NAMESPACE, name }));
+            deleted.add(name);
+          } catch (error) {
+            if (isNotFound(error)) deleted.add(name);
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+
+    // --- load and failures --------------------------------------------------------------------
+    const created: string[] = [];
+    const started = Date.now();
+    const create = async (name: string) => {
+      await admin.create(simlockPath('leaseRequest', { namespace: NAMESPACE }), {
+        apiVersion: 'simlock.dev/v1alpha1',
+        kind: 'LeaseRequest',
+        metadata: { name },
+        spec: { platform: 'ios', model: 'iPhone 16', holder: 'reliability' },
+      });
+      created.push(name);
+    };
+    const load = (async () => {
+      let next = 0;
+      while (Date.now() - started < CHAOS_MS) {
+        const outstanding = created.filter((name) => !outcomes.get(name)?.size).length;
+        if (outstanding < OUTSTANDING) await create(`r-${next++}`).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 120));
+      }
+    })();
+    const at = (from: number, to: number) =>
+      new Promise((resolve) =>
+        setTimeout(resolve, from + Math.random() * (to - from) - (Date.now() - started)),
+      );
+    await at(3000, 6000);
+    await replicas.killLeader();
+    await at(8000, 10_000);
+    await agents[1]?.restart('SIGKILL');
+    await at(12_000, 15_000);
+    await replicas.killLeader();
+    await at(16_000, 18_000);
+    await controlPlane?.restartApiServer();
+    await at(24_000, 27_000);
+    await replicas.killLeader();
+    await load;
+
+    // --- everything settles -------------------------------------------------------------------
+    await eventually(
+      () => {
+        const left = created.filter((name) => !deleted.has(name));
+        return left.length === 0 && requests.list().length === 0 ? true : undefined;
+      },
+      { timeoutMs: 40_000, intervalMs: 200, what: 'every request ended and let go' },
+    ).catch((error: unknown) => {
+      const stuck = requests
+        .list()
+        .map((object) => `${object.metadata.name}: ${JSON.stringify(object.status ?? {})}`);
+      throw new Error(`${(error as Error).message}; still there: ${stuck.join('; ')}`);
+    });
+
+    // --- reasons converge to the truth: fill every slot, then two more wait ----------------------
+    const holders = ['hold-0', 'hold-1', 'hold-2', 'hold-3', 'hold-4', 'hold-5'];
+    for (const name of holders) holding.add(name);
+    for (const name of holders) await create(name);
+    await eventually(
+      () => (holders.every((name) => outcomes.get(name)?.has('granted')) ? true : undefined),
+      { timeoutMs: 20_000, what: 'six holders granted' },
+    );
+    for (const name of ['wait-0', 'wait-1']) {
+      holding.add(name);
+      await create(name);
+    }
+    const workers = agents.map((agent) => agent.name).sort();
+    await eventually(
+      () =>
+        ['wait-0', 'wait-1'].every((name) => {
+          const status = requests.get(`${NAMESPACE}/${name}`)?.status as
+            | {
+                phase?: string;
+                workers?: { worker: string; reason: string; capacityReason?: string }[];
+              }
+            | undefined;
+          const reasons = (status?.workers ?? []).map(
+            (entry) => `${entry.worker}: ${entry.reason} ${entry.capacityReason ?? ''}`,
+          );
+          return (
+            status?.phase === 'Waiting' &&
+            reasons.join(', ') ===
+              workers.map((worker) => `${worker}: full platform-running-limit`).join(', ')
+          );
+        })
+          ? true
+          : undefined,
+      { timeoutMs: 20_000, what: 'waiting reasons: every worker full' },
+    ).catch((error: unknown) => {
+      const seen = ['wait-0', 'wait-1'].map((name) =>
+        JSON.stringify(requests.get(`${NAMESPACE}/${name}`)?.status ?? {}),
+      );
+      throw new Error(`${(error as Error).message}; seen: ${seen.join('; ')}`);
+    });
+    holding.clear();
+    await eventually(() => (requests.list().length === 0 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the last requests granted and let go',
+    });
+
+    releasing = false;
+    sampling = false;
+    await Promise.all([releaser, sampler]);
+    await Promise.all([leases.stop(), requests.stop()]);
+
+    // --- the verdict ----------------------------------------------------------------------------
+    expect(replicas.kills).toBe(3);
+    expect(snapshots).toBeGreaterThan(100);
+    expect(violations).toEqual([]);
+    for (const name of created) {
+      const ended = [...(outcomes.get(name) ?? [])];
+      expect(ended.length, `${name} never ended`).toBeGreaterThan(0);
+      for (const outcome of ended) {
+        expect(outcome, `${name} ended ${outcome}`).toMatch(/^(granted|released|failed:[A-Z_]+)$/);
+      }
+      expect(
+        grantedUids.get(name)?.size ?? 0,
+        `${name} granted under two Leases (${dispatches.get(name)?.size ?? 0} dispatches)`,
+      ).toBeLessThan(2);
+    }
+    // Most requests were granted: the failures did not turn the load into refusals.
+    const granted = created.filter((name) => outcomes.get(name)?.has('granted')).length;
+    expect(granted).toBeGreaterThan(created.length / 2);
+  }, 120_000);
+});
