@@ -1,10 +1,10 @@
 // The controller against the real API server, with the test playing the agents (seed 000 §3-6,
 // seed 001, seed 002's coordinator rules).
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubeClient, silentLogger, systemClock } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import { ControllerMetrics, Reconciler } from './index.js';
+import { controllerFor } from '../test/cluster/controller.js';
+import { ControllerMetrics, type Reconciler } from './index.js';
 
 const cluster = useCluster('ctl');
 const running: Reconciler[] = [];
@@ -14,17 +14,7 @@ async function setup(options: { dispatchTimeoutMs?: number; reasonWriteIntervalM
   const fleet = await TestFleet.create(cluster);
   fleets.push(fleet);
   const metrics = new ControllerMetrics();
-  const reconciler = new Reconciler({
-    client: KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
-    clock: systemClock(),
-    log: silentLogger,
-    metrics,
-    systemNamespace: fleet.namespace,
-    watchNamespace: fleet.namespace,
-    workerSelector: fleet.selector,
-    dispatchTimeoutMs: options.dispatchTimeoutMs ?? 10_000,
-    reasonWriteIntervalMs: options.reasonWriteIntervalMs ?? 100,
-  });
+  const reconciler = controllerFor(cluster, fleet, { metrics, ...options });
   running.push(reconciler);
   return { fleet, reconciler, metrics, start: () => reconciler.start() };
 }

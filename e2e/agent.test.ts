@@ -3,14 +3,9 @@
 // shown disconnected by its lapsed heartbeat.
 import { afterEach, describe, expect, it } from 'vitest';
 import { heartbeatLeaseName } from '../api/index.js';
-import { ControllerMetrics, Reconciler } from '../controller/index.js';
-import {
-  KubeClient,
-  coordinationLeasePath,
-  silentLogger,
-  simlockPath,
-  systemClock,
-} from '../runtime/index.js';
+import type { Reconciler } from '../controller/index.js';
+import { coordinationLeasePath, simlockPath } from '../runtime/index.js';
+import { controllerFor } from '../test/cluster/controller.js';
 import { startAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet, type LeaseView } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
@@ -41,16 +36,7 @@ async function fleetWithAgent(script = iosSimulatorScript(), config: Record<stri
 }
 
 async function startController(fleet: TestFleet) {
-  const reconciler = new Reconciler({
-    client: KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
-    clock: systemClock(),
-    log: silentLogger,
-    metrics: new ControllerMetrics(),
-    systemNamespace: fleet.namespace,
-    watchNamespace: fleet.namespace,
-    workerSelector: fleet.selector,
-    reasonWriteIntervalMs: 100,
-  });
+  const reconciler = controllerFor(cluster, fleet);
   reconcilers.push(reconciler);
   await reconciler.start();
 }

@@ -6,16 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  KubeClient,
-  isNotFound,
-  silentLogger,
-  simlockPath,
-  systemClock,
-} from '../runtime/index.js';
+import { isNotFound, simlockPath } from '../runtime/index.js';
 import { eventually, runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
 import { TestFleet, iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import { ControllerMetrics, Reconciler } from '../controller/index.js';
+import type { Reconciler } from '../controller/index.js';
+import { controllerFor } from '../test/cluster/controller.js';
 
 const cluster = useCluster('cli-lease');
 const binDir = fileURLToPath(new URL('../bin/', import.meta.url));
@@ -26,17 +21,7 @@ const fleets: TestFleet[] = [];
 async function setup(): Promise<TestFleet> {
   const fleet = await TestFleet.create(cluster);
   fleets.push(fleet);
-  const reconciler = new Reconciler({
-    client: KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
-    clock: systemClock(),
-    log: silentLogger,
-    metrics: new ControllerMetrics(),
-    systemNamespace: fleet.namespace,
-    watchNamespace: fleet.namespace,
-    workerSelector: fleet.selector,
-    dispatchTimeoutMs: 10_000,
-    reasonWriteIntervalMs: 100,
-  });
+  const reconciler = controllerFor(cluster, fleet);
   running.push(reconciler);
   await reconciler.start();
   return fleet;

@@ -2,10 +2,11 @@
 // real kubectl, which finds the plugin on PATH), the controller in-process, the test playing agents.
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubeClient, silentLogger, simlockPath, systemClock } from '../runtime/index.js';
+import { simlockPath } from '../runtime/index.js';
 import { runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
 import { TestFleet, iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import { ControllerMetrics, Reconciler } from '../controller/index.js';
+import type { Reconciler } from '../controller/index.js';
+import { controllerFor } from '../test/cluster/controller.js';
 
 const cluster = useCluster('cli-list');
 const binDir = fileURLToPath(new URL('../bin/', import.meta.url));
@@ -16,17 +17,7 @@ async function setup(options: { controller?: boolean } = {}): Promise<TestFleet>
   const fleet = await TestFleet.create(cluster);
   fleets.push(fleet);
   if (options.controller !== false) {
-    const reconciler = new Reconciler({
-      client: KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
-      clock: systemClock(),
-      log: silentLogger,
-      metrics: new ControllerMetrics(),
-      systemNamespace: fleet.namespace,
-      watchNamespace: fleet.namespace,
-      workerSelector: fleet.selector,
-      dispatchTimeoutMs: 10_000,
-      reasonWriteIntervalMs: 100,
-    });
+    const reconciler = controllerFor(cluster, fleet);
     running.push(reconciler);
     await reconciler.start();
   }

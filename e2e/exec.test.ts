@@ -4,9 +4,10 @@ import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execThroughProxy, SimlockError, type ExecTool } from '../api/index.js';
-import { ControllerMetrics, Reconciler } from '../controller/index.js';
+import type { Reconciler } from '../controller/index.js';
+import { controllerFor } from '../test/cluster/controller.js';
 import { createProxyApp } from '../proxy/index.js';
-import { KubeClient, silentLogger, systemClock } from '../runtime/index.js';
+import { silentLogger } from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet } from '../test/cluster/fleet.js';
 import { runCommand, useCluster } from '../test/cluster/harness.js';
@@ -88,15 +89,7 @@ beforeAll(async () => {
     }),
     execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
   });
-  reconciler = new Reconciler({
-    client: KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
-    clock: systemClock(),
-    log: silentLogger,
-    metrics: new ControllerMetrics(),
-    systemNamespace: ns,
-    watchNamespace: ns,
-    workerSelector: fleet.selector,
-  });
+  reconciler = controllerFor(cluster, fleet);
   await reconciler.start();
   const app = createProxyApp({
     client: cluster.admin,
