@@ -256,13 +256,16 @@ describe('shell completion through the real kubectl', () => {
 describe('device list', () => {
   it('lists the devices the agents report, by worker name or label', async () => {
     const fleet = await setup({ controller: false });
+    // Labels are looked up across the cluster: this one is the fleet's own, as other files'
+    // workers (with the same device) run beside it.
+    const label = `${fleet.namespace}_b`;
     const b = await fleet.addWorker('b', {
-      label: 'wrk_b',
+      label,
       status: iosStatus({
         devices: [physicalIphone({ presence: { present: false, reason: 'locked' } })],
       }),
     });
-    const result = await simlock(fleet, 'device', 'list', '--worker', 'wrk_b');
+    const result = await simlock(fleet, 'device', 'list', '--worker', label);
     expect(result.exitCode).toBe(0);
     expect(result.stdout.trimEnd().split('\n')).toEqual([
       expect.stringMatching(

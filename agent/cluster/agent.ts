@@ -92,12 +92,23 @@ export class ClusterAgent {
     await core.start();
     this.writeStatus(core.status());
     this.heartbeat.start();
+    // The first list is taken in two passes: Leases granted before a restart are adopted before any
+    // new one is answered. In list order (by name) a new Lease could otherwise take the device of
+    // an older one not adopted yet, and both would read Granted until the older was marked Lost.
+    let firstList: KubeObject[] | undefined = [];
     this.leases.on((event) => {
-      if (event.type === 'deleted') void this.onDeleted(event.object);
+      if (firstList && event.type !== 'deleted') firstList.push(event.object);
+      else if (event.type === 'deleted') void this.onDeleted(event.object);
       else this.onLease(event.object);
     });
     this.leases.start();
     await this.leases.waitForSync();
+    const granted = (object: KubeObject) =>
+      (object.status as { phase?: unknown } | undefined)?.phase === 'Granted';
+    const listed = firstList;
+    firstList = undefined;
+    for (const object of listed.filter(granted)) this.onLease(object);
+    for (const object of listed.filter((object) => !granted(object))) this.onLease(object);
     log.info('agent registered', { worker: this.name });
   }
 
