@@ -21,6 +21,11 @@ export const WORKER_LABEL = 'simlock.dev/worker';
 export const REQUEST_FINALIZER = 'simlock.dev/release';
 /** Finalizer on a Lease that the agent removes once it has reclaimed the device. */
 export const LEASE_FINALIZER = 'simlock.dev/reclaim';
+/**
+ * Annotation the controller puts on a Lease it withdraws (in the write that takes the agent's
+ * finalizer off, before it deletes the Lease): an agent never answers such a Lease.
+ */
+export const LEASE_WITHDRAWN_ANNOTATION = 'simlock.dev/withdrawn';
 
 /** The coordination.k8s.io Lease an agent renews as its heartbeat. */
 export function heartbeatLeaseName(worker: string): string {

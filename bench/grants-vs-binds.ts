@@ -29,6 +29,7 @@ import { createWriteStream } from 'node:fs';
 import os from 'node:os';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { REQUEST_FINALIZER } from '../api/index.js';
 import { Informer, simlockPath, type KubeObject } from '../runtime/index.js';
 import type { HostedWorker } from './agent-host.js';
 import {
@@ -401,7 +402,8 @@ async function simlockSide(
       await admin.create(simlockPath('leaseRequest', { namespace }), {
         apiVersion: 'simlock.dev/v1alpha1',
         kind: 'LeaseRequest',
-        metadata: { name },
+        // As `kubectl simlock lease` makes them: with the controller's release finalizer.
+        metadata: { name, finalizers: [REQUEST_FINALIZER] },
         spec: { platform: 'ios', model: 'iPhone 16', holder: 'bench' },
       });
     });

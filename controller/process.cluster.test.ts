@@ -160,5 +160,6 @@ describe('the controller process', () => {
     await fleet.createRequest('after', { platform: 'ios' });
     await fleet.grant('after');
     await fleet.phase('after', 'Granted');
+    await fleet.cleanup();
   }, 60_000);
 });

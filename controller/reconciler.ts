@@ -11,6 +11,8 @@ import {
   GrantedDevice,
   LeaseRequestObject,
   LeaseStatus,
+  LEASE_FINALIZER,
+  LEASE_WITHDRAWN_ANNOTATION,
   REQUEST_FINALIZER,
   RESOURCES,
   WORKER_LABEL,
@@ -28,6 +30,7 @@ import {
   coordinationLeasePath,
   eventsPath,
   isAlreadyExists,
+  isConflict,
   isNotFound,
   simlockPath,
   type Clock,
@@ -129,7 +132,18 @@ interface TrackedRequest extends RequestState {
   creatingLease: boolean;
   deleting: boolean;
   hasFinalizer: boolean;
-  timers: { wait?: TimerHandle; dispatch?: TimerHandle; expiry?: TimerHandle; write?: TimerHandle };
+  timers: {
+    wait?: TimerHandle;
+    dispatch?: TimerHandle;
+    expiry?: TimerHandle;
+    write?: TimerHandle;
+    dispatchEvent?: TimerHandle;
+  };
+  /**
+   * The current dispatch's Event, held for a moment: a grant that comes first records both in one
+   * Event (ADR 0005); anything else records it before its own.
+   */
+  dispatchEvent?: string | undefined;
   /** The status last known to be on the server, and when reasons were last written. */
   written?: Record<string, unknown> | undefined;
   lastReasonWriteAt: number;
@@ -743,6 +757,9 @@ export class Reconciler {
         name: request.name,
         namespace: request.namespace,
         labels: { [WORKER_LABEL]: worker },
+        // The agent's finalizer from the start: its grant is then one status write, and a granted
+        // Lease cannot go before its device is reclaimed.
+        finalizers: [LEASE_FINALIZER],
         ownerReferences: [
           {
             apiVersion: API_VERSION,
@@ -801,7 +818,25 @@ export class Reconciler {
     else if (!request.timers.dispatch) this.startDispatchTimer(request, this.dispatchTimeoutMs * 3);
     this.flush(request);
     const physical = spec.physical === true ? ', physical' : '';
-    this.event(request, 'Normal', 'Dispatched', `Dispatched to ${worker} (${stage}${physical})`);
+    this.holdDispatchEvent(request, `${worker} (${stage}${physical})`);
+  }
+
+  private holdDispatchEvent(request: TrackedRequest, dispatchedTo: string): void {
+    this.recordDispatchEvent(request);
+    request.dispatchEvent = dispatchedTo;
+    request.timers.dispatchEvent = this.clock.setTimeout(() => {
+      request.timers.dispatchEvent = undefined;
+      this.recordDispatchEvent(request);
+    }, this.reasonWriteIntervalMs);
+  }
+
+  /** Writes the held dispatch Event, if any. */
+  private recordDispatchEvent(request: TrackedRequest): void {
+    const dispatchedTo = request.dispatchEvent;
+    if (dispatchedTo === undefined) return;
+    request.dispatchEvent = undefined;
+    this.clearTimer(request, 'dispatchEvent');
+    this.event(request, 'Normal', 'Dispatched', `Dispatched to ${dispatchedTo}`);
   }
 
   /** A dispatch that could not be made: back to the queue, and walk again in a moment. */
@@ -966,7 +1001,16 @@ export class Reconciler {
     this.metrics.grants.inc();
     this.startExpiry(request, lease);
     this.flush(request);
-    this.event(request, 'Normal', 'Granted', `Granted ${what} on ${label}`);
+    // The dispatch's Event, still held, goes into this one.
+    const dispatchedTo = request.dispatchEvent;
+    request.dispatchEvent = undefined;
+    this.clearTimer(request, 'dispatchEvent');
+    this.event(
+      request,
+      'Normal',
+      'Granted',
+      `Granted ${what} on ${label}${dispatchedTo ? `; dispatched to ${dispatchedTo}` : ''}`,
+    );
     this.scheduleWalk();
   }
 
@@ -1016,6 +1060,7 @@ export class Reconciler {
 
   private async deleteLease(request: TrackedRequest): Promise<void> {
     request.leaseDeleting = true;
+    await this.letGoOfUnheldLease(request);
     try {
       const answer = (await this.writes.run('dispatch', () =>
         this.client.delete(
@@ -1031,6 +1076,44 @@ export class Reconciler {
     if (!request.leaseDeleting) {
       if (request.deleting) await this.removeFinalizer(request);
       else this.scheduleWalk();
+    }
+  }
+
+  /**
+   * A Lease no agent holds (refused, lost, or not answered yet) carries the agent's finalizer all
+   * the same (dispatch puts it there): take it off, so that the Lease goes at once also when its
+   * agent is gone, and mark it withdrawn, so that no agent answers it in the moment before it is
+   * deleted. Only onto the Lease as last seen: an agent that grants meanwhile makes this fail
+   * (its grant is made the same way, so one of the two fails), and then the agent, which holds the
+   * device, lets the Lease go after reclaiming it.
+   */
+  private async letGoOfUnheldLease(request: TrackedRequest): Promise<void> {
+    // Our watch may not have delivered a Lease just created (a dispatch timed out before it did).
+    const lease = this.leaseInformer.get(request.key) ?? (await this.readLease(request));
+    const finalizers = (lease?.metadata.finalizers as string[] | undefined) ?? [];
+    if (!lease || !finalizers.includes(LEASE_FINALIZER)) return;
+    const phase = (lease.status as { phase?: unknown } | undefined)?.phase;
+    if (phase === 'Granted' || lease.metadata.deletionTimestamp !== undefined) return;
+    try {
+      await this.writes.run('dispatch', () =>
+        this.client.patch(
+          simlockPath('lease', { namespace: request.namespace, name: request.name }),
+          {
+            metadata: {
+              finalizers: finalizers.filter((name) => name !== LEASE_FINALIZER),
+              // Between this write and the delete the agent must not answer it again.
+              annotations: { [LEASE_WITHDRAWN_ANNOTATION]: 'true' },
+              resourceVersion: lease.metadata.resourceVersion,
+            },
+          },
+        ),
+      );
+    } catch (error) {
+      if (!isNotFound(error) && !isConflict(error))
+        this.log.warn('could not take the reclaim finalizer off a Lease', {
+          request: request.key,
+          error,
+        });
     }
   }
 
@@ -1120,7 +1203,7 @@ export class Reconciler {
   }
 
   private clearTimers(request: TrackedRequest): void {
-    for (const which of ['wait', 'dispatch', 'expiry', 'write'] as const)
+    for (const which of ['wait', 'dispatch', 'expiry', 'write', 'dispatchEvent'] as const)
       this.clearTimer(request, which);
   }
 
@@ -1179,6 +1262,8 @@ export class Reconciler {
     reason: string,
     message: string,
   ): void {
+    // History in order: a dispatch still held is recorded before what came of it.
+    if (request.dispatchEvent !== undefined) this.recordDispatchEvent(request);
     const now = new Date(this.clock.now()).toISOString();
     const event = {
       apiVersion: 'v1',

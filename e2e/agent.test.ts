@@ -116,6 +116,61 @@ describe('an agent with the fake driver', () => {
     );
   });
 
+  it('gives the device back when its Lease is withdrawn while it boots one (one of grant and withdrawal wins)', async () => {
+    const { fleet, agent } = await fleetWithAgent(iosSimulatorScript({ bootMs: 3000 }));
+    // As the controller makes it: holding the agent's finalizer.
+    await fleet.admin.create(simlockPath('lease', { namespace: fleet.namespace }), {
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'Lease',
+      metadata: {
+        name: 'slow',
+        labels: { 'simlock.dev/worker': fleet.name('a') },
+        finalizers: ['simlock.dev/reclaim'],
+      },
+      spec: {
+        worker: fleet.name('a'),
+        device: { platform: 'ios', model: 'iPhone 16' },
+        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      },
+    });
+    // The boot is under way (a device is booting, or the Lease acknowledged)...
+    await eventually(
+      async () =>
+        (await agent.status())?.devices.some((device) => device.state !== 'ready')
+          ? true
+          : undefined,
+      { what: 'a boot under way' },
+    );
+    // ...when the controller withdraws it: the finalizer off onto the Lease as seen (a conflict
+    // if the agent's acknowledgement came between: then the agent lets it go), then delete.
+    const seen = await fleet.lease('slow');
+    await fleet.admin
+      .patch(simlockPath('lease', { namespace: fleet.namespace, name: 'slow' }), {
+        metadata: {
+          finalizers: [],
+          annotations: { 'simlock.dev/withdrawn': 'true' },
+          resourceVersion: seen?.metadata.resourceVersion,
+        },
+      })
+      .catch(() => undefined);
+    await fleet.admin.delete(simlockPath('lease', { namespace: fleet.namespace, name: 'slow' }));
+    await fleet.leaseGone('slow');
+    // The grant that came after could not land, and the device is not held for a Lease gone.
+    await eventually(
+      async () => {
+        const status = await agent.status();
+        return status?.devices.every((device) => device.state !== 'leased') &&
+          (status.capacity?.global.running ?? 0) <= 1
+          ? status
+          : undefined;
+      },
+      { what: 'no device held', timeoutMs: 15_000 },
+    );
+    // And it still grants: the device was given back, not lost.
+    const next = await dispatch(fleet, 'next', { platform: 'ios', model: 'iPhone 16' });
+    expect(next.status?.phase).toBe('Granted');
+  });
+
   it.each([
     ['UNKNOWN_MODEL', { platform: 'ios', model: 'iPhone 3G' }],
     ['NO_DRIVER', { platform: 'android' }],

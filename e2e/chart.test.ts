@@ -152,7 +152,7 @@ describe('helm lint and helm template', () => {
       simlock(['leaserequests'], ['get', 'list', 'watch', 'patch', 'update']),
       simlock(['leaserequests/status'], ['patch', 'update']),
       simlock(['leaserequests/finalizers'], ['update']),
-      simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch']),
+      simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
     expect(rules(objects, 'Role', 'simlock-controller')).toEqual([

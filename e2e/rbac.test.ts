@@ -463,7 +463,7 @@ describe('the controller and an agent, each with only its chart identity', () =>
     const events = (await cluster.admin.get(`/api/v1/namespaces/${namespace}/events`, {
       query: { fieldSelector: 'involvedObject.name=end-to-end' },
     })) as { items: { reason: string }[] };
-    expect(events.items.map((event) => event.reason)).toContain('Dispatched');
+    expect(events.items.map((event) => event.reason)).toContain('Granted');
     const election = (await cluster.admin.get(
       coordinationLeasePath(namespace, 'simlock-controller'),
     )) as { spec: { holderIdentity?: string } };

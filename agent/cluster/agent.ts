@@ -5,6 +5,7 @@
 import {
   API_VERSION,
   LEASE_FINALIZER,
+  LEASE_WITHDRAWN_ANNOTATION,
   LeaseObject,
   RESOURCES,
   WORKER_LABEL,
@@ -188,6 +189,8 @@ export class ClusterAgent {
       void this.reclaim(key, lease);
       return;
     }
+    // Withdrawn by the controller, about to be deleted: not to be answered any more.
+    if (lease.metadata.annotations?.[LEASE_WITHDRAWN_ANNOTATION] !== undefined) return;
     const phase = lease.status?.phase;
     // An event older than our own grant of this very Lease (the one our finalizer patch made, with
     // no status yet) can arrive after the grant: answering it again would hit a conflict and give
@@ -242,14 +245,21 @@ export class ClusterAgent {
     const { core, client, clock, log } = this.options;
     const [namespace, name] = [lease.metadata.namespace ?? '', lease.metadata.name];
     const statusPath = simlockPath('lease', { namespace, name, subresource: 'status' });
+    // Every write of our answer is made onto the Lease as we last saw or wrote it (a
+    // resourceVersion precondition): a Lease deleted or withdrawn meanwhile makes it fail (a
+    // conflict), and we give the device back, so the grant and the withdrawal never both win.
+    let expectedVersion = lease.metadata.resourceVersion;
+    let lookAgain = false;
+    let acknowledging: Promise<void> | undefined;
     // A cold boot takes a while: tell the controller the Lease is being worked on.
     const acknowledge = clock.setTimeout(() => {
-      // Only onto the Lease as we saw it: an acknowledgement still in flight when the grant is
-      // written must fail (a conflict), not land after it and turn Granted back into Pending.
-      void client
+      acknowledging = client
         .patch(statusPath, {
-          metadata: { resourceVersion: lease.metadata.resourceVersion },
+          metadata: { resourceVersion: expectedVersion },
           status: { phase: 'Pending', message: 'accepted: preparing the device' },
+        })
+        .then((written) => {
+          expectedVersion = resourceVersionOf(written) ?? expectedVersion;
         })
         .catch(() => undefined);
     }, this.options.acknowledgeAfterMs ?? 2000);
@@ -261,6 +271,8 @@ export class ClusterAgent {
         Number.isFinite(expiresAt) ? expiresAt : undefined,
       );
       clock.clearTimeout(acknowledge);
+      // An acknowledgement in flight lands first, or fails, before the answer is written.
+      await acknowledging;
       if (outcome.kind === 'refused') {
         const { code, message, capacityReason } = outcome.refusal;
         await client.patch(statusPath, {
@@ -272,22 +284,7 @@ export class ClusterAgent {
         log.info('refused', { lease: key, code, capacityReason });
         return;
       }
-      // Hold the Lease until the device is reclaimed: the finalizer first, then the grant.
-      try {
-        await client.patch(simlockPath('lease', { namespace, name }), {
-          metadata: {
-            finalizers: [LEASE_FINALIZER],
-            resourceVersion: lease.metadata.resourceVersion,
-          },
-        });
-      } catch (error) {
-        // Deleted or changed while we decided: give the device back; the next event decides again.
-        await core.release(key);
-        if (!isNotFound(error) && !isConflict(error)) throw error;
-        return;
-      }
-      this.granted.set(key, lease.metadata.uid ?? '');
-      await client.patch(statusPath, {
+      const grant = {
         status: {
           phase: 'Granted',
           device: grantedDevice(outcome.lease.device),
@@ -295,7 +292,33 @@ export class ClusterAgent {
           grantedAt: new Date(clock.now()).toISOString(),
           message: null,
         },
-      });
+      };
+      try {
+        if ((lease.metadata.finalizers ?? []).includes(LEASE_FINALIZER)) {
+          // The controller created the Lease holding our finalizer: the grant is one write.
+          this.granted.set(key, lease.metadata.uid ?? '');
+          await client.patch(statusPath, {
+            metadata: { resourceVersion: expectedVersion },
+            ...grant,
+          });
+        } else {
+          // A Lease made without it: hold the Lease until the device is reclaimed, the
+          // finalizer first, then the grant.
+          await client.patch(simlockPath('lease', { namespace, name }), {
+            metadata: { finalizers: [LEASE_FINALIZER], resourceVersion: expectedVersion },
+          });
+          this.granted.set(key, lease.metadata.uid ?? '');
+          await client.patch(statusPath, grant);
+        }
+      } catch (error) {
+        if (!isNotFound(error) && !isConflict(error)) throw error;
+        // Deleted or changed while we decided: give the device back, and look at the Lease as it
+        // is now (a deletion seen while we were busy still needs our finalizer removed).
+        this.granted.delete(key);
+        await core.release(key);
+        lookAgain = true;
+        return;
+      }
       log.info('granted', {
         lease: key,
         device: outcome.lease.device.id,
@@ -307,6 +330,8 @@ export class ClusterAgent {
     } finally {
       this.busy.delete(key);
     }
+    const current = lookAgain ? this.leases.get(key) : undefined;
+    if (current) this.onLease(current);
   }
 
   private async markLost(key: string, lease: LeaseObject, message: string): Promise<void> {
@@ -410,4 +435,10 @@ function grantedDevice(device: GrantedDevice): GrantedDevice {
     ...(device.class ? { class: device.class } : {}),
     physical: device.physical,
   };
+}
+
+function resourceVersionOf(object: unknown): string | undefined {
+  const version = (object as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata
+    ?.resourceVersion;
+  return typeof version === 'string' ? version : undefined;
 }

@@ -2,6 +2,7 @@
 import {
   API_VERSION,
   LeaseRequestObject,
+  REQUEST_FINALIZER,
   RESOURCES,
   SimlockError,
   WorkerObject,
@@ -54,7 +55,11 @@ export async function lease(argv: Record<string, unknown>, io: CliIO): Promise<n
       await client.create(simlockPath('leaseRequest', { namespace }), {
         apiVersion: API_VERSION,
         kind: RESOURCES.leaseRequest.kind,
-        metadata: order.name !== undefined ? { name: order.name } : { generateName: 'lease-' },
+        metadata: {
+          ...(order.name !== undefined ? { name: order.name } : { generateName: 'lease-' }),
+          // The controller's release finalizer from the start saves it a write (ADR 0005).
+          finalizers: [REQUEST_FINALIZER],
+        },
         spec: order.spec,
       }),
       'leaserequest',

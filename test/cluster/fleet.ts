@@ -3,8 +3,9 @@
 // API server. Worker names are prefixed with the test's namespace (Workers are cluster-scoped) and
 // labelled with it, so a controller started with that label selector sees only this file's fleet.
 import type { Device, WorkerStatus } from '../../api/index.js';
-import { heartbeatLeaseName, PROTOCOL } from '../../api/index.js';
+import { heartbeatLeaseName, LEASE_FINALIZER, PROTOCOL } from '../../api/index.js';
 import {
+  Informer,
   coordinationLeasePath,
   isNotFound,
   microTime,
@@ -229,9 +230,43 @@ export class TestFleet {
     }
   }
 
+  /**
+   * The test's workers reclaim at once: a Lease they granted has, once being deleted, the agent's
+   * finalizer (which the controller puts on every Lease) taken off, as an agent does after
+   * reclaiming the device. Leases they did not grant are left to the controller. Started by the
+   * first answer, so a fleet of real agents is left to them.
+   */
+  private reclaimer: Informer | undefined;
+  private readonly grantedByTest = new Set<string>();
+
+  private startReclaimer(): void {
+    if (this.reclaimer) return;
+    this.reclaimer = new Informer(this.admin, {
+      path: simlockPath('lease', { namespace: this.namespace }),
+    });
+    this.reclaimer.on(({ type, object }) => {
+      const finalizers = (object.metadata.finalizers as string[] | undefined) ?? [];
+      if (type === 'deleted' || !object.metadata.deletionTimestamp) return;
+      if (!finalizers.includes(LEASE_FINALIZER) || !this.grantedByTest.has(object.metadata.name))
+        return;
+      this.admin
+        .patch(simlockPath('lease', { namespace: this.namespace, name: object.metadata.name }), {
+          metadata: {
+            finalizers: finalizers.filter((finalizer) => finalizer !== LEASE_FINALIZER),
+            resourceVersion: object.metadata.resourceVersion,
+          },
+        })
+        .catch(() => undefined);
+    });
+    this.reclaimer.start();
+  }
+
   /** Waits for the request's Lease (a dispatch) and answers it as the worker would. */
   async answer(name: string, answer: LeaseAnswer): Promise<LeaseView> {
+    this.startReclaimer();
     const lease = await eventually(() => this.lease(name), { what: `lease ${name}` });
+    if (answer.phase === 'Granted') this.grantedByTest.add(name);
+    else this.grantedByTest.delete(name);
     await this.admin.patch(
       simlockPath('lease', { namespace: this.namespace, name, subresource: 'status' }),
       { status: answer },
@@ -272,6 +307,7 @@ export class TestFleet {
   }
 
   async cleanup(): Promise<void> {
+    await this.reclaimer?.stop();
     const workers = (await this.admin.get(simlockPath('worker'), {
       query: { labelSelector: this.selector },
     })) as { items: { metadata: { name: string } }[] };
@@ -306,6 +342,7 @@ export interface LeaseView {
     labels?: Record<string, string>;
     ownerReferences?: { kind: string; name: string; uid: string }[];
     finalizers?: string[];
+    resourceVersion?: string;
   };
   spec: { worker: string; device: Record<string, unknown>; expiresAt: string };
   status?: { phase: string };

@@ -141,9 +141,11 @@ priorityClassName: {{ . }}
   - apiGroups: [simlock.dev]
     resources: [leaserequests/finalizers]
     verbs: [update]
+  # patch: a Lease no agent holds (refused, or never answered) has the agent's finalizer taken off
+  # before it is deleted (the controller creates Leases with it).
   - apiGroups: [simlock.dev]
     resources: [leases]
-    verbs: [create, delete, get, list, watch]
+    verbs: [create, delete, get, list, watch, patch]
   - apiGroups: ['']
     resources: [events]
     verbs: [create, patch]
