@@ -541,6 +541,14 @@ interface Row {
   ratio?: number;
   writesPerGrant?: number;
   writesPerBind?: number;
+  /** kube-apiserver CPU milliseconds per grant and per bind (the steadiest figure here). */
+  apiserverMsPerGrant?: number;
+  apiserverMsPerBind?: number;
+}
+
+/** kube-apiserver CPU per item of one side, in milliseconds. */
+function apiserverMsPerItem(side: { cpu?: Record<string, number>; done: number }): number {
+  return ((side.cpu?.['kube-apiserver'] ?? Number.NaN) * 1000) / side.done;
 }
 
 function summarize(results: RunResult[]): Row[] {
@@ -559,10 +567,12 @@ function summarize(results: RunResult[]): Row[] {
       if (grants.length > 0) {
         row.grantsPerSecond = median(grants.map((side) => side.perSecond));
         row.writesPerGrant = median(grants.map((side) => side.writesPerItem));
+        row.apiserverMsPerGrant = median(grants.map(apiserverMsPerItem));
       }
       if (binds.length > 0) {
         row.bindsPerSecond = median(binds.map((side) => side.perSecond));
         row.writesPerBind = median(binds.map((side) => side.writesPerItem));
+        row.apiserverMsPerBind = median(binds.map(apiserverMsPerItem));
       }
       if (row.grantsPerSecond !== undefined && row.bindsPerSecond)
         row.ratio = row.grantsPerSecond / row.bindsPerSecond;
@@ -576,11 +586,11 @@ function printTable(rows: Row[]): void {
   const cell = (value: number | undefined, digits = 1) =>
     (value === undefined ? '-' : value.toFixed(digits)).padStart(9);
   console.log(
-    `${'W×N'.padEnd(11)}${'QPS'.padStart(6)}${'grants/s'.padStart(10)}${'binds/s'.padStart(10)}${'ratio'.padStart(9)}${'wr/grant'.padStart(10)}${'wr/bind'.padStart(9)}`,
+    `${'W×N'.padEnd(11)}${'QPS'.padStart(6)}${'grants/s'.padStart(10)}${'binds/s'.padStart(10)}${'ratio'.padStart(9)}${'wr/grant'.padStart(10)}${'wr/bind'.padStart(9)}${'apiserver ms/grant'.padStart(20)}${'ms/bind'.padStart(9)}`,
   );
   for (const row of rows) {
     console.log(
-      `${`${row.size.workers}×${row.size.requests}`.padEnd(11)}${(row.qps === 0 ? 'none' : String(row.qps)).padStart(6)} ${cell(row.grantsPerSecond)} ${cell(row.bindsPerSecond)}${cell(row.ratio, 2)} ${cell(row.writesPerGrant, 2)}${cell(row.writesPerBind, 2)}`,
+      `${`${row.size.workers}×${row.size.requests}`.padEnd(11)}${(row.qps === 0 ? 'none' : String(row.qps)).padStart(6)} ${cell(row.grantsPerSecond)} ${cell(row.bindsPerSecond)}${cell(row.ratio, 2)} ${cell(row.writesPerGrant, 2)}${cell(row.writesPerBind, 2)}${cell(row.apiserverMsPerGrant).padStart(20)}${cell(row.apiserverMsPerBind)}`,
     );
   }
 }
