@@ -97,7 +97,7 @@ export const AgentConfig = z
     ),
     healthIntervalMs: milliseconds(500, 3_600_000, 30_000),
     viewDebounceMs: milliseconds(0, 60_000, 1000).describe(
-      'Changes of the view within this time make one Worker status write.',
+      'At most one Worker status write per this time: a change after a quiet spell is written at once, changes within it of a write are folded into one.',
     ),
     bootTimeoutMs: milliseconds(1000, 3_600_000, 300_000),
     heartbeat: z

@@ -164,14 +164,15 @@ describe('the view differ', () => {
     return { clock, view, emitted };
   }
 
-  it('emits the first view after the debounce, with its view key', async () => {
+  it('emits a change at once when nothing was emitted within the debounce, with its view key', async () => {
     const { clock, view, emitted } = differ();
     const status = buildWorkerStatus(sources());
     view.offer(status);
-    await clock.advance(999);
-    expect(emitted).toHaveLength(0);
-    await clock.advance(1);
     expect(emitted).toEqual([{ status, viewKey: viewKey(status) }]);
+    await clock.advance(5000);
+    const unplugged = buildWorkerStatus(sources({ health: 'unhealthy' }));
+    view.offer(unplugged);
+    expect(emitted.map((change) => change.status)).toEqual([status, unplugged]);
   });
 
   it('emits nothing when the view did not change, even rebuilt with another key order', async () => {
@@ -185,10 +186,10 @@ describe('the view differ', () => {
     expect(emitted).toHaveLength(1);
   });
 
-  it('folds changes within the debounce into one emit of the latest view', async () => {
+  it('folds changes within the debounce of an emit into one emit of the latest view, at its end', async () => {
     const { clock, view, emitted } = differ();
     view.offer(buildWorkerStatus(sources()));
-    await clock.advance(1000);
+    await clock.advance(300);
     view.offer(buildWorkerStatus(sources({ health: 'unhealthy' })));
     await clock.advance(300);
     view.offer(
@@ -199,7 +200,9 @@ describe('the view differ', () => {
         }),
       ),
     );
-    await clock.advance(700);
+    await clock.advance(399);
+    expect(emitted).toHaveLength(1);
+    await clock.advance(1);
     expect(emitted).toHaveLength(2);
     expect(emitted[1]?.status).toMatchObject({ health: 'running', queueDepth: 1 });
   });
@@ -207,7 +210,7 @@ describe('the view differ', () => {
   it('emits nothing when a change is undone within the debounce', async () => {
     const { clock, view, emitted } = differ();
     view.offer(buildWorkerStatus(sources()));
-    await clock.advance(1000);
+    await clock.advance(100);
     view.offer(buildWorkerStatus(sources({ health: 'unhealthy' })));
     view.offer(buildWorkerStatus(sources()));
     await clock.advance(1000);

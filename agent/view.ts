@@ -142,9 +142,10 @@ export interface ViewChange {
 }
 
 /**
- * Emits the view when it changed, at most once per `debounceMs`: the first change starts the
- * window, later ones in it are folded in, and at its end the latest view is emitted if it differs
- * (canonical JSON, so key order does not count) from the last one emitted.
+ * Emits the view when it changed, at most once per `debounceMs`. A change after a quiet window is
+ * emitted at once (a device plugged back in, a slot freed: routing should know now); changes
+ * within `debounceMs` of an emit are folded in, and at the window's end the latest view is
+ * emitted if it differs (canonical JSON, so key order does not count) from the last one emitted.
  */
 export class ViewDiffer {
   readonly changes = new Listeners<ViewChange>();
@@ -154,6 +155,7 @@ export class ViewDiffer {
   #emittedJson: string | undefined;
   #emitted: WorkerStatus | undefined;
   #timer: TimerHandle | undefined;
+  #emittedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: { clock: Clock; debounceMs: number }) {
     this.#clock = options.clock;
@@ -169,7 +171,9 @@ export class ViewDiffer {
     this.#latest = status;
     if (this.#timer !== undefined) return;
     if (canonicalJson(status) === this.#emittedJson) return;
-    this.#timer = this.#clock.setTimeout(() => this.flush(), this.#debounceMs);
+    const wait = this.#emittedAt + this.#debounceMs - this.#clock.now();
+    if (wait <= 0) this.flush();
+    else this.#timer = this.#clock.setTimeout(() => this.flush(), wait);
   }
 
   /** Emits now if the latest view differs from the last emitted. */
@@ -182,6 +186,7 @@ export class ViewDiffer {
     if (json === this.#emittedJson) return;
     this.#emittedJson = json;
     this.#emitted = status;
+    this.#emittedAt = this.#clock.now();
     this.changes.emit({ status, viewKey: viewKey(status) });
   }
 
