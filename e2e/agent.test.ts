@@ -171,6 +171,42 @@ describe('an agent with the fake driver', () => {
     expect(next.status?.phase).toBe('Granted');
   });
 
+  it('lets go of Leases deleted at any moment of their grant, and holds no device for them', async () => {
+    const { fleet, agent } = await fleetWithAgent(iosSimulatorScript({ bootMs: 0 }));
+    const names = Array.from({ length: 12 }, (_, index) => `quick-${index}`);
+    // Each Lease deleted a little later than the one before: before, during and after its grant.
+    await Promise.all(
+      names.map(async (name, index) => {
+        await fleet.admin.create(simlockPath('lease', { namespace: fleet.namespace }), {
+          apiVersion: 'simlock.dev/v1alpha1',
+          kind: 'Lease',
+          metadata: {
+            name,
+            labels: { 'simlock.dev/worker': fleet.name('a') },
+            finalizers: ['simlock.dev/reclaim'],
+          },
+          spec: {
+            worker: fleet.name('a'),
+            device: { platform: 'ios', model: 'iPhone 16' },
+            expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+          },
+        });
+        await new Promise((resolve) => setTimeout(resolve, index * 5));
+        await fleet.admin.delete(simlockPath('lease', { namespace: fleet.namespace, name }));
+      }),
+    );
+    for (const name of names) await fleet.leaseGone(name);
+    await eventually(
+      async () =>
+        (await agent.status())?.devices.every((device) => device.state !== 'leased')
+          ? true
+          : undefined,
+      { what: 'no device held' },
+    );
+    const next = await dispatch(fleet, 'after', { platform: 'ios', model: 'iPhone 16' });
+    expect(next.status?.phase).toBe('Granted');
+  });
+
   it.each([
     ['UNKNOWN_MODEL', { platform: 'ios', model: 'iPhone 3G' }],
     ['NO_DRIVER', { platform: 'android' }],

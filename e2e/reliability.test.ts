@@ -332,8 +332,13 @@ describe('reliability', () => {
     for (const name of holders) await create(name);
     await eventually(
       () => (holders.every((name) => outcomes.get(name)?.has('granted')) ? true : undefined),
-      { timeoutMs: 20_000, what: 'six holders granted' },
-    );
+      { timeoutMs: 30_000, what: 'six holders granted' },
+    ).catch((error: unknown) => {
+      const seen = holders.map(
+        (name) => `${name}: ${JSON.stringify(requests.get(`${NAMESPACE}/${name}`)?.status ?? {})}`,
+      );
+      throw new Error(`${(error as Error).message}; seen: ${seen.join('; ')}`);
+    });
     for (const name of ['wait-0', 'wait-1']) {
       holding.add(name);
       await create(name);

@@ -46,6 +46,12 @@ export class ClusterAgent {
   private readonly heartbeat: Heartbeat;
   /** Leases being answered or reclaimed now, so one event never starts a second answer. */
   private readonly busy = new Set<string>();
+  /**
+   * Leases with news while busy (client-go's workqueue habit: dirty while processing): looked at
+   * again, as the cache then has them, once the work in hand is done. Without it a delete seen
+   * while the grant was being written was dropped, and the Lease kept our finalizer for ever.
+   */
+  private readonly dirty = new Set<string>();
   /** Leases this agent granted in this process, by key, with the uid of the Lease object. */
   private readonly granted = new Map<string, string>();
   private written: WorkerStatus | undefined;
@@ -200,13 +206,27 @@ export class ClusterAgent {
       // Not answered yet, or acknowledged by an earlier life of this agent that died while it
       // prepared the device (nothing is held for it now): answer it afresh.
       void this.answer(key, lease);
-    } else if (
-      phase === 'Granted' &&
-      this.granted.get(key) !== lease.metadata.uid &&
-      !this.busy.has(key)
-    ) {
+    } else if (phase === 'Granted' && this.granted.get(key) !== lease.metadata.uid) {
       void this.adopt(key, lease);
     }
+  }
+
+  /** Takes a Lease's work in hand, or, if it is in hand already, notes the news for after. */
+  private claim(key: string): boolean {
+    if (this.busy.has(key)) {
+      this.dirty.add(key);
+      return false;
+    }
+    this.busy.add(key);
+    return true;
+  }
+
+  /** Puts the work down; a Lease with news meanwhile is looked at again as it is now. */
+  private finish(key: string): void {
+    this.busy.delete(key);
+    if (!this.dirty.delete(key)) return;
+    const current = this.leases.get(key);
+    if (current) this.onLease(current);
   }
 
   /**
@@ -214,7 +234,7 @@ export class ClusterAgent {
    * safe (the device is gone or taken), say the lease is lost; the controller releases the request.
    */
   private async adopt(key: string, lease: LeaseObject): Promise<void> {
-    this.busy.add(key);
+    if (!this.claim(key)) return;
     try {
       const device = lease.status?.device;
       const expiresAt = Date.parse(lease.spec.expiresAt);
@@ -234,14 +254,13 @@ export class ClusterAgent {
         return;
       }
     } finally {
-      this.busy.delete(key);
+      this.finish(key);
     }
     await this.markLost(key, lease, 'the agent restarted and cannot hold the device again');
   }
 
   private async answer(key: string, lease: LeaseObject): Promise<void> {
-    if (this.busy.has(key)) return;
-    this.busy.add(key);
+    if (!this.claim(key)) return;
     const { core, client, clock, log } = this.options;
     const [namespace, name] = [lease.metadata.namespace ?? '', lease.metadata.name];
     const statusPath = simlockPath('lease', { namespace, name, subresource: 'status' });
@@ -249,7 +268,6 @@ export class ClusterAgent {
     // resourceVersion precondition): a Lease deleted or withdrawn meanwhile makes it fail (a
     // conflict), and we give the device back, so the grant and the withdrawal never both win.
     let expectedVersion = lease.metadata.resourceVersion;
-    let lookAgain = false;
     let acknowledging: Promise<void> | undefined;
     // A cold boot takes a while: tell the controller the Lease is being worked on.
     const acknowledge = clock.setTimeout(() => {
@@ -312,11 +330,10 @@ export class ClusterAgent {
         }
       } catch (error) {
         if (!isNotFound(error) && !isConflict(error)) throw error;
-        // Deleted or changed while we decided: give the device back, and look at the Lease as it
-        // is now (a deletion seen while we were busy still needs our finalizer removed).
+        // Deleted or changed while we decided: give the device back. The change that beat us
+        // comes as an event (now, or already while busy: then finish() looks again).
         this.granted.delete(key);
         await core.release(key);
-        lookAgain = true;
         return;
       }
       log.info('granted', {
@@ -328,15 +345,12 @@ export class ClusterAgent {
       clock.clearTimeout(acknowledge);
       log.warn('answering a lease failed', { lease: key, error });
     } finally {
-      this.busy.delete(key);
+      this.finish(key);
     }
-    const current = lookAgain ? this.leases.get(key) : undefined;
-    if (current) this.onLease(current);
   }
 
   private async markLost(key: string, lease: LeaseObject, message: string): Promise<void> {
-    if (this.busy.has(key)) return;
-    this.busy.add(key);
+    if (!this.claim(key)) return;
     try {
       await this.options.client.patch(
         simlockPath('lease', {
@@ -352,7 +366,7 @@ export class ClusterAgent {
       if (!isNotFound(error))
         this.options.log.warn('could not mark a lease lost', { lease: key, error });
     } finally {
-      this.busy.delete(key);
+      this.finish(key);
     }
   }
 
@@ -378,13 +392,14 @@ export class ClusterAgent {
 
   private async onDeleted(object: KubeObject): Promise<void> {
     const key = leaseKey(object.metadata.namespace ?? '', object.metadata.name);
-    if (this.granted.has(key)) await this.reclaimDevice(key);
+    // Only the device of this very Lease: an earlier Lease of the same name going late must not
+    // take the device of the one being granted now.
+    if (this.granted.get(key) === (object.metadata.uid ?? '')) await this.reclaimDevice(key);
   }
 
   /** A deleted Lease: reclaim its device, then let the Lease go. */
   private async reclaim(key: string, lease: LeaseObject): Promise<void> {
-    if (this.busy.has(key)) return;
-    this.busy.add(key);
+    if (!this.claim(key)) return;
     try {
       await this.reclaimDevice(key);
       const finalizers = (lease.metadata.finalizers ?? []).filter(
@@ -413,7 +428,7 @@ export class ClusterAgent {
         }, 1000);
       }
     } finally {
-      this.busy.delete(key);
+      this.finish(key);
     }
   }
 
