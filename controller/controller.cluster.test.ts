@@ -185,6 +185,53 @@ describe('dispatch and grant', () => {
     expect(dispatchRecorded(events, `${b} (warm-hit, physical)`), events.join('\n')).toBe(true);
   });
 
+  it('records a grant that follows its dispatch within the hold as one Event naming the dispatch (ADR 0005)', async () => {
+    const { fleet, start } = await setup({ reasonWriteIntervalMs: 60_000 });
+    const a = await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
+    await fleet.grant('r1', 'sim-7');
+    await fleet.phase('r1', 'Granted');
+    const events = await eventually(async () => {
+      const list = await fleet.events('r1');
+      return list.length > 0 ? list : undefined;
+    });
+    expect(events).toEqual([
+      `Granted: Granted iPhone 16 sim-7 on wrk_a; dispatched to ${a} (free-capacity)`,
+    ]);
+  });
+
+  it('records a dispatch that came to nothing as an Event of its own, and the next with its grant', async () => {
+    const { fleet, start } = await setup({ reasonWriteIntervalMs: 60_000 });
+    const a = await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
+    await fleet.refuse('r1', { code: 'NO_CAPACITY', capacityReason: 'ram-budget' });
+    await fleet.leaseGone('r1');
+    // A new view: the refusal memo lapses and the worker is asked again.
+    await fleet.patchStatus('a', {
+      queueDepth: 0,
+      agentVersion: 'x',
+      capacity: { global: { limit: 5, running: 0, evictable: 0 } },
+    });
+    await fleet.grant('r1', 'sim-8');
+    await fleet.phase('r1', 'Granted');
+    const events = await eventually(async () => {
+      const list = await fleet.events('r1');
+      return list.length >= 2 ? list : undefined;
+    });
+    expect(events).toHaveLength(2);
+    expect(events).toContain(`Dispatched: Dispatched to ${a} (free-capacity)`);
+    expect(
+      events.some((event) =>
+        new RegExp(`^Granted: Granted iPhone 16 sim-8 on wrk_a; dispatched to ${a} \\(`).test(
+          event,
+        ),
+      ),
+      events.join('\n'),
+    ).toBe(true);
+  });
+
   it('releases on delete: the Lease goes first, then the request', async () => {
     const { fleet, start } = await setup();
     await fleet.addWorker('a', { status: iosStatus() });
