@@ -1,6 +1,7 @@
 // The controller against the real API server, with the test playing the agents (seed 000 §3-6,
 // seed 001, seed 002's coordinator rules).
 import { afterEach, describe, expect, it } from 'vitest';
+import { simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
 import { controllerFor } from '../test/cluster/controller.js';
@@ -230,6 +231,29 @@ describe('dispatch and grant', () => {
       ),
       events.join('\n'),
     ).toBe(true);
+  });
+
+  it("lets a removed worker's Lease go, so that its request can still be released", async () => {
+    const { fleet, start } = await setup();
+    await fleet.addWorker('a', { status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    // Granted by a worker that is then removed for good: no agent will take its finalizer off.
+    await fleet.grant('r1', 'sim-1', { reclaims: false });
+    await fleet.phase('r1', 'Granted');
+    await fleet.removeWorker('a');
+    await fleet.admin.delete(
+      simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'r1' }),
+    );
+    await fleet.leaseGone('r1');
+    await eventually(async () => {
+      try {
+        await fleet.request('r1');
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
   });
 
   it('releases on delete: the Lease goes first, then the request', async () => {

@@ -178,6 +178,8 @@ export class Reconciler {
   private readonly released = new Map<string, (ReleasedDevice & { at: number })[]>();
 
   private readonly workerInformer: Informer;
+  /** Leases whose Worker is being looked up (see letGoIfWorkerGone). */
+  private readonly orphanChecks = new Set<string>();
   private readonly heartbeatInformer: Informer;
   private readonly requestInformer: Informer;
   private readonly leaseInformer: Informer;
@@ -261,6 +263,7 @@ export class Reconciler {
       this.leaseInformer.waitForSync(),
     ]);
     this.started = true;
+    for (const lease of this.leaseInformer.list()) void this.letGoIfWorkerGone(lease);
     this.requestInformer.start();
     await this.requestInformer.waitForSync();
     this.log.info('controller synced', {
@@ -292,6 +295,9 @@ export class Reconciler {
 
   private onWorker(object: KubeObject | undefined, name: string): void {
     this.refreshWorker(name, object);
+    if (!object && this.started) {
+      for (const lease of this.leaseInformer.list()) void this.letGoIfWorkerGone(lease);
+    }
   }
 
   private onHeartbeat(object: KubeObject | undefined, leaseName: string): void {
@@ -890,6 +896,7 @@ export class Reconciler {
   private onLease(object: KubeObject, deleted: boolean): void {
     const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
     const request = this.requests.get(key);
+    if (!deleted && this.started) void this.letGoIfWorkerGone(object);
     if (deleted) {
       this.noteReleased(object);
       if (!request) return;
@@ -1076,6 +1083,64 @@ export class Reconciler {
     if (!request.leaseDeleting) {
       if (request.deleting) await this.removeFinalizer(request);
       else this.scheduleWalk();
+    }
+  }
+
+  /**
+   * A Lease being deleted whose Worker is gone (removed by its operator) has no agent to reclaim
+   * its device and let it go: take the agent's finalizer off, so that the request it belongs to can
+   * be released (as Kubernetes lets go of the pods of a deleted Node). Whether the Worker is gone is
+   * asked of the API server, not of our informer, which sees only the workers we select.
+   */
+  private async letGoIfWorkerGone(lease: KubeObject): Promise<void> {
+    const worker = (lease.spec as { worker?: unknown } | undefined)?.worker;
+    const finalizers = (lease.metadata.finalizers as string[] | undefined) ?? [];
+    const key = `${lease.metadata.namespace ?? ''}/${lease.metadata.name}`;
+    if (lease.metadata.deletionTimestamp === undefined || !finalizers.includes(LEASE_FINALIZER))
+      return;
+    if (typeof worker !== 'string' || this.workerInformer.get(worker)) return;
+    if (this.orphanChecks.has(key)) return;
+    this.orphanChecks.add(key);
+    try {
+      try {
+        await this.client.get(simlockPath('worker', { name: worker }));
+        return;
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+      this.log.warn('the worker of a Lease being deleted is gone; letting the Lease go', {
+        lease: key,
+        worker,
+      });
+      await this.writes.run('dispatch', () =>
+        this.client.patch(
+          simlockPath('lease', {
+            namespace: lease.metadata.namespace ?? '',
+            name: lease.metadata.name,
+          }),
+          {
+            metadata: {
+              finalizers: finalizers.filter((name) => name !== LEASE_FINALIZER),
+              resourceVersion: lease.metadata.resourceVersion,
+            },
+          },
+        ),
+      );
+    } catch (error) {
+      // A newer version of the Lease comes as an event and is looked at then; anything else is
+      // tried again in a moment.
+      if (!isNotFound(error) && !isConflict(error)) {
+        this.log.warn('could not let go of the Lease of a gone worker; retrying', {
+          lease: key,
+          error,
+        });
+        this.clock.setTimeout(() => {
+          const current = this.leaseInformer.get(key);
+          if (current && !this.stopped) void this.letGoIfWorkerGone(current);
+        }, 1000);
+      }
+    } finally {
+      this.orphanChecks.delete(key);
     }
   }
 

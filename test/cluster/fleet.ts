@@ -261,11 +261,18 @@ export class TestFleet {
     this.reclaimer.start();
   }
 
-  /** Waits for the request's Lease (a dispatch) and answers it as the worker would. */
-  async answer(name: string, answer: LeaseAnswer): Promise<LeaseView> {
+  /**
+   * Waits for the request's Lease (a dispatch) and answers it as the worker would; `reclaims:
+   * false` plays a worker that is gone after answering (nothing takes its finalizer off).
+   */
+  async answer(
+    name: string,
+    answer: LeaseAnswer,
+    { reclaims = true }: { reclaims?: boolean } = {},
+  ): Promise<LeaseView> {
     this.startReclaimer();
     const lease = await eventually(() => this.lease(name), { what: `lease ${name}` });
-    if (answer.phase === 'Granted') this.grantedByTest.add(name);
+    if (answer.phase === 'Granted' && reclaims) this.grantedByTest.add(name);
     else this.grantedByTest.delete(name);
     await this.admin.patch(
       simlockPath('lease', { namespace: this.namespace, name, subresource: 'status' }),
@@ -274,18 +281,26 @@ export class TestFleet {
     return lease;
   }
 
-  async grant(name: string, deviceId = 'sim-1'): Promise<LeaseView> {
-    return this.answer(name, {
-      phase: 'Granted',
-      device: {
-        id: deviceId,
-        name: 'iPhone 16',
-        model: 'iPhone 16',
-        platform: 'ios',
-        os: '18.4',
-        physical: false,
+  async grant(
+    name: string,
+    deviceId = 'sim-1',
+    options: { reclaims?: boolean } = {},
+  ): Promise<LeaseView> {
+    return this.answer(
+      name,
+      {
+        phase: 'Granted',
+        device: {
+          id: deviceId,
+          name: 'iPhone 16',
+          model: 'iPhone 16',
+          platform: 'ios',
+          os: '18.4',
+          physical: false,
+        },
       },
-    });
+      options,
+    );
   }
 
   async refuse(name: string, refusal: LeaseAnswer['refusal']): Promise<LeaseView> {
