@@ -1112,20 +1112,7 @@ export class Reconciler {
         lease: key,
         worker,
       });
-      await this.writes.run('dispatch', () =>
-        this.client.patch(
-          simlockPath('lease', {
-            namespace: lease.metadata.namespace ?? '',
-            name: lease.metadata.name,
-          }),
-          {
-            metadata: {
-              finalizers: finalizers.filter((name) => name !== LEASE_FINALIZER),
-              resourceVersion: lease.metadata.resourceVersion,
-            },
-          },
-        ),
-      );
+      await this.takeReclaimFinalizerOff(lease);
     } catch (error) {
       // A newer version of the Lease comes as an event and is looked at then; anything else is
       // tried again in a moment.
@@ -1145,6 +1132,32 @@ export class Reconciler {
   }
 
   /**
+   * Takes the agent's finalizer off a Lease, only onto the version given (a conflict if it changed
+   * since), with some annotations in the same write.
+   */
+  private async takeReclaimFinalizerOff(
+    lease: KubeObject,
+    annotations?: Record<string, string>,
+  ): Promise<void> {
+    const finalizers = (lease.metadata.finalizers as string[] | undefined) ?? [];
+    await this.writes.run('dispatch', () =>
+      this.client.patch(
+        simlockPath('lease', {
+          namespace: lease.metadata.namespace ?? '',
+          name: lease.metadata.name,
+        }),
+        {
+          metadata: {
+            finalizers: finalizers.filter((name) => name !== LEASE_FINALIZER),
+            ...(annotations ? { annotations } : {}),
+            resourceVersion: lease.metadata.resourceVersion,
+          },
+        },
+      ),
+    );
+  }
+
+  /**
    * A Lease no agent holds (refused, lost, or not answered yet) carries the agent's finalizer all
    * the same (dispatch puts it there): take it off, so that the Lease goes at once also when its
    * agent is gone, and mark it withdrawn, so that no agent answers it in the moment before it is
@@ -1160,19 +1173,8 @@ export class Reconciler {
     const phase = (lease.status as { phase?: unknown } | undefined)?.phase;
     if (phase === 'Granted' || lease.metadata.deletionTimestamp !== undefined) return;
     try {
-      await this.writes.run('dispatch', () =>
-        this.client.patch(
-          simlockPath('lease', { namespace: request.namespace, name: request.name }),
-          {
-            metadata: {
-              finalizers: finalizers.filter((name) => name !== LEASE_FINALIZER),
-              // Between this write and the delete the agent must not answer it again.
-              annotations: { [LEASE_WITHDRAWN_ANNOTATION]: 'true' },
-              resourceVersion: lease.metadata.resourceVersion,
-            },
-          },
-        ),
-      );
+      // Between this write and the delete the agent must not answer it again.
+      await this.takeReclaimFinalizerOff(lease, { [LEASE_WITHDRAWN_ANNOTATION]: 'true' });
     } catch (error) {
       if (!isNotFound(error) && !isConflict(error))
         this.log.warn('could not take the reclaim finalizer off a Lease', {
