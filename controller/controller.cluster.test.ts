@@ -246,14 +246,7 @@ describe('dispatch and grant', () => {
       simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'r1' }),
     );
     await fleet.leaseGone('r1');
-    await eventually(async () => {
-      try {
-        await fleet.request('r1');
-        return undefined;
-      } catch {
-        return true;
-      }
-    });
+    await fleet.requestGone('r1');
   });
 
   it('releases on delete: the Lease goes first, then the request', async () => {
@@ -267,14 +260,7 @@ describe('dispatch and grant', () => {
       `/apis/simlock.dev/v1alpha1/namespaces/${fleet.namespace}/leaserequests/r1`,
     );
     await fleet.leaseGone('r1');
-    await eventually(async () => {
-      try {
-        await fleet.request('r1');
-        return undefined;
-      } catch {
-        return true;
-      }
-    });
+    await fleet.requestGone('r1');
   });
 });
 

@@ -41,22 +41,32 @@ async function startController(fleet: TestFleet) {
   await reconciler.start();
 }
 
-/** Creates a Lease for the agent directly, as the controller would. */
-async function dispatch(
+/** Creates a Lease for the agent directly; `finalizers` as the controller puts them on. */
+async function createLease(
   fleet: TestFleet,
   name: string,
   device: Record<string, unknown>,
-): Promise<LeaseView> {
+  finalizers: string[] = [],
+): Promise<void> {
   await fleet.admin.create(simlockPath('lease', { namespace: fleet.namespace }), {
     apiVersion: 'simlock.dev/v1alpha1',
     kind: 'Lease',
-    metadata: { name, labels: { 'simlock.dev/worker': fleet.name('a') } },
+    metadata: { name, labels: { 'simlock.dev/worker': fleet.name('a') }, finalizers },
     spec: {
       worker: fleet.name('a'),
       device,
       expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
     },
   });
+}
+
+/** Creates a Lease for the agent directly (without the finalizer) and waits for its answer. */
+async function dispatch(
+  fleet: TestFleet,
+  name: string,
+  device: Record<string, unknown>,
+): Promise<LeaseView> {
+  await createLease(fleet, name, device);
   return eventually(async () => {
     const lease = await fleet.lease(name);
     return lease?.status && lease.status.phase !== 'Pending' ? lease : undefined;
@@ -119,20 +129,9 @@ describe('an agent with the fake driver', () => {
   it('gives the device back when its Lease is withdrawn while it boots one (one of grant and withdrawal wins)', async () => {
     const { fleet, agent } = await fleetWithAgent(iosSimulatorScript({ bootMs: 3000 }));
     // As the controller makes it: holding the agent's finalizer.
-    await fleet.admin.create(simlockPath('lease', { namespace: fleet.namespace }), {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'Lease',
-      metadata: {
-        name: 'slow',
-        labels: { 'simlock.dev/worker': fleet.name('a') },
-        finalizers: ['simlock.dev/reclaim'],
-      },
-      spec: {
-        worker: fleet.name('a'),
-        device: { platform: 'ios', model: 'iPhone 16' },
-        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-      },
-    });
+    await createLease(fleet, 'slow', { platform: 'ios', model: 'iPhone 16' }, [
+      'simlock.dev/reclaim',
+    ]);
     // The boot is under way (a device is booting, or the Lease acknowledged)...
     await eventually(
       async () =>
@@ -177,20 +176,9 @@ describe('an agent with the fake driver', () => {
     // Each Lease deleted a little later than the one before: before, during and after its grant.
     await Promise.all(
       names.map(async (name, index) => {
-        await fleet.admin.create(simlockPath('lease', { namespace: fleet.namespace }), {
-          apiVersion: 'simlock.dev/v1alpha1',
-          kind: 'Lease',
-          metadata: {
-            name,
-            labels: { 'simlock.dev/worker': fleet.name('a') },
-            finalizers: ['simlock.dev/reclaim'],
-          },
-          spec: {
-            worker: fleet.name('a'),
-            device: { platform: 'ios', model: 'iPhone 16' },
-            expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-          },
-        });
+        await createLease(fleet, name, { platform: 'ios', model: 'iPhone 16' }, [
+          'simlock.dev/reclaim',
+        ]);
         await new Promise((resolve) => setTimeout(resolve, index * 5));
         await fleet.admin.delete(simlockPath('lease', { namespace: fleet.namespace, name }));
       }),

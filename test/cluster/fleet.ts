@@ -314,6 +314,20 @@ export class TestFleet {
     });
   }
 
+  /** Waits until the request itself is gone (its release finished). */
+  async requestGone(name: string): Promise<void> {
+    await eventually(
+      async () =>
+        (await this.request(name).then(
+          () => false,
+          (error: unknown) => isNotFound(error),
+        ))
+          ? true
+          : undefined,
+      { what: `request ${name} gone` },
+    );
+  }
+
   async events(name: string): Promise<string[]> {
     const list = (await this.admin.get(`/api/v1/namespaces/${this.namespace}/events`, {
       query: { fieldSelector: `involvedObject.name=${name}` },
