@@ -178,6 +178,8 @@ export class Reconciler {
   private readonly released = new Map<string, (ReleasedDevice & { at: number })[]>();
 
   private readonly workerInformer: Informer;
+  /** Every tracked request in queue order (queuedAt, then key); undefined: to be sorted again. */
+  private queueOrder: TrackedRequest[] | undefined;
   /** Leases whose Worker is being looked up (see letGoIfWorkerGone). */
   private readonly orphanChecks = new Set<string>();
   private readonly heartbeatInformer: Informer;
@@ -384,6 +386,9 @@ export class Reconciler {
     const fleet = this.currentFleet();
     const now = this.clock.now();
     const pending = new Map<string, PendingDispatch[]>();
+    // What each worker's adjustment is made of, as a short string: the same string, the same
+    // adjusted view (a request's spec never changes, so its key stands for it).
+    const signatures = new Map<string, string>();
     let nextExpiry = Number.POSITIVE_INFINITY;
     for (const request of this.requests.values()) {
       const worker = request.worker;
@@ -399,7 +404,15 @@ export class Reconciler {
           nextExpiry = Math.min(nextExpiry, until);
         }
       }
-      if (dispatch) pending.set(worker, [...(pending.get(worker) ?? []), dispatch]);
+      if (dispatch) {
+        const list = pending.get(worker);
+        if (list) list.push(dispatch);
+        else pending.set(worker, [dispatch]);
+        signatures.set(
+          worker,
+          `${signatures.get(worker) ?? ''}${request.key}:${dispatch.deviceId ?? ''};`,
+        );
+      }
     }
     const freed = new Map<string, ReleasedDevice[]>();
     for (const [worker, devices] of this.released) {
@@ -445,7 +458,9 @@ export class Reconciler {
         return view;
       }
       // The same view and the same dispatches: the same object, so routing's memo holds.
-      const signature = JSON.stringify([mine, given]);
+      const signature = `${signatures.get(view.name) ?? ''}|${given
+        .map((device) => `${device.deviceId}:${String(device.physical)}`)
+        .join(';')}`;
       const known = this.assumed.get(view.name);
       if (known && known.base === view && known.signature === signature) return known.view;
       const adjusted = assumeDispatches(view, mine, given);
@@ -535,6 +550,7 @@ export class Reconciler {
       settleUntil: 0,
     };
     this.requests.set(request.key, request);
+    this.queueOrder = undefined;
     return request;
   }
 
@@ -592,6 +608,7 @@ export class Reconciler {
       return;
     }
     request.queuedAt = this.clock.now();
+    this.queueOrder = undefined;
     this.enqueue(request);
   }
 
@@ -633,7 +650,10 @@ export class Reconciler {
     if (request.phase !== 'Waiting')
       request.settleUntil = this.clock.now() + this.reasonWriteIntervalMs;
     request.phase = 'Waiting';
-    request.queuedAt ??= this.clock.now();
+    if (request.queuedAt === undefined) {
+      request.queuedAt = this.clock.now();
+      this.queueOrder = undefined;
+    }
     request.worker = undefined;
     request.stage = undefined;
     if (!request.spec.noWait && !request.timers.wait) {
@@ -695,12 +715,15 @@ export class Reconciler {
 
   private runWalk(): void {
     const started = performance.now();
-    const queue = [...this.requests.values()]
-      .filter((request) => request.phase === 'Waiting' && !request.deleting)
-      .sort(
-        (a, b) =>
-          (a.queuedAt ?? 0) - (b.queuedAt ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
-      );
+    // Sorting thousands of requests on every walk was most of a walk's time in a burst; the order
+    // changes only when a request comes, goes, or is queued.
+    this.queueOrder ??= [...this.requests.values()].sort(
+      (a, b) =>
+        (a.queuedAt ?? 0) - (b.queuedAt ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+    );
+    const queue = this.queueOrder.filter(
+      (request) => request.phase === 'Waiting' && !request.deleting,
+    );
     const waiting: WaitingRequest[] = queue.map((request) => ({
       key: request.key,
       spec: request.spec,
@@ -1260,6 +1283,7 @@ export class Reconciler {
   private forget(request: TrackedRequest): void {
     this.clearTimers(request);
     this.requests.delete(request.key);
+    this.queueOrder = undefined;
     this.scheduleWalk();
   }
 
