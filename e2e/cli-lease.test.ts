@@ -49,21 +49,6 @@ function errorOf(result: CommandResult): { code: string; message: string } | und
   return (JSON.parse(last) as { error?: { code: string; message: string } }).error;
 }
 
-async function requestGone(fleet: TestFleet, name: string): Promise<void> {
-  await eventually(
-    async () => {
-      try {
-        await fleet.request(name);
-        return undefined;
-      } catch (error) {
-        if (isNotFound(error)) return true;
-        throw error;
-      }
-    },
-    { what: `request ${name} deleted` },
-  );
-}
-
 describe('lease', () => {
   it('is granted: prints the grant line and exits 0', async () => {
     const fleet = await setup();
@@ -225,7 +210,7 @@ describe('lease', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(stderr).toContain('Request c1 withdrawn');
-    await requestGone(fleet, 'c1');
+    await fleet.requestGone('c1');
   });
 
   it('through the real kubectl: a generated name, granted', async () => {
@@ -295,6 +280,24 @@ describe('release', () => {
     // Gone when the command returns: the controller released the Lease, then the request.
     await expect(fleet.request('r1')).rejects.toSatisfy(isNotFound);
     expect(await fleet.lease('r1')).toBeUndefined();
+  });
+
+  it('says whose reclaim it waits for when the release takes longer than --timeout', async () => {
+    const fleet = await setup();
+    const a = await fleet.addWorker('a', { status: iosStatus() });
+    await fleet.createRequest('r1', { platform: 'ios' });
+    // A worker that granted and then went down: nothing reclaims the device for now.
+    await fleet.grant('r1', 'sim-1', { reclaims: false });
+    await fleet.phase('r1', 'Granted');
+    const result = await simlock(fleet, 'release', 'r1', '--timeout', '2s');
+    expect(result.exitCode).toBe(16);
+    const error = errorOf(result);
+    expect(error?.code).toBe('TIMEOUT');
+    expect(error?.message).toContain(`once the agent of worker ${a} has reclaimed the device`);
+    expect(error?.message).toContain(`kubectl delete worker ${a}`);
+    // Doing as it says lets the release finish.
+    await fleet.removeWorker('a');
+    await fleet.requestGone('r1');
   });
 
   it('is NOT_FOUND (exit 6) for a lease that does not exist', async () => {

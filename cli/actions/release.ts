@@ -33,15 +33,18 @@ export async function release(argv: Record<string, unknown>, io: CliIO): Promise
     });
 
   let granted: boolean;
+  let worker: string | undefined;
   try {
     const current = await getObject(client, path, LeaseRequestObject, 'leaserequest');
     granted = current.object.status?.phase === 'Granted';
+    worker = current.object.status?.worker;
     await client.delete(path);
   } catch (error) {
     if (isNotFound(error)) throw notFound();
     throw error;
   }
-  if (!flags.noWait) await untilGone(client, path, Date.now() + flags.timeout * 1000, flags);
+  if (!flags.noWait)
+    await untilGone(client, path, Date.now() + flags.timeout * 1000, { ...flags, worker });
 
   if (globals.output === 'name') io.out(`${resourceName('leaseRequest', flags.lease)} deleted`);
   else io.out(granted ? `Lease ${flags.lease} released` : `Request ${flags.lease} withdrawn`);
@@ -52,7 +55,7 @@ async function untilGone(
   client: KubeClient,
   path: string,
   deadline: number,
-  flags: { lease: string; timeout: number },
+  flags: { lease: string; timeout: number; worker: string | undefined },
 ): Promise<void> {
   let intervalMs = 100;
   for (;;) {
@@ -63,9 +66,14 @@ async function untilGone(
       throw error;
     }
     if (Date.now() >= deadline) {
+      // Say whose reclaim it waits for, and what to do about a worker that will not come back.
+      const waitingFor = flags.worker
+        ? `the agent of worker ${flags.worker} has reclaimed the device (a worker that is down does so when it is back; \`kubectl delete worker ${flags.worker}\` lets the leases of a worker gone for good go)`
+        : 'the agent has reclaimed the device';
       throw new SimlockError(
         'TIMEOUT',
-        `lease ${flags.lease} is still being released after ${flags.timeout}s: the controller lets it go once the agent has reclaimed the device`,
+        `lease ${flags.lease} is still being released after ${flags.timeout}s: the controller lets it go once ${waitingFor}`,
+        flags.worker ? { worker: flags.worker } : undefined,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
