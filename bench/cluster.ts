@@ -501,6 +501,13 @@ export class CommandLine {
     return value;
   }
 
+  /** A flag whose value may be left out (`--json` or `--json FILE`): the value, if given. */
+  optionalValue(name: string): string | undefined {
+    const index = this.argv.indexOf(name);
+    const value = index < 0 ? undefined : this.argv[index + 1];
+    return value !== undefined && !value.startsWith('--') ? value : undefined;
+  }
+
   /** A comma-separated list. */
   list(name: string): string[] | undefined {
     return this.string(name)
@@ -520,6 +527,11 @@ export class CommandLine {
         throw new Error(`unknown argument ${arg}; known: ${known.join(' ')}`);
     }
   }
+}
+
+/** A progress line on stderr, with the time of day. */
+export function log(message: string): void {
+  process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
 export function seconds(ms: number): string {

@@ -55,6 +55,7 @@ import {
   writesBetween,
   type BenchControlPlane,
   type WriteCounts,
+  log,
 } from './cluster.js';
 
 const DEFAULT_SIZES = [
@@ -123,19 +124,10 @@ if (qpsList.some((qps) => !Number.isFinite(qps) || qps < 0))
   throw new Error('--qps takes numbers (0: unthrottled)');
 const sides = new Set(line.list('--sides') ?? ['scheduler', 'simlock']);
 const concurrency = line.integer('--concurrency', 32);
-const jsonPath = line.has('--json')
-  ? (() => {
-      const value = process.argv[process.argv.indexOf('--json') + 1];
-      return value && !value.startsWith('--') ? value : undefined;
-    })()
-  : undefined;
+const jsonPath = line.optionalValue('--json');
 const cpuProfile = line.has('--cpu-prof');
 /** A side still not done after this long is reported as unfinished, with what it did by then. */
 const sideTimeoutMs = line.integer('--timeout-s', 600) * 1000;
-
-function log(message: string): void {
-  process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
 
 // ------------------------------------------------------------------------------------------------
 // kube-scheduler

@@ -28,6 +28,7 @@ import {
   startController,
   waitUntil,
   type AgentHost,
+  log,
 } from './cluster.js';
 
 const WORKERS = 100;
@@ -39,16 +40,7 @@ line.only(['--samples', '--debounce-ms', '--probe-ms', '--json']);
 const samples = line.integer('--samples', 100);
 const debounces = (line.list('--debounce-ms') ?? ['1000', '100']).map(Number);
 const probeMs = line.integer('--probe-ms', 2000, 100);
-const jsonPath = line.has('--json')
-  ? (() => {
-      const value = process.argv[process.argv.indexOf('--json') + 1];
-      return value && !value.startsWith('--') ? value : undefined;
-    })()
-  : undefined;
-
-function log(message: string): void {
-  process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const jsonPath = line.optionalValue('--json');
 
 function simulators(name: string, count: number) {
   return Array.from({ length: count }, (_, index) => ({

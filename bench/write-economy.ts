@@ -32,6 +32,7 @@ import {
   startBenchControlPlane,
   startController,
   waitUntil,
+  log,
 } from './cluster.js';
 
 const FLEET_LABEL = 'simlock.dev/fleet';
@@ -43,16 +44,7 @@ const requestCount = line.integer('--requests', 1000);
 const churnPerSecond = line.integer('--churn', 10);
 const seconds = line.integer('--seconds', 30);
 const progressRates = (line.list('--progress-rates') ?? ['100', '0']).map(Number);
-const jsonPath = line.has('--json')
-  ? (() => {
-      const value = process.argv[process.argv.indexOf('--json') + 1];
-      return value && !value.startsWith('--') ? value : undefined;
-    })()
-  : undefined;
-
-function log(message: string): void {
-  process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const jsonPath = line.optionalValue('--json');
 
 /** A worker at its iOS running limit (or, `globalOnly`, at its global limit only). */
 function fullStatus(globalOnly: boolean, running = 2): WorkerStatus {
