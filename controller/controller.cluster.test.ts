@@ -11,7 +11,13 @@ const cluster = useCluster('ctl');
 const running: Reconciler[] = [];
 const fleets: TestFleet[] = [];
 
-async function setup(options: { dispatchTimeoutMs?: number; reasonWriteIntervalMs?: number } = {}) {
+async function setup(
+  options: {
+    dispatchTimeoutMs?: number;
+    reasonWriteIntervalMs?: number;
+    dispatchEventHoldMs?: number;
+  } = {},
+) {
   const fleet = await TestFleet.create(cluster);
   fleets.push(fleet);
   const metrics = new ControllerMetrics();
@@ -187,7 +193,7 @@ describe('dispatch and grant', () => {
   });
 
   it('records a grant that follows its dispatch within the hold as one Event naming the dispatch (ADR 0005)', async () => {
-    const { fleet, start } = await setup({ reasonWriteIntervalMs: 60_000 });
+    const { fleet, start } = await setup({ dispatchEventHoldMs: 60_000 });
     const a = await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
@@ -202,8 +208,25 @@ describe('dispatch and grant', () => {
     ]);
   });
 
+  it('with --dispatch-event-hold-ms 0, records every dispatch as its own Event at once', async () => {
+    const { fleet, start } = await setup({ dispatchEventHoldMs: 0 });
+    const a = await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
+    await fleet.grant('r1', 'sim-9');
+    await fleet.phase('r1', 'Granted');
+    const events = await eventually(async () => {
+      const list = await fleet.events('r1');
+      return list.length >= 2 ? list : undefined;
+    });
+    expect([...events].sort()).toEqual([
+      `Dispatched: Dispatched to ${a} (free-capacity)`,
+      'Granted: Granted iPhone 16 sim-9 on wrk_a',
+    ]);
+  });
+
   it('records a dispatch that came to nothing as an Event of its own, and the next with its grant', async () => {
-    const { fleet, start } = await setup({ reasonWriteIntervalMs: 60_000 });
+    const { fleet, start } = await setup({ dispatchEventHoldMs: 60_000 });
     const a = await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });

@@ -19,6 +19,7 @@ const Options = z.object({
   dispatchTimeoutMs: z.number().int().min(100).max(600_000),
   grantTimeoutMs: z.number().int().min(1000).max(3_600_000),
   reasonWriteIntervalMs: z.number().int().min(0).max(60_000),
+  dispatchEventHoldMs: z.number().int().min(0).max(60_000),
   leaseDurationSeconds: z.number().int().min(2).max(300),
   identity: z.string().min(1).max(253),
   leaderElection: z.boolean(),
@@ -58,6 +59,12 @@ async function main(): Promise<void> {
       describe: 'how long an agent that acknowledged a lease may take to grant it (cold boots)',
     })
     .option('reason-write-interval-ms', { type: 'number', default: 1000 })
+    .option('dispatch-event-hold-ms', {
+      type: 'number',
+      default: 1000,
+      describe:
+        'a grant within this of its dispatch is one Event; 0: a Dispatched Event for every dispatch at once',
+    })
     .option('lease-duration-seconds', {
       type: 'number',
       default: 15,
@@ -137,6 +144,7 @@ async function main(): Promise<void> {
       dispatchTimeoutMs: options.dispatchTimeoutMs,
       grantTimeoutMs: options.grantTimeoutMs,
       reasonWriteIntervalMs: options.reasonWriteIntervalMs,
+      dispatchEventHoldMs: options.dispatchEventHoldMs,
       maxConcurrentWrites: options.maxConcurrentWrites,
       progressWritesPerSecond: options.progressWritesPerSecond,
       identity: options.identity,

@@ -89,6 +89,11 @@ export interface ReconcilerOptions {
   grantTimeoutMs?: number;
   /** Reason-only status changes are written at most this often per request. */
   reasonWriteIntervalMs?: number;
+  /**
+   * A dispatch's Event is held this long, so a grant within it is one Event (ADR 0005); 0 writes
+   * `Dispatched to <worker> (<stage>)` at once for every dispatch. 1000 by default.
+   */
+  dispatchEventHoldMs?: number;
   /** Writes in flight at once (see write-queue.ts); 32 by default. */
   maxConcurrentWrites?: number;
   /**
@@ -165,6 +170,7 @@ export class Reconciler {
   private readonly dispatchTimeoutMs: number;
   private readonly grantTimeoutMs: number;
   private readonly reasonWriteIntervalMs: number;
+  private readonly dispatchEventHoldMs: number;
   private readonly identity: string;
   private readonly writes: WriteQueue;
   private readonly assumeGrantsForMs: number;
@@ -206,6 +212,7 @@ export class Reconciler {
     this.dispatchTimeoutMs = options.dispatchTimeoutMs ?? 10_000;
     this.grantTimeoutMs = options.grantTimeoutMs ?? 600_000;
     this.reasonWriteIntervalMs = options.reasonWriteIntervalMs ?? 1000;
+    this.dispatchEventHoldMs = options.dispatchEventHoldMs ?? 1000;
     this.identity = options.identity ?? 'simlock-controller';
     this.assumeGrantsForMs = options.assumeGrantsForMs ?? 3000;
     const progressRate = options.progressWritesPerSecond ?? 100;
@@ -853,10 +860,14 @@ export class Reconciler {
   private holdDispatchEvent(request: TrackedRequest, dispatchedTo: string): void {
     this.recordDispatchEvent(request);
     request.dispatchEvent = dispatchedTo;
+    if (this.dispatchEventHoldMs <= 0) {
+      this.recordDispatchEvent(request);
+      return;
+    }
     request.timers.dispatchEvent = this.clock.setTimeout(() => {
       request.timers.dispatchEvent = undefined;
       this.recordDispatchEvent(request);
-    }, this.reasonWriteIntervalMs);
+    }, this.dispatchEventHoldMs);
   }
 
   /** Writes the held dispatch Event, if any. */
