@@ -3,13 +3,15 @@
 //   1. a filter reason from explain (over every view, memo'd ones included: drained comes before a
 //      remembered refusal);
 //   2. a cannot-serve memo: the code's reason;
-//   3. a refusal memo at the worker's current view key: full, with the refusal's capacity reason,
-//      else the rank zero reason's, else plain full; a dispatch left unanswered: disconnected;
+//   3. a refusal memo still held (the worker's view has not changed since the dispatch it refused:
+//      memos.ts): full, with the refusal's capacity reason, else the rank zero reason's, else plain
+//      full; a dispatch left unanswered, likewise held: disconnected. Once the view has moved, the
+//      memo says nothing and the worker's line is what the stages say of its current view;
 //   4. claimed by an earlier request in this walk: not-chosen;
 //   5. a rank zero reason from explain (full + ram-budget, no-free-physical);
 //   6. not-chosen: it passed every check and another worker was picked.
 import type { CannotServeCode, WaitingReason, WorkerReason } from '../api/index.js';
-import type { RequestMemos } from './memos.js';
+import { heldRefusal, heldUnanswered, type RequestMemos } from './memos.js';
 import type { Explanation, WorkerView } from './routing/index.js';
 
 const CANNOT_SERVE_REASONS: Record<CannotServeCode, WaitingReason> = {
@@ -22,8 +24,8 @@ const CANNOT_SERVE_REASONS: Record<CannotServeCode, WaitingReason> = {
 export interface ReasonInputs {
   /** Every known worker's view, in name order. */
   views: readonly WorkerView[];
-  /** Each worker's current view key. */
-  viewKeys: ReadonlyMap<string, string>;
+  /** Each worker's current view revision. */
+  viewRevisions: ReadonlyMap<string, number>;
   /** explain() over the same views, in the same order. */
   explanations: readonly Explanation[];
   memos: RequestMemos;
@@ -32,7 +34,7 @@ export interface ReasonInputs {
 
 export function reasonsFor({
   views,
-  viewKeys,
+  viewRevisions,
   explanations,
   memos,
   claimedEarlier,
@@ -46,16 +48,16 @@ export function reasonsFor({
     const cannotServe = memos.cannotServe.get(name);
     if (cannotServe !== undefined) return entry(name, CANNOT_SERVE_REASONS[cannotServe]);
 
-    const key = viewKeys.get(name);
-    const refusal = memos.refusals.get(name);
-    if (refusal !== undefined && refusal.viewKey === key) {
+    const revision = viewRevisions.get(name);
+    const refusal = heldRefusal(memos, name, revision);
+    if (refusal !== undefined) {
       const seen =
         explanation?.kind === 'ranked-zero' && explanation.reason.reason === 'full'
           ? explanation.reason.capacityReason
           : undefined;
       return entry(name, 'full', refusal.capacityReason ?? seen);
     }
-    if (memos.unanswered.get(name)?.viewKey === key) return entry(name, 'disconnected');
+    if (heldUnanswered(memos, name, revision)) return entry(name, 'disconnected');
 
     if (claimedEarlier(name)) return entry(name, 'not-chosen');
     if (explanation?.kind === 'ranked-zero')

@@ -60,6 +60,7 @@ import {
   buildWorker,
   parseHeartbeat,
   sameRouting,
+  ViewRevisions,
   type Heartbeat,
   type KnownWorker,
 } from './views.js';
@@ -120,6 +121,11 @@ interface TrackedRequest extends RequestState {
   memos: RequestMemos;
   lastCannotServe?: { code: string; message: string } | undefined;
   stage?: string | undefined;
+  /**
+   * The view revision of the worker the current dispatch was routed on: a refusal or a silence is
+   * remembered against it (memos.ts says why that one, not the revision the answer arrived at).
+   */
+  routedRevision?: number | undefined;
   /** The agent acknowledged the current dispatch (status Pending). */
   acknowledged?: boolean;
   /** Our watch has delivered the current dispatch's Lease (its dispatch timer runs from then). */
@@ -193,6 +199,7 @@ export class Reconciler {
   private readonly leaseInformer: Informer;
 
   private readonly workers = new Map<string, KnownWorker>();
+  private readonly revisions = new ViewRevisions();
   private readonly heartbeats = new Map<string, Heartbeat>();
   private readonly lapseTimers = new Map<string, TimerHandle>();
   private fleet: Fleet | undefined;
@@ -324,6 +331,7 @@ export class Reconciler {
     if (!object) {
       if (!previous) return;
       this.workers.delete(name);
+      this.revisions.forget(name);
       this.fleet = undefined;
       this.scheduleWalk();
       return;
@@ -339,6 +347,7 @@ export class Reconciler {
       this.clock.now(),
     );
     this.workers.set(name, next);
+    this.revisions.observe(name, next.key);
     this.scheduleLapse(name, next.lapsesAt);
     if (previous?.view.connection === 'connected' && next.view.connection !== 'connected') {
       // A worker that went away will not answer what was dispatched to it and not yet granted.
@@ -379,7 +388,9 @@ export class Reconciler {
       );
       this.fleet = {
         views: known.map((worker) => worker.view),
-        viewKeys: new Map(known.map((worker) => [worker.view.name, worker.key])),
+        viewRevisions: new Map(
+          known.map((worker) => [worker.view.name, this.revisions.get(worker.view.name) ?? 0]),
+        ),
       };
     }
     return this.fleet;
@@ -474,7 +485,7 @@ export class Reconciler {
       this.assumed.set(view.name, { base: view, signature, view: adjusted });
       return adjusted;
     });
-    return { views, viewKeys: fleet.viewKeys };
+    return { views, viewRevisions: fleet.viewRevisions };
   }
 
   // ------------------------------------------------------------------------------------------
@@ -597,6 +608,8 @@ export class Reconciler {
     request.leaseUid = leaseUidOf(lease);
     request.phase = 'Dispatched';
     request.worker = typeof worker === 'string' ? worker : undefined;
+    // Routed by an earlier process, on a view this one may never have seen.
+    request.routedRevision = undefined;
     request.workers = [];
     this.startDispatchTimer(request);
     this.onLease(lease, false);
@@ -774,6 +787,7 @@ export class Reconciler {
     request.settleUntil = now + this.reasonWriteIntervalMs;
     request.phase = 'Dispatched';
     request.worker = worker;
+    request.routedRevision = this.revisions.get(worker);
     request.stage = stage;
     request.acknowledged = false;
     request.leaseSeen = false;
@@ -919,7 +933,7 @@ export class Reconciler {
   private giveUpOnDispatch(request: TrackedRequest, why: string): void {
     const worker = request.worker ?? '';
     this.log.warn(why, { request: request.key, worker });
-    request.memos.unanswered.set(worker, { viewKey: this.workers.get(worker)?.key ?? '' });
+    request.memos.unanswered.set(worker, { viewRevision: this.answeredRevision(request, worker) });
     this.metrics.refusals.inc({ code: 'UNANSWERED', capacity_reason: '' });
     void this.withdrawLease(request);
   }
@@ -1081,7 +1095,7 @@ export class Reconciler {
     } else {
       const capacityReason = refusal.kind === 'no-capacity' ? refusal.capacityReason : undefined;
       request.memos.refusals.set(worker, {
-        viewKey: this.workers.get(worker)?.key ?? '',
+        viewRevision: this.answeredRevision(request, worker),
         capacityReason,
       });
       this.metrics.refusals.inc({
@@ -1091,6 +1105,14 @@ export class Reconciler {
     }
     this.log.info('refused', { request: request.key, worker, refusal });
     void this.withdrawLease(request);
+  }
+
+  /**
+   * The revision a refusal or a silence of this dispatch is held against: the one it was routed on;
+   * for a dispatch this process did not route (adopted after a restart), the current one.
+   */
+  private answeredRevision(request: TrackedRequest, worker: string): number {
+    return request.routedRevision ?? this.revisions.get(worker) ?? 0;
   }
 
   /** Removes the Lease of a dispatch that came to nothing and puts the request back in the queue. */

@@ -79,3 +79,31 @@ export function sameRouting(a: KnownWorker | undefined, b: KnownWorker): boolean
     a.key === b.key
   );
 }
+
+/**
+ * Each worker's view revision: a number that moves whenever the worker's view key changes and
+ * never returns to an earlier value, so "the same revision" means "nothing changed since", which
+ * an equal key does not (a view may go A → B → A). Memos are held against revisions (memos.ts).
+ */
+export class ViewRevisions {
+  private last = 0;
+  private readonly current = new Map<string, { key: string; revision: number }>();
+
+  /** Records the worker's current view key and returns its revision. */
+  observe(worker: string, key: string): number {
+    const known = this.current.get(worker);
+    if (known?.key === key) return known.revision;
+    const revision = ++this.last;
+    this.current.set(worker, { key, revision });
+    return revision;
+  }
+
+  get(worker: string): number | undefined {
+    return this.current.get(worker)?.revision;
+  }
+
+  /** A removed worker; if it comes back, its views start at a new revision. */
+  forget(worker: string): void {
+    this.current.delete(worker);
+  }
+}

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { viewKey, type Device, type WorkerStatus } from '../api/index.js';
 import { emptyMemos, type RequestMemos } from './memos.js';
 import { createRoutingPolicy, type WorkerView } from './routing/index.js';
+import { ViewRevisions } from './views.js';
 import { walk, type Fleet, type WaitingRequest } from './walk.js';
 
 const policy = createRoutingPolicy();
@@ -66,10 +67,17 @@ function worker(
 }
 
 function fleetOf(...views: WorkerView[]): Fleet {
+  return fleetSeenBy(new ViewRevisions(), ...views);
+}
+
+/** The fleet as the controller sees it after `revisions` observed each view (in order, over time). */
+function fleetSeenBy(revisions: ViewRevisions, ...views: WorkerView[]): Fleet {
   const sorted = [...views].sort((a, b) => a.name.localeCompare(b.name));
   return {
     views: sorted,
-    viewKeys: new Map(sorted.map((view) => [view.name, viewKey(view.status)])),
+    viewRevisions: new Map(
+      sorted.map((view) => [view.name, revisions.observe(view.name, viewKey(view.status))]),
+    ),
   };
 }
 
@@ -97,7 +105,7 @@ describe('the reasons of a waiting request', () => {
     const fleet = fleetOf(worker('a', status(), { drained: true }));
     const memos = emptyMemos();
     memos.refusals.set('a', {
-      viewKey: fleet.viewKeys.get('a') ?? '',
+      viewRevision: fleet.viewRevisions.get('a') ?? 0,
       capacityReason: 'ram-budget',
     });
     expect(
@@ -111,7 +119,7 @@ describe('the reasons of a waiting request', () => {
     const fleet = fleetOf(worker('a', noIosSlot));
     const memos = emptyMemos();
     memos.refusals.set('a', {
-      viewKey: fleet.viewKeys.get('a') ?? '',
+      viewRevision: fleet.viewRevisions.get('a') ?? 0,
       capacityReason: 'ram-budget',
     });
     expect(
@@ -125,7 +133,7 @@ describe('the reasons of a waiting request', () => {
     const fleet = fleetOf(worker('a'));
     const memos = emptyMemos();
     memos.refusals.set('a', {
-      viewKey: fleet.viewKeys.get('a') ?? '',
+      viewRevision: fleet.viewRevisions.get('a') ?? 0,
       capacityReason: 'global-running-limit',
     });
     expect(
@@ -138,7 +146,7 @@ describe('the reasons of a waiting request', () => {
   it('refused with no detail and at its RAM budget lists full with ram-budget', () => {
     const fleet = fleetOf(worker('a', atRamBudget));
     const memos = emptyMemos();
-    memos.refusals.set('a', { viewKey: fleet.viewKeys.get('a') ?? '' });
+    memos.refusals.set('a', { viewRevision: fleet.viewRevisions.get('a') ?? 0 });
     expect(
       walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1'),
     ).toMatchObject({
@@ -146,10 +154,10 @@ describe('the reasons of a waiting request', () => {
     });
   });
 
-  it('a refusal at an older view key no longer holds: the worker is asked again', () => {
+  it('a refusal at an older view revision no longer holds: the worker is asked again', () => {
     const fleet = fleetOf(worker('a'));
     const memos = emptyMemos();
-    memos.refusals.set('a', { viewKey: 'an older view' });
+    memos.refusals.set('a', { viewRevision: (fleet.viewRevisions.get('a') ?? 0) - 1 });
     expect(walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1')).toEqual({
       kind: 'dispatch',
       worker: 'a',
@@ -205,7 +213,7 @@ describe('the reasons of a waiting request', () => {
   it('a dispatch left unanswered lists disconnected while the view is unchanged', () => {
     const fleet = fleetOf(worker('a'));
     const memos = emptyMemos();
-    memos.unanswered.set('a', { viewKey: fleet.viewKeys.get('a') ?? '' });
+    memos.unanswered.set('a', { viewRevision: fleet.viewRevisions.get('a') ?? 0 });
     expect(
       walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1'),
     ).toMatchObject({

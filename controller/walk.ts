@@ -9,7 +9,7 @@ import {
   type ErrorBody,
   type WorkerReason,
 } from '../api/index.js';
-import type { RequestMemos } from './memos.js';
+import { heldRefusal, heldUnanswered, type RequestMemos } from './memos.js';
 import type { RoutingPolicy, WorkerView } from './routing/index.js';
 import { reasonsFor } from './reasons.js';
 
@@ -26,7 +26,8 @@ export interface WaitingRequest {
 export interface Fleet {
   /** Every known worker (every Worker object), sorted by name. */
   views: readonly WorkerView[];
-  viewKeys: ReadonlyMap<string, string>;
+  /** Each worker's view revision (views.ts, ViewRevisions): memos hold only at theirs. */
+  viewRevisions: ReadonlyMap<string, number>;
 }
 
 export type WalkOutcome =
@@ -75,11 +76,11 @@ export function walk(
     }
 
     const excluded = (view: WorkerView): boolean => {
-      const key = fleet.viewKeys.get(view.name);
+      const revision = fleet.viewRevisions.get(view.name);
       return (
         memos.cannotServe.has(view.name) ||
-        memos.refusals.get(view.name)?.viewKey === key ||
-        memos.unanswered.get(view.name)?.viewKey === key ||
+        heldRefusal(memos, view.name, revision) !== undefined ||
+        heldUnanswered(memos, view.name, revision) ||
         claimed(view.name, spec)
       );
     };
@@ -97,7 +98,7 @@ export function walk(
 
     const workers = reasonsFor({
       views: fleet.views,
-      viewKeys: fleet.viewKeys,
+      viewRevisions: fleet.viewRevisions,
       explanations: policy.explain(spec, fleet.views),
       memos,
       claimedEarlier: (worker) => claimed(worker, spec),
