@@ -1,6 +1,6 @@
 // The agent's local queue: programs on the host (a developer's agent, a local CI runner) lease
 // through the agent without the cluster. They wait in FIFO order and show one reason each in the
-// view (seed 000: "local-agent on wrk_b … — full: running limit for iOS").
+// view (DESIGN.md §7.1: "local-agent on wrk_b … — full: running limit for iOS").
 //
 // Fairness with fleet leases: while a local request waits for a simulator or emulator of a
 // platform, a fleet Lease for that platform is refused NO_CAPACITY (the planner reads

@@ -348,7 +348,7 @@ function asDevice(device: PlannedDevice): Device {
   return { ...device, state };
 }
 
-/** The one reason a local queue entry shows for a NO_CAPACITY answer (seed 000's texts). */
+/** The one reason a local queue entry shows for a NO_CAPACITY answer (DESIGN.md §3.2). */
 export function waitingReasonFor(refusal: AgentRefusal, spec: DeviceSpec): ReasonEntry {
   if (refusal.capacityReason !== undefined) {
     return { reason: 'full', capacityReason: refusal.capacityReason };

@@ -1,4 +1,4 @@
-// The presence watcher (DESIGN.md §5, seed 002): every probeIntervalMs it reads each physical
+// The presence watcher (DESIGN.md §5, §3.3): every probeIntervalMs it reads each physical
 // device's presence. Every presence read goes through `read` (the watcher's and the grant's), which
 // keeps the latest answer per device for the view; a read that fails leaves the last one as it was.
 import { canonicalJson, type Presence } from '../api/index.js';

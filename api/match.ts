@@ -189,7 +189,7 @@ export function platformName(platform: DeviceSpec['platform']): string {
   return PLATFORM_NAMES[platform];
 }
 
-/** The key physical claims are held by in one walk: the worker and the match (seed 002). */
+/** The key physical claims are held by in one walk: the worker and the match (DESIGN.md §4.2). */
 export function physicalClaimKey(worker: string, request: DeviceSpec): string {
   return JSON.stringify([
     worker,

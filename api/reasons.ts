@@ -1,4 +1,4 @@
-// The reasons a waiting request gives for each worker, and their texts (seed 000). Machine codes
+// The reasons a waiting request gives for each worker, and their texts (DESIGN.md §3.2). Machine codes
 // first; the texts are for people and are read from here by the CLI and any console.
 import { z } from 'zod';
 

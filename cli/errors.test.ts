@@ -5,7 +5,7 @@ import { runCli } from './app.js';
 import { INTERRUPTED_EXIT, errorLine, exitCodeOf, toSimlockError } from './errors.js';
 import { RecordingIO } from './io.js';
 
-/** The exit code of every error code, as docs/CLI.md promises them (seed 002: 11 and 12). */
+/** The exit code of every error code, as docs/CLI.md promises them (DESIGN.md §7.3: 11 and 12). */
 const EXIT_CODES: Record<ErrorCode, number> = {
   INTERNAL: 1,
   USAGE: 2,

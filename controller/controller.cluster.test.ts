@@ -1,5 +1,4 @@
-// The controller against the real API server, with the test playing the agents (seed 000 §3-6,
-// seed 001, seed 002's coordinator rules).
+// The controller against the real API server, with the test playing the agents (DESIGN.md §3-4).
 import { afterEach, describe, expect, it } from 'vitest';
 import { simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
@@ -87,7 +86,7 @@ describe('admission: the fleet table', () => {
 });
 
 describe('a waiting request lists one reason per known worker', () => {
-  it('shows drained and full: running limit for iOS for two workers (seed 000 done-when)', async () => {
+  it('shows drained and full: running limit for iOS for two workers (DESIGN.md §3.2)', async () => {
     const { fleet, start } = await setup();
     const a = await fleet.addWorker('a', { label: 'wrk_a', drained: true, status: iosStatus() });
     const b = await fleet.addWorker('b', { label: 'wrk_b', status: iosFullStatus() });
@@ -393,7 +392,7 @@ describe('refusals', () => {
   });
 });
 
-describe('seed 001: never refuse while capacity exists elsewhere, never hang, serve as soon as it frees', () => {
+describe('DESIGN.md §4.5: never refuse while capacity exists elsewhere, never hang, serve as soon as it frees', () => {
   it('grants ten requests on the two free workers while the third is full, and fails none', async () => {
     const { fleet, start } = await setup();
     await fleet.addWorker('a', { status: iosFullStatus() });

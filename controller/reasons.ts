@@ -1,4 +1,4 @@
-// One reason per known worker for a request that waits (seed 000 §3). The first failing check
+// One reason per known worker for a request that waits (DESIGN.md §3.2). The first failing check
 // wins, in this order:
 //   1. a filter reason from explain (over every view, memo'd ones included: drained comes before a
 //      remembered refusal);

@@ -1,4 +1,4 @@
-// The walk and the per-worker reasons, as pure code (seed 000 §3-5, seed 002's per-pass claims).
+// The walk and the per-worker reasons, as pure code (DESIGN.md §3.2, §4.2).
 import { describe, expect, it } from 'vitest';
 import { viewKey, type Device, type WorkerStatus } from '../api/index.js';
 import { emptyMemos, type RequestMemos } from './memos.js';
@@ -288,7 +288,7 @@ describe('failing while waiting', () => {
   });
 });
 
-describe('per-walk claims (seed 002)', () => {
+describe('per-walk claims (DESIGN.md §4.2)', () => {
   it('sends a virtual and a physical request to the same worker in one walk', () => {
     const fleet = fleetOf(worker('w1', status({ devices: [iphone('p1')] })));
     const outcomes = walk(

@@ -41,7 +41,7 @@ export function walk(
   policy: RoutingPolicy,
 ): Map<string, WalkOutcome> {
   const outcomes = new Map<string, WalkOutcome>();
-  // Per-walk claims (seed 002): one virtual dispatch per worker; a physical pick holds the worker
+  // Per-walk claims (DESIGN.md §4.2): one virtual dispatch per worker; a physical pick holds the worker
   // only for other physical requests with the same match.
   const claimedVirtual = new Set<string>();
   const claimedPhysical = new Set<string>();
@@ -63,7 +63,7 @@ export function walk(
 
     // A worker that said it can never serve this request is out for good; when no other worker
     // could ever serve it, the request fails with that worker's code. A physical request whose last
-    // enrolled match is gone fails too (seed 002). "Could ever": the table is asked as if every
+    // enrolled match is gone fails too (DESIGN.md §3.3). "Could ever": the table is asked as if every
     // worker were connected and undrained, so a fleet that is only busy, drained or disconnected
     // makes a request wait, never fail.
     if (memos.cannotServe.size > 0 || spec.physical === true) {

@@ -62,7 +62,7 @@ function block(stdout: string, first: string): string[] {
 }
 
 describe('list --requests', () => {
-  it('shows one line per worker for seed 000’s done-when: drained, and full for iOS', async () => {
+  it('shows one line per worker for the acceptance case of DESIGN.md §3.2: drained, and full for iOS', async () => {
     const fleet = await setup();
     await fleet.addWorker('a', { label: 'wrk_a', drained: true, status: iosStatus() });
     await fleet.addWorker('b', { label: 'wrk_b', status: iosFullStatus() });

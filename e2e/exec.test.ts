@@ -1,4 +1,4 @@
-// Exec through the fleet (seed 002): the real proxy (TokenReview, SubjectAccessReview), a real
+// Exec through the fleet (DESIGN.md §6): the real proxy (TokenReview, SubjectAccessReview), a real
 // agent process with the fake driver, and the controller, against the real API server.
 import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';

@@ -18,7 +18,7 @@ const labels = workerDisplay([
   { metadata: { name: 'mac-b' }, spec: { drained: false, label: 'wrk_b' } },
 ]);
 
-describe('the grant line (seed 002)', () => {
+describe('the grant line (DESIGN.md §7.2)', () => {
   const device = {
     id: '00008110-001A2B3C4D5E',
     name: 'iPhone 15 Pro',

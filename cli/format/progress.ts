@@ -1,4 +1,4 @@
-// What `lease` shows while it waits, and the line it prints on a grant (seed 002):
+// What `lease` shows while it waits, and the line it prints on a grant (DESIGN.md §7.2):
 // `Lease <name>: <device name> <device id> (physical) on <worker label or name>`.
 import { reasonLine, type LeaseRequestObject } from '../../api/index.js';
 import { waitingSeconds, type WorkerDisplay } from './requests.js';

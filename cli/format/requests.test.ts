@@ -68,7 +68,7 @@ function worker(name: string, label?: string, queue: AgentQueueEntry[] = []): Wo
   };
 }
 
-/** The text the CLI prints for every reason (iOS), as seed 000 gives them, first letter lowered. */
+/** The text the CLI prints for every reason (iOS), as DESIGN.md §3.2 gives them, first letter lowered. */
 const REASON_LINES: Record<WaitingReason, string> = {
   disconnected: 'not connected',
   incompatible: 'protocol mismatch',
@@ -100,7 +100,7 @@ const CAPACITY_LINES: Record<CapacityReason, { ios: string; android: string }> =
 
 const options = (workers: WorkerObject[] = []) => ({ now: NOW, worker: workerDisplay(workers) });
 
-describe('list --requests: seed 000', () => {
+describe('list --requests (DESIGN.md §7.1)', () => {
   it('prints the "after" block exactly', () => {
     const workers = [
       worker('w-a', 'wrk_a'),

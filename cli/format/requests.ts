@@ -1,4 +1,4 @@
-// `list --requests` (seed 000's "after" block): one line per waiting request, and under a request
+// `list --requests` (DESIGN.md §7.1): one line per waiting request, and under a request
 // waiting in the controller's queue one indented line per known worker with its reason. A request
 // waiting in an agent's own queue is one line with its one reason after an em dash. Pure: objects
 // and the time in, lines out.

@@ -138,7 +138,7 @@ describe('assess, virtual requests', () => {
   });
 });
 
-describe('assess, physical requests (seed 002)', () => {
+describe('assess, physical requests (DESIGN.md §3.3)', () => {
   it.each(['ready', 'leased', 'reclaiming', 'absent', 'quarantined'] as const)(
     'routes or waits when the only enrolled match is %s',
     (state) => {

@@ -1,4 +1,4 @@
-// The fleet table (DESIGN.md §4, seed 002): on admission, fail a request at once when no known
+// The fleet table (DESIGN.md §4.1, §3.3): on admission, fail a request at once when no known
 // worker could ever serve it, or when every one that could is out of reach; otherwise route it
 // (and let it wait). Known workers are those not incompatible. The table asks the stages
 // themselves, so a rule it shares with routing is decided in one place.

@@ -343,7 +343,7 @@ describe('the 13 reasons, each with a view that produces it', () => {
   );
 });
 
-describe('explain over a fleet (seed 000)', () => {
+describe('explain over a fleet (DESIGN.md §3.2)', () => {
   it('lists a drained worker and one with no free iOS slot, in name order', () => {
     const fleet = [aWorker('wrk-b', platformFull('ios')), aWorker('wrk-a', drained)];
     expect(policy.explain(requests.iphone, fleet)).toEqual([
@@ -449,7 +449,7 @@ describe('virtual picks', () => {
   });
 });
 
-describe('physical picks (seed 002)', () => {
+describe('physical picks (DESIGN.md §3.3)', () => {
   it('picks the worker with a ready enrolled match over one with a warm simulator and more capacity: warm-hit', () => {
     const fleet = [
       aWorker('wrk-a', devices(simulator({ model: IPHONE }))),

@@ -1,4 +1,4 @@
-// Seed 001's "Verification", with three workers: never refuse while capacity exists elsewhere,
+// DESIGN.md §4.5's acceptance, with three workers: never refuse while capacity exists elsewhere,
 // never hang when none exists, serve as soon as it frees.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useCluster } from '../../test/cluster/harness.js';
@@ -47,7 +47,7 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-describe('capacity across the fleet (seed 001)', () => {
+describe('capacity across the fleet (DESIGN.md §4.5)', () => {
   it('one worker full: ten lease requests all succeed on the others', async () => {
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, index) =>

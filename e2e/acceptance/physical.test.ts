@@ -1,4 +1,4 @@
-// Seed 002's "(e2e)" list, through the controller, with the plugin as a user runs it: worker-a has
+// DESIGN.md §3.3's end-to-end list, through the controller, with the plugin as a user runs it: worker-a has
 // only iOS simulators, worker-b an enrolled iPhone 15 Pro on iOS 18.4.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
@@ -52,7 +52,7 @@ async function release(name: string): Promise<void> {
   expect(result.exitCode, result.stderr).toBe(0);
 }
 
-describe('physical devices through the fleet (seed 002)', () => {
+describe('physical devices through the fleet (DESIGN.md §3.3)', () => {
   it('grants --physical the enrolled iPhone on the worker that has it, not the one with free simulators', async () => {
     const result = await fleet.simlock([
       'lease',

@@ -1,4 +1,4 @@
-// Seed 000's "Done when": a waiting lease lists one reason per known worker, in the plugin's
+// DESIGN.md §3.2's acceptance: a waiting lease lists one reason per known worker, in the plugin's
 // `list --requests` and in status.workers; an agent's own waiting entry keeps its one reason; and
 // kubectl shows the summary and the events.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-describe('why a request waits (seed 000)', () => {
+describe('why a request waits (DESIGN.md §3.2)', () => {
   it('lists drained and full: running limit for iOS under the request, and the same in status.workers', async () => {
     // worker-b at its iOS running limit: one lease on it. Then drain worker-a.
     const first = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'holder']);

@@ -208,7 +208,7 @@ export class DevicectlDriver implements Driver {
 
   async listDevices(): Promise<DeviceListing> {
     const json = await this.#readJson(['list', 'devices']);
-    // Physical devices are matched by the devices list, never the catalog (seed 002).
+    // Physical devices are matched by the devices list, never the catalog (DESIGN.md §3.3).
     return {
       catalog: { platforms: ['ios'], models: [], runtimes: [] },
       devices: this.#parse('list devices', () => parseDevicectlDevices(json)),
