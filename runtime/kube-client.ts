@@ -50,6 +50,15 @@ export function isNotFound(error: unknown): boolean {
 export function isConflict(error: unknown): boolean {
   return error instanceof KubeApiError && error.status === 409;
 }
+/**
+ * A failure that may pass by itself: the API server unreachable (a network error), overloaded
+ * (429) or failing (5xx, as while it or etcd restarts). Not a kubeconfig that cannot be used, nor a
+ * refusal (4xx): waiting does not mend those.
+ */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof KubeApiError) return error.status === 429 || error.status >= 500;
+  return error instanceof KubeUnavailableError && error.cause !== undefined;
+}
 export function isAlreadyExists(error: unknown): boolean {
   return error instanceof KubeApiError && error.status === 409 && error.reason === 'AlreadyExists';
 }

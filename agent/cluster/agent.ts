@@ -16,6 +16,7 @@ import {
   Informer,
   isConflict,
   isNotFound,
+  isTransient,
   simlockPath,
   type Clock,
   type KubeClient,
@@ -35,6 +36,10 @@ export interface ClusterAgentOptions {
   /** After this long without an answer, a grant writes an acknowledgement (status Pending). */
   acknowledgeAfterMs?: number;
 }
+
+/** Waits between attempts to register while the API server cannot be reached: doubling, capped. */
+const REGISTER_RETRY_FIRST_MS = 500;
+const REGISTER_RETRY_CAP_MS = 10_000;
 
 /** The core's lease id for a fleet Lease. */
 export function leaseKey(namespace: string, name: string): string {
@@ -93,7 +98,7 @@ export class ClusterAgent {
 
   async start(): Promise<void> {
     const { core, log } = this.options;
-    await this.register();
+    await this.registerWhenReachable();
     this.unsubscribe = core.views.add((change) => this.writeStatus(change.status));
     core.expirations.add(({ leaseId }) => void this.markExpired(leaseId));
     await core.start();
@@ -128,6 +133,26 @@ export class ClusterAgent {
   }
 
   // --- the Worker ------------------------------------------------------------------------------
+
+  /**
+   * Registers the Worker, waiting for an API server that cannot be reached yet or is restarting
+   * (capped backoff, each wait logged), as a kubelet does, instead of exiting. A refusal (bad
+   * credentials, missing permission) still ends the start at once, with its message.
+   */
+  private async registerWhenReachable(): Promise<void> {
+    const { clock, log } = this.options;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.register();
+        return;
+      } catch (error) {
+        if (!isTransient(error)) throw error;
+        const retryInMs = Math.min(REGISTER_RETRY_CAP_MS, REGISTER_RETRY_FIRST_MS * 2 ** attempt);
+        log.warn('cannot register the worker yet; retrying', { error, retryInMs });
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, retryInMs));
+      }
+    }
+  }
 
   private async register(): Promise<void> {
     const { client, config } = this.options;

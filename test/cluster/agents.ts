@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { WorkerObject, type WorkerStatus } from '../../api/index.js';
-import { simlockPath, type KubeClient } from '../../runtime/index.js';
+import { WorkerObject, heartbeatLeaseName, type WorkerStatus } from '../../api/index.js';
+import { coordinationLeasePath, simlockPath, type KubeClient } from '../../runtime/index.js';
 import { freePort } from '../../tools/controlplane/start.js';
 import { FLEET_LABEL } from './fleet.js';
 import { eventually } from './harness.js';
@@ -67,6 +67,8 @@ export interface StartAgentOptions {
   config?: Record<string, unknown>;
   /** Identities allowed to call exec (the proxy's). */
   execAllowedIdentities?: string[];
+  /** A command the agent runs under, e.g. `ip netns exec NAME` (test/cluster/partition.ts). */
+  commandPrefix?: string[];
 }
 
 export async function startAgent(options: StartAgentOptions): Promise<AgentProcess> {
@@ -100,9 +102,14 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
   );
   let output = '';
   const launch = (): ChildProcess => {
-    const started = spawn(
+    const [command = process.execPath, ...prefixArguments] = [
+      ...(options.commandPrefix ?? []),
       process.execPath,
+    ];
+    const started = spawn(
+      command,
       [
+        ...prefixArguments,
         '--import',
         'tsx',
         agentMain,
@@ -132,11 +139,25 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       return undefined;
     }
   };
-  const running = async (child: ChildProcess): Promise<void> => {
+  /** When this process renewed its heartbeat last (0 if never): it starts once registered. */
+  const renewedAt = async (): Promise<number> => {
+    try {
+      const lease = (await options.admin.get(
+        coordinationLeasePath(options.namespace, heartbeatLeaseName(options.name)),
+      )) as { spec?: { renewTime?: string } };
+      return Date.parse(lease.spec?.renewTime ?? '') || 0;
+    } catch {
+      return 0;
+    }
+  };
+  /** The process has registered and reports itself running (a restarted one: since `since`). */
+  const running = async (child: ChildProcess, since = 0): Promise<void> => {
     await eventually(
       async () => {
         if (child.exitCode !== null) throw new Error(`agent ${options.name} exited: ${output}`);
         const current = await status();
+        // The Worker keeps the status of a process before a restart: the heartbeat tells them apart.
+        if (since > 0 && (await renewedAt()) < since) return undefined;
         return current?.health === 'running' && current.catalog ? current : undefined;
       },
       { timeoutMs: 45_000, what: `agent ${options.name} running` },
@@ -165,8 +186,9 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
     kill: (signal = 'SIGTERM') => stop(agent.child, signal),
     restart: async (signal = 'SIGKILL') => {
       await stop(agent.child, signal);
+      const since = Date.now();
       agent.child = launch();
-      await running(agent.child);
+      await running(agent.child, since);
     },
     output: () => output,
   };
