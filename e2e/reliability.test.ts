@@ -1,12 +1,16 @@
 // Reliability under a steady load of lease and release, while things fail: the leader of two
 // controller replicas is killed (SIGKILL) at random moments, an agent is killed and started again,
-// and kube-apiserver itself is restarted once. The control plane is this file's own, so restarting
-// its API server disturbs no other test file. Afterwards:
+// kube-apiserver is restarted once, and another agent is cut off from the API server for 8 s (its
+// packets dropped: test/cluster/partition.ts). The control plane is this file's own, so restarting
+// it disturbs no other test file. (An etcd restart is not here yet: after one, the controller was
+// seen to miss Lease grants for more than 30 s; see docs/PERFORMANCE.md, reliability.) Afterwards:
 //   - every request ended Granted (and was released), Failed with a code, or Released;
 //   - no request was granted under two Leases (Lease uids per name, from a watch);
 //   - no device was in two live Granted Leases at any moment (a LIST every 100 ms: a consistent
 //     snapshot, which a relisting watch is not; live: not being deleted, as the agent reclaims a
 //     deleted Lease's device before it lets the Lease go);
+//   - while the agent was cut off, the others went on granting;
+//   - after it came back, it reclaimed what was released while it was away, and serves again;
 //   - the reasons of requests that wait on a full fleet converge to the truth.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +26,11 @@ import {
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { FLEET_LABEL } from '../test/cluster/fleet.js';
 import { eventually } from '../test/cluster/harness.js';
+import {
+  NetworkPartition,
+  pairAddresses,
+  partitionsUnavailable,
+} from '../test/cluster/partition.js';
 import { freePort, startControlPlane, type ControlPlane } from '../tools/controlplane/start.js';
 
 const controllerMain = fileURLToPath(new URL('../controller/main.ts', import.meta.url));
@@ -30,7 +39,13 @@ const NAMESPACE = 'reliability';
 const SYSTEM_NAMESPACE = 'reliability-system';
 const FLEET = 'reliability';
 /** How long the load and the failures go on. */
-const CHAOS_MS = 32_000;
+const CHAOS_MS = 44_000;
+/** How long the third agent is cut off from the API server (its heartbeat lasts 5 s). */
+const PARTITION_MS = 8_000;
+/** Why this machine cannot cut an agent off, if it cannot: said in the test list, never silently. */
+const noPartition = await partitionsUnavailable();
+if (noPartition) console.warn(`reliability: the partition step does NOT run: ${noPartition}`);
+let partition: NetworkPartition | undefined;
 /** Requests created and not yet granted, at most, while the load runs. */
 const OUTSTANDING = 5;
 
@@ -131,7 +146,14 @@ class Replicas {
 const replicas = new Replicas();
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane();
+  controlPlane = await startControlPlane({
+    servingAddresses: noPartition ? [] : [pairAddresses(0).host],
+  });
+  if (!noPartition) {
+    partition = await NetworkPartition.create(0, {
+      port: Number(new URL(controlPlane.server).port),
+    });
+  }
   const run = promisify(execFile);
   const kubectl = `${controlPlane.binDir}/kubectl`;
   const kubeconfig = ['--kubeconfig', controlPlane.kubeconfigPath];
@@ -150,24 +172,43 @@ beforeAll(async () => {
 afterAll(async () => {
   replicas.stop();
   await Promise.all(agents.map((agent) => agent.kill('SIGKILL')));
+  await partition?.remove();
   await controlPlane?.stop();
 }, 60_000);
 
 type Outcome = 'granted' | 'released' | `failed:${string}`;
 
+/** An agent's process state and its last words, for the message of a failed check. */
+async function describeAgent(agent: AgentProcess): Promise<string> {
+  const { exitCode, signalCode } = agent.child;
+  const state =
+    exitCode === null && signalCode === null ? 'running' : `exited ${signalCode ?? exitCode}`;
+  const view = await agent.status();
+  const devices = (view?.devices ?? []).map((device) => `${device.id} ${device.state}`).join(', ');
+  const capacity = JSON.stringify(view?.capacity?.platforms.ios ?? {});
+  return `${agent.name} (${state}; ${devices}; ios ${capacity}): ${agent.output().slice(-1500)}`;
+}
+
 describe('reliability', () => {
-  it('under lease and release, with leaders killed, an agent killed and the API server restarted: nothing lost, nothing granted twice', async () => {
+  if (noPartition) it.skip(`cuts an agent off from the API server: NOT RUN here (${noPartition})`);
+
+  it('under lease and release, with leaders killed, an agent killed, one cut off and the API server restarted: nothing lost, nothing granted twice', async () => {
     const kubeconfigPath = controlPlane?.kubeconfigPath ?? '';
+    const cutOff = partition;
     agents.push(
       ...(await Promise.all(
-        ['a', 'b', 'c'].map((short) =>
+        ['a', 'b', 'c'].map(async (short) =>
           startAgent({
             admin,
-            kubeconfigPath,
+            kubeconfigPath:
+              short === 'c' && cutOff
+                ? await cutOff.kubeconfigThrough(kubeconfigPath)
+                : kubeconfigPath,
             name: `rel-${short}`,
             namespace: SYSTEM_NAMESPACE,
             fleet: FLEET,
             script: iosSimulatorScript({ bootMs: 20 }),
+            ...(short === 'c' && cutOff ? { commandPrefix: cutOff.commandPrefix } : {}),
           }),
         ),
       )),
@@ -191,18 +232,21 @@ describe('reliability', () => {
     });
     const outcomes = new Map<string, Set<Outcome>>();
     const grantedAt = new Map<string, number>();
+    /** Which worker each request was granted on. */
+    const grantedOn = new Map<string, string>();
     const requests = new Informer(admin, {
       path: simlockPath('leaseRequest', { namespace: NAMESPACE }),
     });
     requests.on((event) => {
       if (event.type === 'deleted') return;
       const status = event.object.status as
-        { phase?: string; error?: { code?: string } } | undefined;
+        { phase?: string; worker?: string; error?: { code?: string } } | undefined;
       const name = event.object.metadata.name;
       const seen = outcomes.get(name) ?? new Set<Outcome>();
       if (status?.phase === 'Granted') {
         seen.add('granted');
         if (!grantedAt.has(name)) grantedAt.set(name, Date.now());
+        if (status.worker) grantedOn.set(name, status.worker);
       }
       if (status?.phase === 'Released') seen.add('released');
       if (status?.phase === 'Failed') seen.add(`failed:${status.error?.code ?? ''}`);
@@ -310,6 +354,20 @@ describe('reliability', () => {
     await controlPlane?.restartApiServer();
     await at(24_000, 27_000);
     await replicas.killLeader();
+    let cutAt: number | undefined;
+    let healedAt: number | undefined;
+    if (cutOff) {
+      // Well after the last leader kill: a failover of its own keeps a new leader from
+      // dispatching for a few seconds, and this step is about the agent.
+      await at(31_000, 31_500);
+      events.push(`agent rel-c cut off at ${new Date().toISOString()}`);
+      await cutOff.cut();
+      cutAt = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, PARTITION_MS));
+      await cutOff.heal();
+      healedAt = Date.now();
+      events.push(`agent rel-c back at ${new Date().toISOString()}`);
+    }
     await load;
 
     // --- everything settles -------------------------------------------------------------------
@@ -319,12 +377,32 @@ describe('reliability', () => {
         return left.length === 0 && requests.list().length === 0 ? true : undefined;
       },
       { timeoutMs: 40_000, intervalMs: 200, what: 'every request ended and let go' },
-    ).catch((error: unknown) => {
+    ).catch(async (error: unknown) => {
       const stuck = requests
         .list()
         .map((object) => `${object.metadata.name}: ${JSON.stringify(object.status ?? {})}`);
-      throw new Error(`${(error as Error).message}; still there: ${stuck.join('; ')}`);
+      const views = await Promise.all(agents.map(describeAgent));
+      throw new Error(
+        `${(error as Error).message}; still there: ${stuck.join('; ')}; ${events.join('; ')}; ` +
+          `agents: ${views.join(' | ')}`,
+      );
     });
+
+    // --- the controller sees the fleet again -----------------------------------------------------
+    // After etcd's restart its informers may still be backing off, and a request admitted while it
+    // sees every worker away fails NO_CAPACITY at once, as it should. Probe until one is granted.
+    let probes = 0;
+    await eventually(
+      async () => {
+        const name = `probe-${probes}`;
+        if (!created.includes(name)) await create(name);
+        const seen = outcomes.get(name);
+        if (seen?.has('granted')) return true;
+        if (seen?.size) probes++;
+        return undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, what: 'a probe request granted after the restarts' },
+    );
 
     // --- reasons converge to the truth: fill every slot, then two more wait ----------------------
     const holders = ['hold-0', 'hold-1', 'hold-2', 'hold-3', 'hold-4', 'hold-5'];
@@ -333,11 +411,21 @@ describe('reliability', () => {
     await eventually(
       () => (holders.every((name) => outcomes.get(name)?.has('granted')) ? true : undefined),
       { timeoutMs: 30_000, what: 'six holders granted' },
-    ).catch((error: unknown) => {
+    ).catch(async (error: unknown) => {
       const seen = holders.map(
         (name) => `${name}: ${JSON.stringify(requests.get(`${NAMESPACE}/${name}`)?.status ?? {})}`,
       );
-      throw new Error(`${(error as Error).message}; seen: ${seen.join('; ')}`);
+      const views = await Promise.all(agents.map(describeAgent));
+      const live = leases.list().map((lease) => {
+        const phase = (lease.status as { phase?: string } | undefined)?.phase ?? '-';
+        const worker = (lease.spec as { worker?: string } | undefined)?.worker ?? '-';
+        const going = lease.metadata.deletionTimestamp ? ' being deleted' : '';
+        return `${lease.metadata.name} on ${worker} ${phase}${going}`;
+      });
+      throw new Error(
+        `${(error as Error).message}; seen: ${seen.join('; ')}; ${events.join('; ')}; ` +
+          `leases: ${live.join(', ')}; agents: ${views.join(' | ')}`,
+      );
     });
     for (const name of ['wait-0', 'wait-1']) {
       holding.add(name);
@@ -384,6 +472,14 @@ describe('reliability', () => {
 
     // --- the verdict ----------------------------------------------------------------------------
     expect(replicas.kills).toBe(3);
+    if (cutAt !== undefined && healedAt !== undefined) {
+      // The others went on granting while rel-c was away.
+      const grantedWhileAway = created.filter((name) => {
+        const at = grantedAt.get(name) ?? 0;
+        return at > (cutAt ?? 0) && at < (healedAt ?? 0) && grantedOn.get(name) !== 'rel-c';
+      });
+      expect(grantedWhileAway.length, events.join('; ')).toBeGreaterThan(0);
+    }
     expect(snapshots).toBeGreaterThan(100);
     expect(violations, events.join('; ')).toEqual([]);
     for (const name of created) {
@@ -400,5 +496,5 @@ describe('reliability', () => {
     // Most requests were granted: the failures did not turn the load into refusals.
     const granted = created.filter((name) => outcomes.get(name)?.has('granted')).length;
     expect(granted).toBeGreaterThan(created.length / 2);
-  }, 120_000);
+  }, 180_000);
 });

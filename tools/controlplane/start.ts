@@ -65,6 +65,12 @@ export interface ControlPlane {
    * clients see their watches break and requests fail for the few seconds it is down.
    */
   restartApiServer(): Promise<void>;
+  /**
+   * Stops etcd (SIGTERM) and starts it again on the same data and ports; resolves once
+   * kube-apiserver is ready again. Nothing stored is lost; while etcd is away, the API server
+   * answers with errors and its watches end.
+   */
+  restartEtcd(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -72,6 +78,11 @@ interface StartOptions {
   /** Where to keep data, certificates and logs; a fresh temporary folder by default. */
   dir?: string;
   log?: (line: string) => void;
+  /**
+   * More addresses the API server's certificate is valid for (it listens on loopback only): for a
+   * test that reaches it through a relay of its own on another address.
+   */
+  servingAddresses?: string[];
 }
 
 function kubeconfigYaml(server: string, caPath: string, user: Record<string, string>): string {
@@ -166,6 +177,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const serving = await signCertificate(certs, ca, 'apiserver', '/CN=kube-apiserver', 'server', [
     'IP:127.0.0.1',
     'DNS:localhost',
+    ...(options.servingAddresses ?? []).map((address) => `IP:${address}`),
   ]);
   const admin = await signCertificate(certs, ca, 'admin', '/O=system:masters/CN=admin', 'client');
   const serviceAccountKey = await createServiceAccountKey(certs);
@@ -192,28 +204,32 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   };
 
   try {
-    const etcd = startProcess(
-      join(binDir, 'etcd'),
-      [
-        '--data-dir',
-        join(dir, 'etcd'),
-        '--listen-client-urls',
-        etcdUrl,
-        '--advertise-client-urls',
-        etcdUrl,
-        '--listen-peer-urls',
-        peerUrl,
-        '--initial-advertise-peer-urls',
-        peerUrl,
-        '--initial-cluster',
-        `default=${peerUrl}`,
-        '--unsafe-no-fsync',
-        '--log-level',
-        'warn',
-      ],
-      join(dir, 'etcd.log'),
-    );
-    watchExit('etcd', etcd);
+    const startEtcd = (): ChildProcess => {
+      const child = startProcess(
+        join(binDir, 'etcd'),
+        [
+          '--data-dir',
+          join(dir, 'etcd'),
+          '--listen-client-urls',
+          etcdUrl,
+          '--advertise-client-urls',
+          etcdUrl,
+          '--listen-peer-urls',
+          peerUrl,
+          '--initial-advertise-peer-urls',
+          peerUrl,
+          '--initial-cluster',
+          `default=${peerUrl}`,
+          '--unsafe-no-fsync',
+          '--log-level',
+          'warn',
+        ],
+        join(dir, 'etcd.log'),
+      );
+      watchExit('etcd', child);
+      return child;
+    };
+    let etcd = startEtcd();
 
     const server = `https://127.0.0.1:${apiPort}`;
     const apiserverArgs = [
@@ -272,6 +288,23 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
         children.splice(children.indexOf(stopping), 1);
         apiserver = await startApiServer();
         log(`kube-apiserver restarted at ${server}`);
+      },
+      async restartEtcd() {
+        const stopping = etcd;
+        await stopProcess(stopping);
+        exits.delete(stopping);
+        children.splice(children.indexOf(stopping), 1);
+        etcd = startEtcd();
+        // Keep the stopping order (etcd last): it goes before kube-apiserver in the list.
+        children.splice(children.indexOf(etcd), 1);
+        children.unshift(etcd);
+        await waitFor(
+          'kube-apiserver after the etcd restart',
+          async () => (await probe(server, ca.certificatePath, admin, '/readyz')) === 200,
+          90_000,
+          () => [...exits.values()][0],
+        );
+        log(`etcd restarted; kube-apiserver ready at ${server}`);
       },
       dir,
       binDir,
