@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1.7
-# One image for the three simlock processes; the first argument chooses which:
+# One image for the simlock processes; the first argument chooses which:
 #   docker run IMAGE controller --namespace simlock-system
 #   docker run IMAGE proxy --listen 0.0.0.0:8443
+#   docker run IMAGE console --mode token --host 0.0.0.0 --port 8080
 #   docker run --init IMAGE agent --config /etc/simlock/agent.yaml   (--init: it spawns tools)
 # The TypeScript runs through tsx, which package.json lists under dependencies: `npm ci --omit=dev`
 # keeps it (and leaves out vitest, eslint and typescript), so there is no compile step and the
@@ -19,6 +20,16 @@ COPY package.json package-lock.json ./
 # No dependency needs an install script; not running any keeps the build reproducible.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
+# The console's web page, built by Vite (a dev dependency) with the sources hash the console checks.
+FROM ${NODE_IMAGE} AS console-web
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY api ./api
+COPY runtime ./runtime
+COPY console ./console
+RUN node --import tsx -e "import('./console/index.ts').then((m) => m.ensureConsoleBuilt(console.log))"
+
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app
@@ -30,13 +41,15 @@ COPY runtime ./runtime
 COPY controller ./controller
 COPY proxy ./proxy
 COPY agent ./agent
+COPY console ./console
+COPY --from=console-web /app/console/web/dist ./console/web/dist
 COPY --chmod=0755 <<'SCRIPT' /usr/local/bin/simlock
 #!/bin/sh
-# simlock controller|proxy|agent [flags]: runs that component's main.ts through tsx.
+# simlock controller|proxy|agent|console [flags]: runs that component's main.ts through tsx.
 set -eu
 component="${1:-}"
 case "$component" in
-  controller | proxy | agent)
+  controller | proxy | agent | console)
     shift
     # tsx is resolved from /app/node_modules; its compile cache goes to $TMPDIR (the chart mounts
     # an emptyDir at /tmp, as the root filesystem is read-only there).
@@ -44,7 +57,7 @@ case "$component" in
     exec node --import tsx "/app/$component/main.ts" "$@"
     ;;
   *)
-    echo "usage: simlock controller|proxy|agent [flags]   (then --help for that component's flags)" >&2
+    echo "usage: simlock controller|proxy|agent|console [flags]   (then --help for that component's flags)" >&2
     exit 64
     ;;
 esac

@@ -10,7 +10,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           sequence: { groupOrder: 0 },
-          include: ['{api,runtime,controller,agent,proxy,cli,tools,bench,test}/**/*.test.ts'],
+          include: [
+            '{api,runtime,controller,agent,proxy,cli,console,tools,bench,test}/**/*.test.ts',
+          ],
           exclude: ['**/*.cluster.test.ts', 'node_modules/**'],
         },
       },

@@ -26,6 +26,8 @@ export interface ExecOptions {
   killGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /** base64: each chunk's bytes as they came (binary output); utf8 (default): text. */
+  encoding?: 'utf8' | 'base64';
 }
 
 export interface ExecHandle {
@@ -89,12 +91,13 @@ export function startExec(
 
     for (const stream of ['stdout', 'stderr'] as const) {
       const decoder = new StringDecoder('utf8');
+      const base64 = options.encoding === 'base64';
       child[stream].on('data', (chunk: Buffer) => {
-        const data = decoder.write(chunk);
+        const data = base64 ? chunk.toString('base64') : decoder.write(chunk);
         if (data.length > 0 && stopping !== 'abort') onEvent({ type: 'output', stream, data });
       });
       child[stream].on('end', () => {
-        const rest = decoder.end();
+        const rest = base64 ? '' : decoder.end();
         if (rest.length > 0 && stopping !== 'abort')
           onEvent({ type: 'output', stream, data: rest });
       });

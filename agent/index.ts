@@ -106,3 +106,8 @@ export {
   readFakeScript,
   type FakeScriptInput,
 } from './drivers/fake/fake-script.js';
+export {
+  FAKE_SCREENSHOT_PNG,
+  fakeScreenPng,
+  isScreenshotToStdout,
+} from './drivers/fake/fake-screenshot.js';

@@ -21,6 +21,8 @@ export interface ExecThroughProxy {
   tool: ExecTool;
   args: string[];
   timeoutSeconds?: number;
+  /** base64: each output's data is one chunk's bytes in base64 (binary output such as a PNG). */
+  encoding?: 'utf8' | 'base64';
   onOutput: (stream: 'stdout' | 'stderr', data: string) => void;
   signal?: AbortSignal;
   /** Extra fetch options (a dispatcher with a custom CA, for example). */
@@ -51,6 +53,7 @@ export async function execThroughProxy(options: ExecThroughProxy): Promise<{ exi
         tool: options.tool,
         args: options.args,
         ...(options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {}),
+        ...(options.encoding ? { encoding: options.encoding } : {}),
       }),
       signal: options.signal ?? null,
       ...options.fetchOptions,

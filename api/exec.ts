@@ -15,6 +15,9 @@ export const ExecRequest = z.strictObject({
   tool: ExecTool,
   args: z.array(z.string().max(MAX_EXEC_ARG_LENGTH)).max(MAX_EXEC_ARGS).default([]),
   timeoutSeconds: z.number().int().min(1).max(3600).optional(),
+  // base64: each output event's data is the base64 of the bytes of one chunk, so binary output
+  // (a screenshot) passes untouched; utf8 (the default) is text, kept whole across chunks.
+  encoding: z.enum(['utf8', 'base64']).optional(),
 });
 export type ExecRequest = z.infer<typeof ExecRequest>;
 

@@ -35,7 +35,15 @@ describe('docs/CLI.md', () => {
   });
 
   it('documents every command', () => {
-    for (const command of ['lease', 'release', 'list', 'worker', 'device', 'completion']) {
+    for (const command of [
+      'lease',
+      'release',
+      'list',
+      'worker',
+      'device',
+      'console',
+      'completion',
+    ]) {
       expect(doc).toContain(`## ${command}`);
     }
   });

@@ -7,3 +7,4 @@ export * from './log.js';
 export * from './clock.js';
 export * from './leader-election.js';
 export * from './http.js';
+export * from './access-review.js';

@@ -32,6 +32,7 @@ describe('charts/simlock/crds/', () => {
 const kubernetesShaped = new Set([
   'controller.resources',
   'proxy.resources',
+  'console.resources',
   'podSecurityContext',
   'containerSecurityContext',
 ]);

@@ -85,7 +85,7 @@ export function createExecApp(options: AgentHttpOptions): express.Express {
             `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
           );
         }
-        const { namespace, lease, tool, args, timeoutSeconds } = body.data;
+        const { namespace, lease, tool, args, timeoutSeconds, encoding } = body.data;
         if (!agent.grantedLease(namespace, lease)) {
           metrics.execs.inc({ outcome: 'not-active' });
           return sendError(
@@ -110,7 +110,11 @@ export function createExecApp(options: AgentHttpOptions): express.Express {
         });
         log.info('exec', { caller, lease: `${namespace}/${lease}`, argv: plan.argv });
         startEventStream(res);
-        for await (const event of execStream(plan.argv, { signal: callerGone.signal, timeoutMs })) {
+        for await (const event of execStream(plan.argv, {
+          signal: callerGone.signal,
+          timeoutMs,
+          ...(encoding ? { encoding } : {}),
+        })) {
           if (res.destroyed) break;
           const frame =
             event.type === 'output'

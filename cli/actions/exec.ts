@@ -9,6 +9,7 @@ import {
   type ExecTool as Tool,
 } from '../../api/index.js';
 import { durationFlag, objectName, parseFlags, parseGlobals, usageError } from '../flags.js';
+import { kubeconfigBearerToken } from '../../runtime/index.js';
 import type { CliIO } from '../io.js';
 import { connect, type Session } from '../options.js';
 
@@ -55,10 +56,7 @@ async function proxyUrl(session: Session, flag: string | undefined): Promise<str
 /** The bearer token the kubeconfig gives us (a static token, or one an exec plugin makes). */
 async function bearerToken(session: Session): Promise<string> {
   if (process.env.SIMLOCK_TOKEN) return process.env.SIMLOCK_TOKEN;
-  const options: { headers?: Record<string, unknown> } = {};
-  await session.client.config.applyToHTTPSOptions(options);
-  const header = options.headers?.Authorization ?? options.headers?.authorization;
-  const token = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header)?.[1] : undefined;
+  const token = await kubeconfigBearerToken(session.client);
   if (!token) {
     throw new SimlockError(
       'UNAUTHENTICATED',

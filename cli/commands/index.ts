@@ -1,6 +1,7 @@
 // The plugin's commands, one file each: the definition (flags, help) here, the action in
 // ../actions/, imported only when the command runs.
 import type { Argv } from 'yargs';
+import { consoleCommand } from './console.js';
 import { deviceCommand } from './device.js';
 import { execCommand } from './exec.js';
 import { leaseCommand } from './lease.js';
@@ -18,4 +19,5 @@ export const COMMANDS: readonly ((cli: Argv, run: CommandRunner) => Argv)[] = [
   workerCommand,
   deviceCommand,
   execCommand,
+  consoleCommand,
 ];

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { execThroughProxy } from '../../api/index.js';
-import { KubeClient, isAlreadyExists } from '../../runtime/index.js';
+import { startConsole } from '../../console/index.js';
+import { KubeClient, createLogger, isAlreadyExists } from '../../runtime/index.js';
 import { startControlPlane, type ControlPlane } from '../../tools/controlplane/start.js';
 import { DEMO_WORKERS, SYSTEM_NAMESPACE, startLocalFleet } from './local-fleet.js';
 
@@ -183,6 +184,19 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
 
+  // The console, as `kubectl simlock console` runs it: the demo user's kubeconfig, on 127.0.0.1.
+  const consoleServer = await startConsole({
+    client: KubeClient.fromOptions({ kubeconfig }),
+    mode: 'local',
+    log: createLogger({ component: 'console' }, 'warn'),
+    proxyUrl: fleet.proxyUrl,
+  });
+  const stopFleetOnly = stopFleet;
+  stopFleet = async () => {
+    await consoleServer.stop();
+    await stopFleetOnly();
+  };
+
   try {
     await demonstrate(kubeconfig, controlPlane.binDir, fleet.proxyUrl, token);
   } catch (error) {
@@ -199,12 +213,14 @@ async function main(): Promise<void> {
     '-A',
   ]).catch((error: { stderr?: string }) => ({ stdout: error.stderr ?? '' }));
   console.log(listed.stdout);
+  say(`the console: ${consoleServer.openUrl}`);
   say(`the fleet is up. In another shell:
 
   source ${join(stateDir, 'env')}
   kubectl simlock lease --platform ios
   kubectl get simlock -A
   kubectl simlock list --requests
+  kubectl simlock console                   (another console, from your shell)
 
 Logs: ${stateDir}/*.log. Ctrl-C stops everything.`);
 }

@@ -6,9 +6,13 @@
 export const FAKE_TOOL_SOURCE = `
 const [answerJson, ...argv] = process.argv.slice(1);
 const answer = JSON.parse(answerJson);
-process.stdout.write('fake-tool: ' + argv.join(' ') + '\\n');
+// Binary output (a screenshot) is stdout alone: the argv line goes to stderr then.
+const line = 'fake-tool: ' + argv.join(' ') + '\\n';
+if (answer.stdoutBase64) process.stderr.write(line);
+else process.stdout.write(line);
 setTimeout(() => {
-  if (answer.stdout) process.stdout.write(answer.stdout);
+  if (answer.stdoutBase64) process.stdout.write(Buffer.from(answer.stdoutBase64, 'base64'));
+  else if (answer.stdout) process.stdout.write(answer.stdout);
   if (answer.stderr) process.stderr.write(answer.stderr);
   process.exitCode = answer.exitCode;
 }, answer.delayMs);

@@ -7,6 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../clock.js';
 import type { DriverDevice } from '../driver.js';
 import { FakeDriver } from './fake.js';
+import { FAKE_SCREENSHOT_PNG } from './fake-screenshot.js';
+import { execStream } from '../../exec.js';
 import type { FakeScriptInput } from './fake-script.js';
 
 const run = promisify(execFile);
@@ -208,6 +210,23 @@ describe('fake exec', () => {
       stdout: 'fake-tool: adb -s emulator-5554 shell ls\n',
       stderr: 'adb: scripted failure\n',
     });
+  });
+
+  it('answers a screenshot to stdout with a real PNG, byte for byte in base64 chunks', async () => {
+    const simulator = { ...phone, id: 'sim-2', physical: false };
+    const plan = driver.execArgv('simctl', ['io', 'screenshot', '-'], simulator);
+    if (!plan.ok) throw new Error(plan.message);
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    for await (const event of execStream(plan.argv, { encoding: 'base64' })) {
+      if (event.type === 'output' && event.stream === 'stdout')
+        chunks.push(Buffer.from(event.data, 'base64'));
+      if (event.type === 'output' && event.stream === 'stderr')
+        stderr += Buffer.from(event.data, 'base64').toString('utf8');
+    }
+    expect(Buffer.concat(chunks).equals(FAKE_SCREENSHOT_PNG)).toBe(true);
+    expect(FAKE_SCREENSHOT_PNG.subarray(1, 4).toString('ascii')).toBe('PNG');
+    expect(stderr).toBe('fake-tool: simctl io sim-2 screenshot -\n');
   });
 
   it('refuses devicectl on a simulator and simctl on a phone, as the real drivers do', () => {

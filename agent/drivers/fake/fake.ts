@@ -22,6 +22,7 @@ import {
   type ResetBaseline,
 } from '../driver.js';
 import { simctlExecArgv } from '../simctl/simctl.js';
+import { FAKE_SCREENSHOT_PNG, isScreenshotToStdout } from './fake-screenshot.js';
 import { FAKE_TOOL_SOURCE } from './fake-tool.js';
 import {
   FakeDevice,
@@ -196,8 +197,12 @@ export class FakeDriver implements Driver {
           : adbExecArgv(args, device.id);
     if (!real.ok) return real;
     const printed = real.argv[0] === 'xcrun' ? real.argv.slice(1) : real.argv;
-    const answer =
+    const scripted =
       this.#script.tools[tool as keyof FakeScript['tools']] ?? FakeToolAnswer.parse({});
+    // A screenshot to stdout answers a real PNG, alone on stdout, as the real tools do.
+    const answer = isScreenshotToStdout(tool, args)
+      ? { ...scripted, stdout: '', stdoutBase64: FAKE_SCREENSHOT_PNG.toString('base64') }
+      : scripted;
     return {
       ok: true,
       argv: [process.execPath, '-e', FAKE_TOOL_SOURCE, '--', JSON.stringify(answer), ...printed],

@@ -1,0 +1,137 @@
+// What the console server sends the browser over its event stream, defined once: the server
+// builds these, the browser parses every message with them (zod, bounded) before it shows it.
+// Objects are trimmed to what the pages show; a request's per-worker reasons and its Events come
+// only for the requests a page looks at (focus), as a waiting request may carry thousands.
+import { z } from 'zod';
+import {
+  AgentQueueEntry,
+  Capacity,
+  Device,
+  ErrorBody,
+  GrantedDevice,
+  Health,
+  LeasePhase,
+  LeaseRequestSpec,
+  RequestPhase,
+  WorkerReason,
+} from '../../api/index.js';
+
+const name = z.string().min(1).max(253);
+const time = z.string().max(64);
+
+export const WorkerView = z.object({
+  name,
+  label: z.string().max(63).optional(),
+  drained: z.boolean(),
+  health: Health.optional(),
+  agentVersion: z.string().max(64).optional(),
+  capacity: Capacity.optional(),
+  devices: z.array(Device).max(512),
+  queue: z.array(AgentQueueEntry).max(50),
+  queueDepth: z.number().int().min(0),
+  /** When the agent last renewed its heartbeat Lease, and for how long it holds. */
+  heartbeat: z
+    .object({ renewTime: time.optional(), durationSeconds: z.number().int().min(0).optional() })
+    .optional(),
+});
+export type WorkerView = z.infer<typeof WorkerView>;
+
+export const RequestView = z.object({
+  namespace: name,
+  name,
+  createdAt: time.optional(),
+  deleting: z.boolean(),
+  spec: LeaseRequestSpec,
+  phase: RequestPhase.optional(),
+  queuedAt: time.optional(),
+  position: z.number().int().min(0).optional(),
+  summary: z.string().max(256).optional(),
+  worker: z.string().max(253).optional(),
+  lease: z.string().max(253).optional(),
+  device: GrantedDevice.optional(),
+  error: ErrorBody.optional(),
+});
+export type RequestView = z.infer<typeof RequestView>;
+
+export const LeaseView = z.object({
+  namespace: name,
+  name,
+  worker: name,
+  holder: z.string().max(100).optional(),
+  expiresAt: time,
+  phase: LeasePhase.optional(),
+  device: GrantedDevice.optional(),
+  grantedAt: time.optional(),
+  deleting: z.boolean(),
+});
+export type LeaseView = z.infer<typeof LeaseView>;
+
+export const EventView = z.object({
+  type: z.string().max(32),
+  reason: z.string().max(128),
+  message: z.string().max(1024),
+  count: z.number().int().min(0),
+  firstAt: time.optional(),
+  lastAt: time.optional(),
+});
+export type EventView = z.infer<typeof EventView>;
+
+/** The reasons and Events of one request a page looks at. */
+export const RequestDetail = z.object({
+  namespace: name,
+  name,
+  workers: z.array(WorkerReason).max(5000),
+  events: z.array(EventView).max(200),
+  /** False when this person may not read Events in the request's namespace. */
+  eventsVisible: z.boolean(),
+});
+export type RequestDetail = z.infer<typeof RequestDetail>;
+
+/** What this person may do, as the API server's authorizer answered the console. */
+export const Abilities = z.object({
+  user: z.string().max(1024),
+  /** May list Workers: without it requests name workers by their raw names. */
+  seeWorkers: z.boolean(),
+  drainWorkers: z.boolean(),
+  /** Namespaces whose requests this person may delete (release), or all. */
+  releaseEverywhere: z.boolean(),
+  releaseIn: z.array(name).max(10_000),
+  mode: z.enum(['local', 'token']),
+});
+export type Abilities = z.infer<typeof Abilities>;
+
+export const Kind = z.enum(['worker', 'request', 'lease']);
+export type Kind = z.infer<typeof Kind>;
+
+export const SnapshotMessage = z.object({
+  stream: z.string().max(64),
+  abilities: Abilities,
+  workers: z.array(WorkerView).max(20_000),
+  requests: z.array(RequestView).max(50_000),
+  leases: z.array(LeaseView).max(50_000),
+});
+export type SnapshotMessage = z.infer<typeof SnapshotMessage>;
+
+/** A batch of changes, sent at most every few tens of milliseconds. */
+export const ChangesMessage = z.object({
+  workers: z.array(WorkerView).max(20_000).default([]),
+  requests: z.array(RequestView).max(50_000).default([]),
+  leases: z.array(LeaseView).max(50_000).default([]),
+  /** Keys of what is gone: a worker's name, or namespace/name. */
+  gone: z
+    .array(z.object({ kind: Kind, key: z.string().max(600) }))
+    .max(100_000)
+    .default([]),
+  details: z.array(RequestDetail).max(50).default([]),
+  /** What this person may do, when it changed (a namespace seen for the first time). */
+  abilities: Abilities.optional(),
+});
+export type ChangesMessage = z.infer<typeof ChangesMessage>;
+
+export const FocusBody = z.object({ requests: z.array(z.string().max(600)).max(50) });
+export type FocusBody = z.infer<typeof FocusBody>;
+
+/** The key of a namespaced object on the wire. */
+export function objectKeyOf(object: { namespace: string; name: string }): string {
+  return `${object.namespace}/${object.name}`;
+}

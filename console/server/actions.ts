@@ -1,0 +1,163 @@
+// What a person can do from the console: drain or undrain a worker, release a lease, take a
+// screenshot of a leased device. Each goes to the API server (or the exec proxy) with the
+// person's own credentials, so it is allowed or refused there, and a refusal carries the API
+// server's message.
+import { z } from 'zod';
+import {
+  ERRORS,
+  LeaseObject,
+  SimlockError,
+  execThroughProxy,
+  type ErrorCode,
+} from '../../api/index.js';
+import {
+  KubeApiError,
+  KubeUnavailableError,
+  simlockPath,
+  type KubeClient,
+} from '../../runtime/index.js';
+import { screenshotCommand } from '../model/views.js';
+import type { Person } from './sessions.js';
+
+/** A screenshot larger than this is not a screenshot. */
+const MAX_SCREENSHOT_BYTES = 32 * 1024 * 1024;
+
+/** An API server's refusal, said with the contract's code and the API server's own message. */
+export function asSimlockError(error: unknown): SimlockError {
+  if (error instanceof SimlockError) return error;
+  if (error instanceof KubeApiError) {
+    const code: ErrorCode =
+      error.status === 401
+        ? 'UNAUTHENTICATED'
+        : error.status === 403
+          ? 'FORBIDDEN'
+          : error.status === 404
+            ? 'NOT_FOUND'
+            : error.status >= 500
+              ? 'UNAVAILABLE'
+              : 'INVALID_REQUEST';
+    return new SimlockError(code, error.message);
+  }
+  if (error instanceof KubeUnavailableError) return new SimlockError('UNAVAILABLE', error.message);
+  if (error instanceof z.ZodError) {
+    const issue = error.issues[0];
+    return new SimlockError(
+      'INVALID_REQUEST',
+      `${issue?.path.join('.') || 'value'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return new SimlockError('INTERNAL', error instanceof Error ? error.message : String(error));
+}
+
+export async function setDrained(person: Person, worker: string, drained: boolean): Promise<void> {
+  try {
+    await person.client.patch(simlockPath('worker', { name: worker }), { spec: { drained } });
+  } catch (error) {
+    throw asSimlockError(error);
+  }
+}
+
+/** Deletes the LeaseRequest: the controller releases its Lease and the agent reclaims the device. */
+export async function release(person: Person, namespace: string, name: string): Promise<void> {
+  try {
+    await person.client.delete(simlockPath('leaseRequest', { namespace, name }));
+  } catch (error) {
+    throw asSimlockError(error);
+  }
+}
+
+const ProxyConfigMap = z.object({ data: z.object({ proxyUrl: z.string().max(2048) }).optional() });
+
+/** The exec proxy's URL: given, or from the ConfigMap `simlock` the chart and `npm run up` write. */
+export async function findProxyUrl(
+  client: KubeClient,
+  simlockNamespace: string,
+  given: string | undefined,
+): Promise<string> {
+  if (given) return given;
+  try {
+    const map = ProxyConfigMap.parse(
+      await client.get(`/api/v1/namespaces/${simlockNamespace}/configmaps/simlock`),
+    );
+    const url = map.data?.proxyUrl;
+    if (url && /^https?:\/\//.test(url)) return url;
+  } catch {
+    // said below
+  }
+  throw new SimlockError(
+    'UNAVAILABLE',
+    `no exec proxy known: start the console with --proxy-url, or install the chart (ConfigMap ${simlockNamespace}/simlock)`,
+  );
+}
+
+/** The PNG of a leased device's screen, through the exec proxy and the device's agent. */
+export async function screenshot(
+  person: Person,
+  proxyUrl: string,
+  namespace: string,
+  name: string,
+): Promise<Buffer> {
+  let lease: LeaseObject;
+  try {
+    lease = LeaseObject.parse(await person.client.get(simlockPath('lease', { namespace, name })));
+  } catch (error) {
+    if (error instanceof z.ZodError)
+      throw new SimlockError('INTERNAL', `lease ${namespace}/${name} is unreadable`);
+    throw asSimlockError(error);
+  }
+  const device = lease.status?.device;
+  if (lease.status?.phase !== 'Granted' || !device) {
+    throw new SimlockError('LEASE_NOT_ACTIVE', `lease ${namespace}/${name} is not granted`);
+  }
+  const command = screenshotCommand(device);
+  if (!command) {
+    throw new SimlockError(
+      'TOOL_NOT_ALLOWED',
+      `no screenshot for ${device.name}: devicectl cannot take one of a physical iPhone or iPad`,
+    );
+  }
+  if (!person.token) {
+    throw new SimlockError(
+      'UNAUTHENTICATED',
+      'the exec proxy needs a bearer token: this kubeconfig user has none; set SIMLOCK_TOKEN',
+    );
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let stderr = '';
+  const { exitCode } = await execThroughProxy({
+    url: proxyUrl,
+    token: person.token,
+    namespace,
+    lease: name,
+    tool: command.tool,
+    args: command.args,
+    timeoutSeconds: 30,
+    encoding: 'base64',
+    onOutput: (stream, data) => {
+      const bytes = Buffer.from(data, 'base64');
+      if (stream === 'stderr') {
+        stderr = (stderr + bytes.toString('utf8')).slice(-2048);
+        return;
+      }
+      size += bytes.length;
+      if (size <= MAX_SCREENSHOT_BYTES) chunks.push(bytes);
+    },
+  });
+  if (size > MAX_SCREENSHOT_BYTES)
+    throw new SimlockError(
+      'INTERNAL',
+      `the screenshot is larger than ${MAX_SCREENSHOT_BYTES} bytes`,
+    );
+  if (exitCode !== 0) {
+    throw new SimlockError(
+      'INTERNAL',
+      `${command.tool} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`,
+    );
+  }
+  return Buffer.concat(chunks);
+}
+
+export function httpStatusOf(error: SimlockError): number {
+  return ERRORS[error.code].httpStatus;
+}

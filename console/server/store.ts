@@ -1,0 +1,297 @@
+// The console's one watch of the cluster: informers on Workers, LeaseRequests, Leases, the
+// agents' heartbeat Leases and the Events of LeaseRequests. Every object is parsed with the
+// contract's schemas (one that does not parse is left out) and kept trimmed to what the pages
+// show; listeners hear of each change once, whoever is looking.
+import { z } from 'zod';
+import {
+  LeaseObject,
+  LeaseRequestObject,
+  RESOURCES,
+  WorkerObject,
+  type WorkerReason,
+} from '../../api/index.js';
+import {
+  Informer,
+  coordinationLeasePath,
+  simlockPath,
+  type InformerEvent,
+  type KubeClient,
+  type KubeObject,
+  type Logger,
+} from '../../runtime/index.js';
+import type { EventView, Kind, LeaseView, RequestView, WorkerView } from '../model/wire.js';
+
+const HEARTBEAT_PREFIX = 'worker-';
+
+const HeartbeatLease = z.object({
+  metadata: z.object({ name: z.string().max(253) }),
+  spec: z
+    .object({
+      renewTime: z.string().max(64).optional(),
+      leaseDurationSeconds: z.number().int().min(0).max(86_400).optional(),
+    })
+    .optional(),
+});
+
+const CoreEvent = z.object({
+  involvedObject: z.object({
+    kind: z.string().max(64).optional(),
+    name: z.string().max(253).optional(),
+    namespace: z.string().max(253).optional(),
+  }),
+  metadata: z.object({ name: z.string().max(253), creationTimestamp: z.string().optional() }),
+  type: z.string().max(32).default('Normal'),
+  reason: z.string().max(128).default(''),
+  message: z.string().max(1024).default(''),
+  count: z.number().int().min(0).max(1_000_000).optional(),
+  firstTimestamp: z.string().max(64).nullish(),
+  lastTimestamp: z.string().max(64).nullish(),
+  eventTime: z.string().max(64).nullish(),
+});
+
+/** Events kept per request: the newest this many. */
+const MAX_EVENTS_PER_REQUEST = 200;
+
+export interface StoreChange {
+  kind: Kind | 'detail';
+  /** A worker's name, else namespace/name. */
+  key: string;
+}
+
+export interface StoreOptions {
+  client: KubeClient;
+  log: Logger;
+  /** Where the agents renew their heartbeats. */
+  simlockNamespace: string;
+  /** Only requests, leases and events of this namespace; none: every namespace. */
+  namespace?: string | undefined;
+}
+
+function keyOf(namespace: string | undefined, name: string): string {
+  return namespace === undefined ? name : `${namespace}/${name}`;
+}
+
+function timeText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value instanceof Date) return value.toISOString();
+  return undefined;
+}
+
+export class ConsoleStore {
+  readonly workers = new Map<string, WorkerView>();
+  readonly requests = new Map<string, RequestView>();
+  readonly leases = new Map<string, LeaseView>();
+  /** Per request key: its reasons per worker while it waits. */
+  readonly reasons = new Map<string, WorkerReason[]>();
+  /** Per request key: its Events by Event name. */
+  readonly events = new Map<string, Map<string, EventView>>();
+  private readonly heartbeats = new Map<string, WorkerView['heartbeat']>();
+  private readonly workerObjects = new Map<string, WorkerObject>();
+  private readonly informers: Informer[] = [];
+  private readonly listeners = new Set<(change: StoreChange) => void>();
+
+  constructor(private readonly options: StoreOptions) {
+    const { client, namespace } = options;
+    const watch = (
+      path: string,
+      handle: (event: InformerEvent<KubeObject>) => void,
+      extra = {},
+    ) => {
+      const informer = new Informer(client, {
+        path,
+        ...extra,
+        onError: (error) => options.log.warn('watch failed; retrying', { path, error }),
+      });
+      informer.on(handle);
+      this.informers.push(informer);
+    };
+    watch(simlockPath('worker'), (event) => this.onWorker(event));
+    watch(simlockPath('leaseRequest', { namespace }), (event) => this.onRequest(event));
+    watch(simlockPath('lease', { namespace }), (event) => this.onLease(event));
+    watch(coordinationLeasePath(options.simlockNamespace), (event) => this.onHeartbeat(event));
+    watch(
+      namespace === undefined ? '/api/v1/events' : `/api/v1/namespaces/${namespace}/events`,
+      (event) => this.onEvent(event),
+      { fieldSelector: `involvedObject.kind=${RESOURCES.leaseRequest.kind}` },
+    );
+  }
+
+  on(listener: (change: StoreChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async start(timeoutMs = 30_000): Promise<void> {
+    for (const informer of this.informers) informer.start();
+    // A watch the console may not make (no RBAC for Events, say) must not keep it from serving.
+    await Promise.race([
+      Promise.all(this.informers.map((informer) => informer.waitForSync())),
+      new Promise((resolve) => setTimeout(resolve, timeoutMs).unref()),
+    ]);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.informers.map((informer) => informer.stop()));
+  }
+
+  /** Namespaces of the requests and leases the console holds. */
+  namespaces(): Set<string> {
+    const result = new Set<string>();
+    for (const request of this.requests.values()) result.add(request.namespace);
+    for (const lease of this.leases.values()) result.add(lease.namespace);
+    return result;
+  }
+
+  eventsOf(key: string): EventView[] {
+    return [...(this.events.get(key)?.values() ?? [])].sort((a, b) =>
+      (a.firstAt ?? '').localeCompare(b.firstAt ?? ''),
+    );
+  }
+
+  private emit(kind: StoreChange['kind'], key: string): void {
+    for (const listener of this.listeners) listener({ kind, key });
+  }
+
+  private onWorker(event: InformerEvent<KubeObject>): void {
+    const name = event.object.metadata.name;
+    const parsed = WorkerObject.safeParse(event.object);
+    if (event.type === 'deleted' || !parsed.success) {
+      this.workerObjects.delete(name);
+      if (this.workers.delete(name)) this.emit('worker', name);
+      return;
+    }
+    this.workerObjects.set(name, parsed.data);
+    this.refreshWorker(name);
+  }
+
+  private refreshWorker(name: string): void {
+    const worker = this.workerObjects.get(name);
+    if (!worker) return;
+    const status = worker.status;
+    const heartbeat = this.heartbeats.get(name);
+    this.workers.set(name, {
+      name,
+      ...(worker.spec.label !== undefined ? { label: worker.spec.label } : {}),
+      drained: worker.spec.drained,
+      ...(status
+        ? {
+            health: status.health,
+            agentVersion: status.agentVersion,
+            ...(status.capacity ? { capacity: status.capacity } : {}),
+          }
+        : {}),
+      devices: status?.devices ?? [],
+      queue: status?.queue ?? [],
+      queueDepth: status?.queueDepth ?? 0,
+      ...(heartbeat ? { heartbeat } : {}),
+    });
+    this.emit('worker', name);
+  }
+
+  private onHeartbeat(event: InformerEvent<KubeObject>): void {
+    const parsed = HeartbeatLease.safeParse(event.object);
+    if (!parsed.success || !parsed.data.metadata.name.startsWith(HEARTBEAT_PREFIX)) return;
+    const worker = parsed.data.metadata.name.slice(HEARTBEAT_PREFIX.length);
+    if (event.type === 'deleted') this.heartbeats.delete(worker);
+    else {
+      const spec = parsed.data.spec;
+      this.heartbeats.set(worker, {
+        ...(spec?.renewTime ? { renewTime: spec.renewTime } : {}),
+        ...(spec?.leaseDurationSeconds !== undefined
+          ? { durationSeconds: spec.leaseDurationSeconds }
+          : {}),
+      });
+    }
+    this.refreshWorker(worker);
+  }
+
+  private onRequest(event: InformerEvent<KubeObject>): void {
+    const key = keyOf(event.object.metadata.namespace, event.object.metadata.name);
+    const parsed = LeaseRequestObject.safeParse(event.object);
+    if (event.type === 'deleted' || !parsed.success) {
+      this.reasons.delete(key);
+      this.events.delete(key);
+      if (this.requests.delete(key)) this.emit('request', key);
+      return;
+    }
+    const { metadata, spec, status } = parsed.data;
+    const previousReasons = this.reasons.get(key);
+    this.requests.set(key, {
+      namespace: metadata.namespace ?? '',
+      name: metadata.name,
+      ...optional('createdAt', timeText(metadata.creationTimestamp)),
+      deleting: metadata.deletionTimestamp !== undefined,
+      spec,
+      ...optional('phase', status?.phase),
+      ...optional('queuedAt', status?.queuedAt),
+      ...optional('position', status?.position),
+      ...optional('summary', status?.summary),
+      ...optional('worker', status?.worker),
+      ...optional('lease', status?.lease),
+      ...optional('device', status?.device),
+      ...optional('error', status?.error),
+    });
+    const reasons = status?.workers ?? [];
+    this.reasons.set(key, reasons);
+    this.emit('request', key);
+    if (JSON.stringify(previousReasons ?? []) !== JSON.stringify(reasons)) this.emit('detail', key);
+  }
+
+  private onLease(event: InformerEvent<KubeObject>): void {
+    const key = keyOf(event.object.metadata.namespace, event.object.metadata.name);
+    const parsed = LeaseObject.safeParse(event.object);
+    if (event.type === 'deleted' || !parsed.success) {
+      if (this.leases.delete(key)) this.emit('lease', key);
+      return;
+    }
+    const { metadata, spec, status } = parsed.data;
+    this.leases.set(key, {
+      namespace: metadata.namespace ?? '',
+      name: metadata.name,
+      worker: spec.worker,
+      ...optional('holder', spec.holder),
+      expiresAt: spec.expiresAt,
+      ...optional('phase', status?.phase),
+      ...optional('device', status?.device),
+      ...optional('grantedAt', status?.grantedAt),
+      deleting: metadata.deletionTimestamp !== undefined,
+    });
+    this.emit('lease', key);
+  }
+
+  private onEvent(event: InformerEvent<KubeObject>): void {
+    const parsed = CoreEvent.safeParse(event.object);
+    if (!parsed.success) return;
+    const { involvedObject, metadata } = parsed.data;
+    if (involvedObject.name === undefined || involvedObject.namespace === undefined) return;
+    const key = keyOf(involvedObject.namespace, involvedObject.name);
+    const known = this.events.get(key) ?? new Map<string, EventView>();
+    if (event.type === 'deleted') known.delete(metadata.name);
+    else {
+      const first =
+        parsed.data.firstTimestamp ?? parsed.data.eventTime ?? metadata.creationTimestamp;
+      const last = parsed.data.lastTimestamp ?? first;
+      known.set(metadata.name, {
+        type: parsed.data.type,
+        reason: parsed.data.reason,
+        message: parsed.data.message,
+        count: parsed.data.count ?? 1,
+        ...optional('firstAt', first ?? undefined),
+        ...optional('lastAt', last ?? undefined),
+      });
+      if (known.size > MAX_EVENTS_PER_REQUEST) {
+        const oldest = [...known.entries()].sort((a, b) =>
+          (a[1].firstAt ?? '').localeCompare(b[1].firstAt ?? ''),
+        )[0];
+        if (oldest) known.delete(oldest[0]);
+      }
+    }
+    this.events.set(key, known);
+    this.emit('detail', key);
+  }
+}
+
+/** `{[name]: value}` when there is a value, else nothing: optional fields stay absent. */
+function optional<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
+  return value === undefined ? {} : ({ [name]: value } as { [P in K]?: V });
+}

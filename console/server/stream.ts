@@ -1,0 +1,211 @@
+// One open page's event stream: a snapshot of what this person may see, then batches of changes
+// as the store hears of them. Changes are coalesced by key (the latest state wins) and sent at
+// most every `flushMs`; a slow browser is sent fewer, larger batches rather than a backlog.
+// Reasons and Events come only for the requests the page says it looks at (focus).
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { startEventStream, writeWithBackpressure } from '../../runtime/index.js';
+import type {
+  Abilities,
+  ChangesMessage,
+  Kind,
+  RequestDetail,
+  SnapshotMessage,
+} from '../model/wire.js';
+import type { Access } from './access.js';
+import type { ConsoleStore, StoreChange } from './store.js';
+
+const KEEPALIVE_MS = 15_000;
+export const MAX_FOCUS = 50;
+
+function namespaceOf(key: string): string {
+  return key.slice(0, key.indexOf('/'));
+}
+
+export class Subscriber {
+  readonly id = randomBytes(12).toString('base64url');
+  private focus = new Set<string>();
+  private readonly pending = new Map<string, Kind>();
+  private readonly pendingDetails = new Set<string>();
+  private readonly namespaces = new Set<string>();
+  private abilitiesChanged = false;
+  private chain: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private writing = false;
+  private closed = false;
+  private unsubscribe: (() => void) | undefined;
+  private keepalive: NodeJS.Timeout | undefined;
+  private abilities: Abilities | undefined;
+
+  constructor(
+    private readonly store: ConsoleStore,
+    private readonly access: Access,
+    private readonly res: ServerResponse,
+    private readonly flushMs = 40,
+  ) {}
+
+  async start(): Promise<void> {
+    startEventStream(this.res);
+    // Changes that come while the snapshot is made are queued behind it.
+    this.unsubscribe = this.store.on((change) => {
+      this.chain = this.chain.then(() => this.take(change));
+    });
+    let finishSnapshot: () => void = () => undefined;
+    this.chain = new Promise<void>((resolve) => (finishSnapshot = resolve));
+    this.res.on('close', () => this.close());
+    try {
+      const namespaces = [...this.store.namespaces()];
+      for (const namespace of namespaces) this.namespaces.add(namespace);
+      const [seeWorkers, requestsIn, leasesIn, abilities] = await Promise.all([
+        this.access.seeWorkers(),
+        this.visible(namespaces, (namespace) => this.access.seeRequests(namespace)),
+        this.visible(namespaces, (namespace) => this.access.seeLeases(namespace)),
+        this.access.abilities(namespaces),
+      ]);
+      this.abilities = abilities;
+      const snapshot: SnapshotMessage = {
+        stream: this.id,
+        abilities,
+        workers: seeWorkers ? [...this.store.workers.values()] : [],
+        requests: [...this.store.requests.values()].filter((r) => requestsIn.has(r.namespace)),
+        leases: [...this.store.leases.values()].filter((l) => leasesIn.has(l.namespace)),
+      };
+      await this.send('snapshot', snapshot);
+    } finally {
+      finishSnapshot();
+    }
+    this.keepalive = setInterval(() => void this.write(': keepalive\n\n'), KEEPALIVE_MS);
+  }
+
+  /** The requests whose reasons and Events the page shows now. */
+  setFocus(keys: readonly string[]): void {
+    const next = new Set(keys.slice(0, MAX_FOCUS));
+    for (const key of next) if (!this.focus.has(key)) this.pendingDetails.add(key);
+    this.focus = next;
+    this.schedule();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe?.();
+    clearTimeout(this.timer);
+    clearInterval(this.keepalive);
+    if (!this.res.writableEnded) this.res.end();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private async visible(
+    namespaces: string[],
+    check: (namespace: string) => Promise<boolean>,
+  ): Promise<Set<string>> {
+    const answers = await Promise.all(namespaces.map(check));
+    return new Set(namespaces.filter((_, index) => answers[index]));
+  }
+
+  private async take(change: StoreChange): Promise<void> {
+    if (this.closed) return;
+    if (change.kind === 'worker') {
+      if (await this.access.seeWorkers()) this.pending.set(`worker:${change.key}`, 'worker');
+    } else {
+      const namespace = namespaceOf(change.key);
+      if (!this.namespaces.has(namespace)) {
+        this.namespaces.add(namespace);
+        this.abilitiesChanged = true;
+      }
+      if (change.kind === 'detail') {
+        if (this.focus.has(change.key)) this.pendingDetails.add(change.key);
+      } else {
+        const allowed =
+          change.kind === 'request'
+            ? await this.access.seeRequests(namespace)
+            : await this.access.seeLeases(namespace);
+        if (allowed) this.pending.set(`${change.kind}:${change.key}`, change.kind);
+        if (change.kind === 'request' && this.focus.has(change.key))
+          this.pendingDetails.add(change.key);
+      }
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.chain = this.chain.then(() => this.flush());
+    }, this.flushMs);
+  }
+
+  private async flush(): Promise<void> {
+    if (this.closed) return;
+    if (this.writing) return this.schedule();
+    const message: ChangesMessage = {
+      workers: [],
+      requests: [],
+      leases: [],
+      gone: [],
+      details: [],
+    };
+    for (const [tagged, kind] of this.pending) {
+      const key = tagged.slice(kind.length + 1);
+      const current =
+        kind === 'worker'
+          ? this.store.workers.get(key)
+          : kind === 'request'
+            ? this.store.requests.get(key)
+            : this.store.leases.get(key);
+      if (current === undefined) message.gone.push({ kind, key });
+      else if (kind === 'worker') message.workers.push(current as (typeof message.workers)[0]);
+      else if (kind === 'request') message.requests.push(current as (typeof message.requests)[0]);
+      else message.leases.push(current as (typeof message.leases)[0]);
+    }
+    this.pending.clear();
+    for (const key of this.pendingDetails) {
+      const detail = await this.detail(key);
+      if (detail) message.details.push(detail);
+    }
+    this.pendingDetails.clear();
+    const abilities = this.abilitiesChanged
+      ? await this.access.abilities(this.namespaces)
+      : undefined;
+    this.abilitiesChanged = false;
+    const changedAbilities =
+      abilities && JSON.stringify(abilities) !== JSON.stringify(this.abilities);
+    if (abilities) this.abilities = abilities;
+    const empty =
+      message.workers.length + message.requests.length + message.leases.length === 0 &&
+      message.gone.length + message.details.length === 0;
+    if (empty && !changedAbilities) return;
+    await this.send('changes', { ...message, ...(changedAbilities ? { abilities } : {}) });
+  }
+
+  private async detail(key: string): Promise<RequestDetail | undefined> {
+    const request = this.store.requests.get(key);
+    if (!request || !(await this.access.seeRequests(request.namespace))) return undefined;
+    const eventsVisible = await this.access.seeEvents(request.namespace);
+    return {
+      namespace: request.namespace,
+      name: request.name,
+      workers: this.store.reasons.get(key) ?? [],
+      events: eventsVisible ? this.store.eventsOf(key) : [],
+      eventsVisible,
+    };
+  }
+
+  private async send(event: 'snapshot' | 'changes', data: unknown): Promise<void> {
+    await this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  private async write(frame: string): Promise<void> {
+    if (this.closed || this.res.destroyed) return;
+    this.writing = true;
+    try {
+      await writeWithBackpressure(this.res, frame);
+    } finally {
+      this.writing = false;
+    }
+  }
+}

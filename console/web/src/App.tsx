@@ -1,0 +1,91 @@
+// The console's frame: who is looking (or the login), the navigation, and the page of the path.
+import { useEffect, useState } from 'react';
+import { Abilities } from '../../model/wire.js';
+import { failureOf, post } from './api.js';
+import { useLive } from './live.js';
+import { FleetPage } from './pages/Fleet.js';
+import { LeasesPage } from './pages/Leases.js';
+import { LoginPage } from './pages/Login.js';
+import { RequestPage } from './pages/Request.js';
+import { RequestsPage } from './pages/Requests.js';
+import { Link, navigate, usePath } from './router.js';
+
+type Session =
+  | { state: 'checking' }
+  | { state: 'in'; abilities: Abilities }
+  | { state: 'out'; mode: string; message: string };
+
+export function App() {
+  const [session, setSession] = useState<Session>({ state: 'checking' });
+  const check = () => {
+    void (async () => {
+      const response = await fetch('/api/session');
+      if (response.ok) {
+        const abilities = Abilities.safeParse(await response.json());
+        if (abilities.success) return setSession({ state: 'in', abilities: abilities.data });
+      }
+      const failure = await failureOf(response);
+      const mode = response.headers.get('x-simlock-mode') ?? 'token';
+      setSession({ state: 'out', mode, message: failure.message });
+    })().catch((error: unknown) =>
+      setSession({ state: 'out', mode: 'token', message: String(error) }),
+    );
+  };
+  useEffect(check, []);
+
+  if (session.state === 'checking') return <p className="loading">Loading…</p>;
+  if (session.state === 'out')
+    return <LoginPage mode={session.mode} message={session.message} onLogin={check} />;
+  return <Shell initial={session.abilities} />;
+}
+
+function Shell({ initial }: { initial: Abilities }) {
+  const path = usePath();
+  const state = useLive();
+  const abilities = state.abilities ?? initial;
+  useEffect(() => {
+    if (path === '/') navigate('/requests');
+  }, [path]);
+  const requestPage = /^\/requests\/([^/]+)\/([^/]+)$/.exec(path);
+  const page = requestPage ? (
+    <RequestPage
+      namespace={decodeURIComponent(requestPage[1] ?? '')}
+      name={decodeURIComponent(requestPage[2] ?? '')}
+    />
+  ) : path.startsWith('/fleet') ? (
+    <FleetPage abilities={abilities} />
+  ) : path.startsWith('/leases') ? (
+    <LeasesPage abilities={abilities} />
+  ) : (
+    <RequestsPage />
+  );
+  const logout = () => {
+    void post('/api/logout').finally(() => window.location.assign('/'));
+  };
+  return (
+    <>
+      <header>
+        <span className="brand">simlock</span>
+        <nav aria-label="Pages">
+          <Link href="/fleet">Fleet</Link>
+          <Link href="/requests">Requests</Link>
+          <Link href="/leases">Leases</Link>
+        </nav>
+        <span className="who">
+          <span role="status" aria-live="polite" className={`connection ${state.connection}`}>
+            {state.connection === 'live'
+              ? '● Live'
+              : `○ ${state.connection === 'connecting' ? 'Connecting' : 'Reconnecting'}…`}
+          </span>{' '}
+          {abilities.user}
+          {abilities.mode === 'token' ? (
+            <button type="button" className="link" onClick={logout}>
+              Log out
+            </button>
+          ) : null}
+        </span>
+      </header>
+      <main>{page}</main>
+    </>
+  );
+}

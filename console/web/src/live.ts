@@ -1,0 +1,140 @@
+// The page's view of the fleet: one event stream from the console server (never the API server),
+// every message parsed with the wire schemas before it is believed. Pages read it with
+// useLive(); a change re-renders them at most once per animation frame.
+import { useSyncExternalStore } from 'react';
+import {
+  ChangesMessage,
+  SnapshotMessage,
+  objectKeyOf,
+  type Abilities,
+  type LeaseView,
+  type RequestDetail,
+  type RequestView,
+  type WorkerView,
+} from '../../model/wire.js';
+import { post } from './api.js';
+
+export type Connection = 'connecting' | 'live' | 'reconnecting';
+
+export interface LiveState {
+  connection: Connection;
+  abilities: Abilities | undefined;
+  workers: ReadonlyMap<string, WorkerView>;
+  requests: ReadonlyMap<string, RequestView>;
+  leases: ReadonlyMap<string, LeaseView>;
+  details: ReadonlyMap<string, RequestDetail>;
+}
+
+class LiveStore {
+  private state: LiveState = {
+    connection: 'connecting',
+    abilities: undefined,
+    workers: new Map(),
+    requests: new Map(),
+    leases: new Map(),
+    details: new Map(),
+  };
+  private readonly listeners = new Set<() => void>();
+  private source: EventSource | undefined;
+  private stream: string | undefined;
+  private focusKeys: string[] = [];
+  private frame: number | undefined;
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    this.open();
+    return () => this.listeners.delete(listener);
+  };
+
+  snapshot = (): LiveState => this.state;
+
+  /** The requests whose reasons and Events this page shows. */
+  focus(keys: string[]): void {
+    const sorted = [...new Set(keys)].sort();
+    if (sorted.join('\n') === this.focusKeys.join('\n')) return;
+    this.focusKeys = sorted;
+    this.sendFocus();
+  }
+
+  private sendFocus(): void {
+    if (this.stream === undefined) return;
+    post(`/api/stream/${this.stream}/focus`, { requests: this.focusKeys }).catch(() => undefined);
+  }
+
+  private open(): void {
+    if (this.source) return;
+    const source = new EventSource('/api/stream');
+    this.source = source;
+    source.addEventListener('snapshot', (event) => {
+      const message = SnapshotMessage.safeParse(JSON.parse((event as MessageEvent<string>).data));
+      if (!message.success) return;
+      const { data } = message;
+      this.stream = data.stream;
+      this.state = {
+        connection: 'live',
+        abilities: data.abilities,
+        workers: new Map(data.workers.map((worker) => [worker.name, worker])),
+        requests: new Map(data.requests.map((request) => [objectKeyOf(request), request])),
+        leases: new Map(data.leases.map((lease) => [objectKeyOf(lease), lease])),
+        details: new Map(),
+      };
+      this.sendFocus();
+      this.changed();
+    });
+    source.addEventListener('changes', (event) => {
+      const message = ChangesMessage.safeParse(JSON.parse((event as MessageEvent<string>).data));
+      if (message.success) this.apply(message.data);
+    });
+    source.addEventListener('error', () => {
+      // EventSource reconnects by itself; the page says so meanwhile. A stream refused (the
+      // session ended) sends the person back to the login.
+      this.state = { ...this.state, connection: 'reconnecting' };
+      this.changed();
+      if (source.readyState === EventSource.CLOSED) {
+        this.source = undefined;
+        window.location.assign('/');
+      }
+    });
+  }
+
+  private apply(message: ChangesMessage): void {
+    const workers = new Map(this.state.workers);
+    const requests = new Map(this.state.requests);
+    const leases = new Map(this.state.leases);
+    const details = new Map(this.state.details);
+    for (const worker of message.workers) workers.set(worker.name, worker);
+    for (const request of message.requests) requests.set(objectKeyOf(request), request);
+    for (const lease of message.leases) leases.set(objectKeyOf(lease), lease);
+    for (const detail of message.details) details.set(objectKeyOf(detail), detail);
+    for (const { kind, key } of message.gone) {
+      if (kind === 'worker') workers.delete(key);
+      else if (kind === 'request') {
+        requests.delete(key);
+        details.delete(key);
+      } else leases.delete(key);
+    }
+    this.state = {
+      connection: 'live',
+      abilities: message.abilities ?? this.state.abilities,
+      workers,
+      requests,
+      leases,
+      details,
+    };
+    this.changed();
+  }
+
+  private changed(): void {
+    if (this.frame !== undefined) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = undefined;
+      for (const listener of this.listeners) listener();
+    });
+  }
+}
+
+export const live = new LiveStore();
+
+export function useLive(): LiveState {
+  return useSyncExternalStore(live.subscribe, live.snapshot);
+}

@@ -1,0 +1,225 @@
+// Fleet: one row per worker; a row opens onto its devices and its own local queue.
+import { Fragment, useState } from 'react';
+import { PLATFORM_NAMES } from '../../../../api/index.js';
+import {
+  ageOf,
+  devicesByState,
+  formatDuration,
+  heartbeatState,
+  platformSlots,
+  workerTitle,
+} from '../../../model/views.js';
+import type { Abilities, WorkerView } from '../../../model/wire.js';
+import { path, post } from '../api.js';
+import { useNow } from '../hooks.js';
+import { useLive } from '../live.js';
+import { ActionButton, State, queueEntryText } from './parts.js';
+
+const HEALTH_TONE = { running: 'good', starting: 'idle', unhealthy: 'bad' } as const;
+
+export function FleetPage({ abilities }: { abilities: Abilities }) {
+  const { workers } = useLive();
+  const now = useNow();
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const rows = [...workers.values()].sort((a, b) => workerTitle(a).localeCompare(workerTitle(b)));
+  const toggle = (name: string) => {
+    const next = new Set(open);
+    if (next.has(name)) next.delete(name);
+    else next.add(name);
+    setOpen(next);
+  };
+  return (
+    <section aria-labelledby="fleet-title">
+      <h1 id="fleet-title">Fleet</h1>
+      {!abilities.seeWorkers ? (
+        <p role="note">You may not list Workers: the fleet is not shown to you.</p>
+      ) : null}
+      <table className="grid" aria-describedby="fleet-title">
+        <caption>{rows.length} workers</caption>
+        <thead>
+          <tr>
+            <th scope="col">Worker</th>
+            <th scope="col">Health</th>
+            <th scope="col">Drained</th>
+            <th scope="col">Heartbeat</th>
+            <th scope="col">Running / limit</th>
+            <th scope="col">RAM budget</th>
+            <th scope="col">Devices</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((worker) => (
+            <Fragment key={worker.name}>
+              <WorkerRow
+                worker={worker}
+                now={now}
+                abilities={abilities}
+                open={open.has(worker.name)}
+                toggle={() => toggle(worker.name)}
+              />
+              {open.has(worker.name) ? (
+                <tr className="details" data-worker={worker.name}>
+                  <td colSpan={8}>
+                    <WorkerDetails worker={worker} />
+                  </td>
+                </tr>
+              ) : null}
+            </Fragment>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+function WorkerRow(props: {
+  worker: WorkerView;
+  now: number;
+  abilities: Abilities;
+  open: boolean;
+  toggle: () => void;
+}) {
+  const { worker, now } = props;
+  const title = workerTitle(worker);
+  const beat = heartbeatState(worker, now);
+  const age = ageOf(worker.heartbeat?.renewTime, now);
+  const slots = platformSlots(worker);
+  const counts = devicesByState(worker.devices);
+  return (
+    <tr data-worker={worker.name}>
+      <th scope="row">
+        <button
+          type="button"
+          className="disclosure"
+          aria-expanded={props.open}
+          aria-controls={`details-${worker.name}`}
+          onClick={props.toggle}
+        >
+          <span aria-hidden="true">{props.open ? '▾' : '▸'} </span>
+          {title}
+        </button>
+        {title !== worker.name ? <div className="sub">{worker.name}</div> : null}
+      </th>
+      <td>
+        <State
+          tone={HEALTH_TONE[worker.health ?? 'starting']}
+          text={worker.health ?? 'no status'}
+        />
+      </td>
+      <td>{worker.drained ? <State tone="warn" text="Drained" /> : 'No'}</td>
+      <td>
+        {beat === 'never' ? (
+          <State tone="bad" text="never" />
+        ) : (
+          <State
+            tone={beat === 'connected' ? 'good' : 'bad'}
+            text={`${formatDuration(age ?? 0)} ago${beat === 'late' ? ' (late)' : ''}`}
+          />
+        )}
+      </td>
+      <td>
+        {slots.length === 0
+          ? '—'
+          : slots.map((slot) => (
+              <div key={slot.platform}>
+                {slot.name} {slot.running}/{slot.limit}
+              </div>
+            ))}
+      </td>
+      <td>
+        {slots.length === 0
+          ? '—'
+          : slots.map((slot) => (
+              <div key={slot.platform}>
+                {slot.name}: {slot.atRamBudget ? <State tone="warn" text="at budget" /> : 'room'}
+              </div>
+            ))}
+      </td>
+      <td>
+        {counts.length === 0 ? 'none' : counts.map((c) => `${c.count} ${c.state}`).join(', ')}
+      </td>
+      <td>
+        {props.abilities.drainWorkers ? (
+          <ActionButton
+            label={worker.drained ? 'Undrain' : 'Drain'}
+            describe={`${worker.drained ? 'Undrain' : 'Drain'} ${title}`}
+            run={() =>
+              post(`/api/workers/${path(worker.name)}/${worker.drained ? 'undrain' : 'drain'}`)
+            }
+          />
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+function WorkerDetails({ worker }: { worker: WorkerView }) {
+  const title = workerTitle(worker);
+  return (
+    <div id={`details-${worker.name}`} className="worker-details">
+      <table className="grid inner">
+        <caption>Devices of {title}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Device</th>
+            <th scope="col">Model</th>
+            <th scope="col">OS</th>
+            <th scope="col">State</th>
+            <th scope="col">Presence</th>
+          </tr>
+        </thead>
+        <tbody>
+          {worker.devices.map((device) => (
+            <tr key={device.id} data-device={device.id}>
+              <th scope="row">
+                {device.name}
+                <div className="sub">{device.id}</div>
+              </th>
+              <td>{device.model}</td>
+              <td>
+                {PLATFORM_NAMES[device.platform]} {device.os}
+              </td>
+              <td className="device-state">{device.state}</td>
+              <td>
+                {!device.physical
+                  ? 'virtual'
+                  : device.presence === undefined
+                    ? 'not read yet'
+                    : device.presence.present
+                      ? 'present'
+                      : `not present (${device.presence.reason ?? 'unknown'})`}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <table className="grid inner">
+        <caption>
+          Own queue of {title}: {worker.queueDepth} waiting
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Request</th>
+            <th scope="col">Holder</th>
+            <th scope="col">Asks for</th>
+            <th scope="col">Why it waits</th>
+          </tr>
+        </thead>
+        <tbody>
+          {worker.queue.map((entry) => (
+            <tr key={entry.id}>
+              <th scope="row">{entry.id}</th>
+              <td>{entry.holder ?? '—'}</td>
+              <td>
+                {PLATFORM_NAMES[entry.platform]} {entry.model ?? ''}
+                {entry.physical ? ', physical' : ''}
+              </td>
+              <td>{queueEntryText(entry)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

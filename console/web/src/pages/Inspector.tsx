@@ -1,0 +1,49 @@
+// The Waiting inspector: one row per worker of a waiting request, named by the worker's label (its
+// raw name when this person cannot see Workers), with the reason's text from the contract.
+import { useEffect } from 'react';
+import { inspectorRows } from '../../../model/views.js';
+import { objectKeyOf, type RequestView } from '../../../model/wire.js';
+import { live, useLive } from '../live.js';
+
+export function useFocus(keys: string[]): void {
+  const joined = keys.join('\n');
+  useEffect(() => {
+    live.focus(joined.length === 0 ? [] : joined.split('\n'));
+  }, [joined]);
+}
+
+export function Inspector({ request }: { request: RequestView }) {
+  const { details, workers } = useLive();
+  const detail = details.get(objectKeyOf(request));
+  const rows = detail ? inspectorRows(detail.workers, request.spec.platform, workers) : undefined;
+  return (
+    <section aria-labelledby="inspector-title" className="inspector">
+      <h2 id="inspector-title">Why {request.name} waits</h2>
+      {rows === undefined ? (
+        <p>Reading its reasons…</p>
+      ) : rows.length === 0 ? (
+        <p>No worker has been asked yet ({request.phase ?? 'Pending'}).</p>
+      ) : (
+        <table className="grid" id="inspector">
+          <caption>
+            Waiting inspector: one row per worker{request.summary ? ` (${request.summary})` : ''}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Worker</th>
+              <th scope="col">Reason</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row.worker} data-worker={row.worker}>
+                <th scope="row">{row.title}</th>
+                <td>{row.text}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

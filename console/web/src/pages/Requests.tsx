@@ -1,0 +1,191 @@
+// Requests: the waiting ones in queue order with the Waiting inspector of the one selected, the
+// requests waiting in agents' own queues, and the recent outcomes (failed, granted).
+import { useState } from 'react';
+import { PLATFORM_NAMES } from '../../../../api/index.js';
+import {
+  ageOf,
+  describeSpec,
+  formatDuration,
+  settledRequests,
+  waitingRequests,
+  workerTitle,
+} from '../../../model/views.js';
+import { objectKeyOf, type WorkerView } from '../../../model/wire.js';
+import { useNow } from '../hooks.js';
+import { useLive } from '../live.js';
+import { Link } from '../router.js';
+import { Inspector, useFocus } from './Inspector.js';
+import { queueEntryText } from './parts.js';
+
+/** Outcomes listed at most; the page is about what waits. */
+const MAX_SETTLED = 50;
+
+function FleetSummary({ workers }: { workers: ReadonlyMap<string, WorkerView> }) {
+  const counts = { running: 0, starting: 0, unhealthy: 0, drained: 0 };
+  for (const worker of workers.values()) {
+    counts[worker.health ?? 'starting'] += 1;
+    if (worker.drained) counts.drained += 1;
+  }
+  return (
+    <p id="fleet-summary">
+      Fleet: {workers.size} workers — {counts.running} running, {counts.starting} starting,{' '}
+      {counts.unhealthy} unhealthy, {counts.drained} drained
+    </p>
+  );
+}
+
+export function RequestsPage() {
+  const { requests, workers } = useLive();
+  const now = useNow();
+  const [selected, setSelected] = useState<string | undefined>(undefined);
+  const waiting = waitingRequests(requests.values());
+  const chosen =
+    waiting.find((request) => objectKeyOf(request) === selected) ?? waiting[0] ?? undefined;
+  useFocus(chosen ? [objectKeyOf(chosen)] : []);
+  const local = [...workers.values()].flatMap((worker) =>
+    worker.queue.map((entry) => ({ worker, entry })),
+  );
+  const failed = settledRequests(requests.values(), 'Failed').slice(0, MAX_SETTLED);
+  const granted = settledRequests(requests.values(), 'Granted').slice(0, MAX_SETTLED);
+  return (
+    <section aria-labelledby="requests-title">
+      <h1 id="requests-title">Requests</h1>
+      <FleetSummary workers={workers} />
+      <table className="grid" id="waiting">
+        <caption>{waiting.length} waiting, in queue order</caption>
+        <thead>
+          <tr>
+            <th scope="col">Position</th>
+            <th scope="col">Request</th>
+            <th scope="col">Age</th>
+            <th scope="col">Holder</th>
+            <th scope="col">Asks for</th>
+            <th scope="col">Phase</th>
+            <th scope="col">Why</th>
+          </tr>
+        </thead>
+        <tbody>
+          {waiting.map((request) => {
+            const key = objectKeyOf(request);
+            const isChosen = chosen !== undefined && key === objectKeyOf(chosen);
+            return (
+              <tr key={key} data-request={key} data-selected={isChosen ? 'true' : undefined}>
+                <td>{request.position ?? '—'}</td>
+                <th scope="row">
+                  <Link
+                    href={`/requests/${encodeURIComponent(request.namespace)}/${encodeURIComponent(request.name)}`}
+                  >
+                    {request.name}
+                  </Link>
+                  <div className="sub">{request.namespace}</div>
+                </th>
+                <td>{formatDuration(ageOf(request.queuedAt ?? request.createdAt, now) ?? 0)}</td>
+                <td>{request.spec.holder ?? '—'}</td>
+                <td>{describeSpec(request.spec)}</td>
+                <td>{request.phase ?? 'Pending'}</td>
+                <td>
+                  <button type="button" aria-pressed={isChosen} onClick={() => setSelected(key)}>
+                    Inspect
+                  </button>{' '}
+                  {request.summary ?? ''}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {chosen ? <Inspector request={chosen} /> : null}
+
+      <table className="grid" id="local-requests">
+        <caption>{local.length} waiting in workers&apos; own queues</caption>
+        <thead>
+          <tr>
+            <th scope="col">Request</th>
+            <th scope="col">Worker</th>
+            <th scope="col">Holder</th>
+            <th scope="col">Asks for</th>
+            <th scope="col">Why it waits</th>
+          </tr>
+        </thead>
+        <tbody>
+          {local.map(({ worker, entry }) => (
+            <tr key={`${worker.name}/${entry.id}`} data-local={entry.id}>
+              <th scope="row">{entry.id}</th>
+              <td>{workerTitle(worker)}</td>
+              <td>{entry.holder ?? '—'}</td>
+              <td>
+                {PLATFORM_NAMES[entry.platform]} {entry.model ?? ''}
+              </td>
+              <td>{queueEntryText(entry)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <table className="grid" id="failed-requests">
+        <caption>Failed ({failed.length})</caption>
+        <thead>
+          <tr>
+            <th scope="col">Request</th>
+            <th scope="col">Code</th>
+            <th scope="col">Message</th>
+          </tr>
+        </thead>
+        <tbody>
+          {failed.map((request) => (
+            <tr key={objectKeyOf(request)} data-request={objectKeyOf(request)}>
+              <th scope="row">
+                <Link
+                  href={`/requests/${encodeURIComponent(request.namespace)}/${encodeURIComponent(request.name)}`}
+                >
+                  {request.name}
+                </Link>
+              </th>
+              <td>
+                <code>{request.error?.code ?? '—'}</code>
+              </td>
+              <td>{request.error?.message ?? ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <table className="grid" id="granted-requests">
+        <caption>Granted ({granted.length})</caption>
+        <thead>
+          <tr>
+            <th scope="col">Request</th>
+            <th scope="col">Lease</th>
+            <th scope="col">Worker</th>
+            <th scope="col">Device</th>
+          </tr>
+        </thead>
+        <tbody>
+          {granted.map((request) => {
+            const worker = request.worker ? workers.get(request.worker) : undefined;
+            return (
+              <tr key={objectKeyOf(request)} data-request={objectKeyOf(request)}>
+                <th scope="row">
+                  <Link
+                    href={`/requests/${encodeURIComponent(request.namespace)}/${encodeURIComponent(request.name)}`}
+                  >
+                    {request.name}
+                  </Link>
+                </th>
+                <td>
+                  <Link href="/leases">{request.lease ?? request.name}</Link>
+                </td>
+                <td>{worker ? workerTitle(worker) : (request.worker ?? '—')}</td>
+                <td>
+                  {request.device
+                    ? `${request.device.name} (${PLATFORM_NAMES[request.device.platform]} ${request.device.os})`
+                    : '—'}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </section>
+  );
+}

@@ -1,0 +1,237 @@
+// The console in a real Chromium against a real fleet (controller, proxy, fake-driver agents):
+// seed 000's two inspector rows and what undraining does to them, live; an agent's own queue;
+// release from the Leases page; the screenshot of a leased device. It also takes the screenshots
+// of docs/CONSOLE.md when SIMLOCK_SCREENSHOTS is set (npm run docs:screenshots).
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAKE_SCREENSHOT_PNG } from '../../agent/index.js';
+import { startConsole, type RunningConsole } from '../../console/index.js';
+import { silentLogger } from '../../runtime/index.js';
+import { launchBrowser, type TestBrowser } from '../../test/browser.js';
+import { eventually, useCluster } from '../../test/cluster/harness.js';
+import { iosSimulators, startAcceptanceFleet, type AcceptanceFleet } from '../acceptance/fleet.js';
+import { EVERYTHING, person } from './people.js';
+
+const cluster = useCluster('console');
+const shots = process.env.SIMLOCK_SCREENSHOTS;
+let fleet: AcceptanceFleet;
+let consoleServer: RunningConsole;
+let browser: TestBrowser;
+let context: BrowserContext;
+let page: Page;
+const oneIosSlot = { running: 4, platforms: { ios: { running: 1 } } };
+
+async function shoot(name: string): Promise<void> {
+  if (!shots) return;
+  await mkdir(shots, { recursive: true });
+  await page.screenshot({ path: join(shots, `console-${name}.png`), fullPage: true });
+}
+
+/** The texts of the rows of a table, cell by cell. */
+async function rows(selector: string): Promise<string[][]> {
+  const result: string[][] = [];
+  for (const row of await page.locator(`${selector} tbody tr`).all()) {
+    result.push((await row.locator('th, td').allTextContents()).map((text) => text.trim()));
+  }
+  return result;
+}
+
+beforeAll(async () => {
+  [fleet, browser] = await Promise.all([
+    startAcceptanceFleet(cluster, [
+      { name: 'worker-a', script: iosSimulators, limits: oneIosSlot },
+      { name: 'worker-b', script: iosSimulators, limits: oneIosSlot },
+    ]),
+    launchBrowser(),
+  ]);
+  // A person with a token in their kubeconfig (the proxy takes bearer tokens), allowed everything.
+  const someone = await person(cluster.admin, fleet.fleet.namespace, 'operator', {
+    clusterRules: EVERYTHING,
+  });
+  consoleServer = await startConsole({
+    client: someone.client,
+    mode: 'local',
+    log: silentLogger,
+    simlockNamespace: fleet.fleet.namespace,
+    namespace: fleet.fleet.namespace,
+    proxyUrl: fleet.running.proxyUrl,
+  });
+  context = await browser.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  await page.goto(consoleServer.openUrl);
+  await page.getByRole('heading', { name: 'Requests' }).waitFor();
+}, 150_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await consoleServer?.stop();
+  await fleet?.stop();
+});
+
+describe('the console, live in Chromium', () => {
+  it('shows seed 000: drained and full by label, then the grant after an undrain, without a reload', async () => {
+    const first = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'holder']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const holderWorker = /on (worker-[ab])$/m.exec(first.stdout)?.[1] ?? '';
+    const other = holderWorker === 'worker-a' ? 'worker-b' : 'worker-a';
+    expect((await fleet.kubectlSimlock(['worker', 'drain', fleet.worker(other)])).exitCode).toBe(0);
+    const waiting = fleet.simlock([
+      ...['lease', '--platform', 'ios', '--device', 'iPhone 16', '--holder', 'ci'],
+      ...['--name', 'req-3', '--timeout', '120s'],
+    ]);
+    const key = `${fleet.fleet.namespace}/req-3`;
+    await page.evaluate('window.simlockMarker = 1');
+    await page.locator(`#waiting tr[data-request="${key}"]`).waitFor();
+    await page.locator('#inspector tbody tr').nth(1).waitFor();
+    const expected = ['worker-a', 'worker-b'].map((worker) => [
+      worker,
+      worker === other ? 'Drained' : 'Full: running limit for iOS',
+    ]);
+    await eventually(
+      async () =>
+        JSON.stringify(await rows('#inspector')) === JSON.stringify(expected) ? true : undefined,
+      {
+        what: 'the two inspector rows',
+      },
+    );
+    expect(await rows('#inspector')).toEqual(expected);
+    await shoot('requests');
+
+    // Undrain from the Fleet page in a second tab; the first one follows with no reload.
+    const fleetPage = await context.newPage();
+    await fleetPage.goto(`${consoleServer.url}/fleet`);
+    await shootPage(fleetPage, 'fleet');
+    await fleetPage
+      .locator(`tr[data-worker="${fleet.worker(other)}"]`)
+      .getByRole('button', { name: `Undrain ${other}` })
+      .click();
+    await page
+      .locator(`#waiting tr[data-request="${key}"]`)
+      .waitFor({ state: 'detached', timeout: 20_000 });
+    await page.locator(`#granted-requests tr[data-request="${key}"]`).waitFor();
+    expect(await page.evaluate<number>('window.simlockMarker')).toBe(1);
+    expect((await waiting).exitCode).toBe(0);
+    await fleetPage.close();
+
+    // The request's page: its spec, status and Events timeline.
+    await page.getByRole('link', { name: 'req-3' }).first().click();
+    await page.locator('#events li').filter({ hasText: 'Granted' }).first().waitFor();
+    expect(await page.locator('#request-status').textContent()).toContain('Granted');
+    await shoot('request');
+    await page.getByRole('link', { name: 'Requests' }).click();
+    await fleet.simlock(['release', 'req-3']);
+    await fleet.simlock(['release', 'holder']);
+  });
+
+  it('shows busy with its own queue for a worker with a local request waiting, and the local entry once', async () => {
+    const fills = [
+      await fleet.simlock(['lease', '--platform', 'ios', '--name', 'fill-1']),
+      await fleet.simlock(['lease', '--platform', 'ios', '--name', 'fill-2']),
+    ];
+    for (const result of fills) expect(result.exitCode, result.stderr).toBe(0);
+    const local = fleet.local('worker-a', 'POST', '/v1/local/leases', {
+      platform: 'ios',
+      model: 'iPhone 16',
+      holder: 'local-agent',
+      waitTimeoutSeconds: 60,
+    });
+    await page.locator('#local-requests tbody tr').first().waitFor();
+    const waiting = fleet.simlock([
+      ...['lease', '--platform', 'ios', '--holder', 'ci', '--name', 'fleet-c', '--timeout', '120s'],
+    ]);
+    const key = `${fleet.fleet.namespace}/fleet-c`;
+    await page
+      .locator(`#waiting tr[data-request="${key}"]`)
+      .getByRole('button', { name: 'Inspect' })
+      .click();
+    const expected = [
+      ['worker-a', 'Busy with its own queue'],
+      ['worker-b', 'Full: running limit for iOS'],
+    ];
+    await eventually(
+      async () =>
+        JSON.stringify(await rows('#inspector')) === JSON.stringify(expected) ? true : undefined,
+      {
+        what: 'busy and full rows',
+      },
+    );
+    const localRows = await rows('#local-requests');
+    expect(localRows).toHaveLength(1);
+    expect(localRows[0]?.slice(1)).toEqual([
+      'worker-a',
+      'local-agent',
+      'iOS iPhone 16',
+      'Full: running limit for iOS',
+    ]);
+
+    await fleet.simlock(['release', 'fill-1']);
+    await fleet.simlock(['release', 'fill-2']);
+    const answer = await local;
+    expect(answer.status).toBe(200);
+    expect((await waiting).exitCode).toBe(0);
+    const { lease } = (await answer.json()) as { lease: string };
+    await fleet.local('worker-a', 'DELETE', `/v1/local/leases/${lease}`);
+  });
+
+  it('takes a screenshot of a leased device through the proxy and the agent: the PNG the driver made', async () => {
+    await page.getByRole('link', { name: 'Leases' }).click();
+    const key = `${fleet.fleet.namespace}/fleet-c`;
+    const row = page.locator(`#leases tr[data-lease="${key}"]`);
+    await row.getByRole('button', { name: 'Screenshot' }).click();
+    const image = page.locator('.screenshot img');
+    await image.waitFor();
+    // The bytes the page shows, read back from the image's own blob URL.
+    const bytes = await page.evaluate<number[]>(`(async () => {
+      const img = document.querySelector('.screenshot img');
+      const buffer = await (await fetch(img.src)).arrayBuffer();
+      return [...new Uint8Array(buffer)];
+    })()`);
+    expect(Buffer.from(bytes).equals(FAKE_SCREENSHOT_PNG)).toBe(true);
+    expect(
+      await page.evaluate<number>("document.querySelector('.screenshot img').naturalWidth"),
+    ).toBe(180);
+    await shoot('leases');
+  });
+
+  it('releases from the Leases page, and the Fleet page shows the device free', async () => {
+    const key = `${fleet.fleet.namespace}/fleet-c`;
+    const row = page.locator(`#leases tr[data-lease="${key}"]`);
+    const deviceId =
+      ((await row.locator('td').nth(1).locator('.sub').textContent()) ?? '').split(' · ')[1] ?? '';
+    const workerLabel = ((await row.locator('td').nth(2).textContent()) ?? '').trim();
+    expect(deviceId).not.toBe('');
+    await row.getByRole('button', { name: 'Release fleet-c' }).click();
+    await row.waitFor({ state: 'detached', timeout: 20_000 });
+    await page.getByRole('link', { name: 'Fleet' }).click();
+    for (const worker of ['worker-a', 'worker-b']) {
+      const button = page.locator(`tr[data-worker="${fleet.worker(worker)}"] button.disclosure`);
+      if ((await button.getAttribute('aria-expanded')) !== 'true') await button.click();
+    }
+    await page
+      .locator(
+        `tr.details[data-worker="${fleet.worker(workerLabel)}"] tr[data-device="${deviceId}"] .device-state`,
+      )
+      .filter({ hasText: /^ready$/ })
+      .waitFor({ timeout: 20_000 });
+    await eventually(
+      async () =>
+        (
+          (await fleet.fleet.admin.get(
+            `/apis/simlock.dev/v1alpha1/namespaces/${fleet.fleet.namespace}/leaserequests`,
+          )) as { items: unknown[] }
+        ).items.length === 0
+          ? true
+          : undefined,
+      { what: 'every request gone' },
+    );
+  });
+});
+
+async function shootPage(target: Page, name: string): Promise<void> {
+  if (!shots) return;
+  await target.locator('tbody tr').first().waitFor();
+  await target.screenshot({ path: join(shots, `console-${name}.png`), fullPage: true });
+}
