@@ -1,5 +1,5 @@
 // The console in a real Chromium against a real fleet (controller, proxy, fake-driver agents):
-// seed 000's two inspector rows and what undraining does to them, live; an agent's own queue;
+// DESIGN.md §3.2's two inspector rows and what undraining does to them, live; an agent's own queue;
 // release from the Leases page; the screenshot of a leased device. It also takes the screenshots
 // of docs/CONSOLE.md when SIMLOCK_SCREENSHOTS is set (npm run docs:screenshots).
 import { mkdir } from 'node:fs/promises';
@@ -72,7 +72,7 @@ afterAll(async () => {
 });
 
 describe('the console, live in Chromium', () => {
-  it('shows seed 000: drained and full by label, then the grant after an undrain, without a reload', async () => {
+  it('shows DESIGN.md §3.2's case: drained and full by label, then the grant after an undrain, without a reload', async () => {
     const first = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'holder']);
     expect(first.exitCode, first.stderr).toBe(0);
     const holderWorker = /on (worker-[ab])$/m.exec(first.stdout)?.[1] ?? '';
