@@ -72,7 +72,7 @@ afterAll(async () => {
 });
 
 describe('the console, live in Chromium', () => {
-  it('shows DESIGN.md §3.2's case: drained and full by label, then the grant after an undrain, without a reload', async () => {
+  it('shows the case of DESIGN.md §3.2: drained and full by label, then the grant after an undrain, without a reload', async () => {
     const first = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'holder']);
     expect(first.exitCode, first.stderr).toBe(0);
     const holderWorker = /on (worker-[ab])$/m.exec(first.stdout)?.[1] ?? '';
