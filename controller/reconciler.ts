@@ -1118,12 +1118,35 @@ export class Reconciler {
   /** Removes the Lease of a dispatch that came to nothing and puts the request back in the queue. */
   private async withdrawLease(request: TrackedRequest): Promise<void> {
     this.requeue(request);
-    await this.deleteLease(request);
+    await this.deleteLease(request, { unlessGranted: true });
   }
 
-  private async deleteLease(request: TrackedRequest): Promise<void> {
+  /**
+   * Deletes the request's Lease. For a withdrawal (`unlessGranted`), a Lease its agent granted
+   * after all (its grant reached the API server before our withdrawal: the two writes are made
+   * onto one resourceVersion and the grant won) is kept and the grant taken: deleting it would
+   * throw away a device the agent had given, and grant the request a second time elsewhere.
+   */
+  private async deleteLease(
+    request: TrackedRequest,
+    { unlessGranted = false }: { unlessGranted?: boolean } = {},
+  ): Promise<void> {
     request.leaseDeleting = true;
-    await this.letGoOfUnheldLease(request);
+    const granted = await this.letGoOfUnheldLease(request);
+    if (
+      unlessGranted &&
+      granted &&
+      !request.deleting &&
+      this.requests.get(request.key) === request &&
+      request.phase === 'Waiting'
+    ) {
+      request.leaseDeleting = false;
+      this.log.info('the agent granted the Lease before our withdrawal; keeping the grant', {
+        request: request.key,
+      });
+      this.adoptLease(request, granted);
+      return;
+    }
     try {
       const answer = (await this.writes.run('dispatch', () =>
         this.client.delete(
@@ -1221,23 +1244,38 @@ export class Reconciler {
    * (its grant is made the same way, so one of the two fails), and then the agent, which holds the
    * device, lets the Lease go after reclaiming it.
    */
-  private async letGoOfUnheldLease(request: TrackedRequest): Promise<void> {
+  /**
+   * Takes the agent's finalizer off a Lease no agent holds. Answers the Lease when its agent holds
+   * it after all (granted, as our informer or the API server says), undefined otherwise.
+   */
+  private async letGoOfUnheldLease(request: TrackedRequest): Promise<KubeObject | undefined> {
+    const isGranted = (lease: KubeObject | undefined): boolean =>
+      lease !== undefined &&
+      lease.metadata.deletionTimestamp === undefined &&
+      (lease.status as { phase?: unknown } | undefined)?.phase === 'Granted';
     // Our watch may not have delivered a Lease just created (a dispatch timed out before it did).
     const lease = this.leaseInformer.get(request.key) ?? (await this.readLease(request));
     const finalizers = (lease?.metadata.finalizers as string[] | undefined) ?? [];
-    if (!lease || !finalizers.includes(LEASE_FINALIZER)) return;
-    const phase = (lease.status as { phase?: unknown } | undefined)?.phase;
-    if (phase === 'Granted' || lease.metadata.deletionTimestamp !== undefined) return;
+    if (!lease || !finalizers.includes(LEASE_FINALIZER)) return undefined;
+    if (isGranted(lease)) return lease;
+    if (lease.metadata.deletionTimestamp !== undefined) return undefined;
     try {
       // Between this write and the delete the agent must not answer it again.
       await this.takeReclaimFinalizerOff(lease, { [LEASE_WITHDRAWN_ANNOTATION]: 'true' });
     } catch (error) {
-      if (!isNotFound(error) && !isConflict(error))
+      if (isConflict(error)) {
+        // The Lease changed since we read it: the agent may have granted it meanwhile.
+        const current = await this.readLease(request);
+        if (current && isGranted(current) && current.metadata.uid === lease.metadata.uid)
+          return current;
+      } else if (!isNotFound(error)) {
         this.log.warn('could not take the reclaim finalizer off a Lease', {
           request: request.key,
           error,
         });
+      }
     }
+    return undefined;
   }
 
   // ------------------------------------------------------------------------------------------
