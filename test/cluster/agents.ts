@@ -67,6 +67,8 @@ export interface StartAgentOptions {
   config?: Record<string, unknown>;
   /** Identities allowed to call exec (the proxy's). */
   execAllowedIdentities?: string[];
+  /** How long it may take to report `running` (default 45 s). */
+  runningTimeoutMs?: number;
 }
 
 export async function startAgent(options: StartAgentOptions): Promise<AgentProcess> {
@@ -139,7 +141,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
         const current = await status();
         return current?.health === 'running' && current.catalog ? current : undefined;
       },
-      { timeoutMs: 45_000, what: `agent ${options.name} running` },
+      { timeoutMs: options.runningTimeoutMs ?? 45_000, what: `agent ${options.name} running` },
     ).catch((error: unknown) => {
       throw new Error(`${(error as Error).message}\n${output}`);
     });
