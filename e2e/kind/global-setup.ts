@@ -29,8 +29,10 @@ declare module 'vitest' {
 const buildScript = fileURLToPath(new URL('../../tools/kind/build.sh', import.meta.url));
 const statusFile = fileURLToPath(new URL('../../.simlock/kind-tier-status', import.meta.url));
 
-/** Runs build.sh, its progress on our stderr; answers its KEY=VALUE lines, or what is missing. */
-function build(): Promise<{ values: Map<string, string> } | { missing: string }> {
+/** Runs build.sh, its progress on our stderr: its KEY=VALUE lines, what is missing, or a failure. */
+function build(): Promise<
+  { values: Map<string, string> } | { missing: string } | { broken: string }
+> {
   return new Promise((resolve) => {
     const child = spawn(buildScript, [], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -53,10 +55,11 @@ function build(): Promise<{ values: Map<string, string> } | { missing: string }>
       }
       const lines = stderr.trimEnd().split('\n');
       const named = lines.filter((line) => line.includes('MISSING: ')).at(-1);
+      // Exit 3 is "cannot be had here": the tier is skipped. Anything else is a broken build.
+      if (code === 3 && named)
+        return resolve({ missing: named.slice(named.indexOf('MISSING: ') + 9) });
       resolve({
-        missing: named
-          ? named.slice(named.indexOf('MISSING: ') + 9)
-          : `tools/kind/build.sh failed (exit ${code}): ${lines.slice(-5).join(' | ')}`,
+        broken: `tools/kind/build.sh failed (exit ${code}):\n${lines.slice(-20).join('\n')}`,
       });
     });
   });
@@ -65,6 +68,7 @@ function build(): Promise<{ values: Map<string, string> } | { missing: string }>
 export async function setup(project: TestProject): Promise<void> {
   const started = Date.now();
   const result = await build();
+  if ('broken' in result) throw new Error(result.broken);
   let tools: KindTools;
   if ('missing' in result) {
     tools = { ready: false, missing: result.missing };

@@ -16,11 +16,13 @@ import {
 } from './agents.js';
 import { KindRun, must } from './kind.js';
 import { pods, waitForRollout } from './pods.js';
-import { leaseAndRelease, requested, violations, watchGrants } from './requests.js';
+import { requestsThrough } from './requests.js';
 
 const tools = inject('kindTools');
 const CI_NAMESPACE = 'mobile-ci';
 const deployments = ['simlock-controller', 'simlock-proxy'];
+/** A command line's words, for those with no spaces inside their arguments. */
+const words = (line: string): string[] => line.split(' ');
 
 describe.skipIf(tools.ready)('kind tier', () => {
   it(`DID NOT RUN: ${tools.ready ? '' : tools.missing}`, () => undefined);
@@ -98,26 +100,10 @@ describe.runIf(tools.ready)(
       'helm install: two controllers (one leads), two proxies Ready, under the restricted Pod Security Standard',
       async () => {
         must(await kind.kubectl(['create', 'namespace', SYSTEM_NAMESPACE]), 'create namespace');
-        must(
-          await kind.kubectl([
-            'label',
-            'namespace',
-            SYSTEM_NAMESPACE,
-            'pod-security.kubernetes.io/enforce=restricted',
-          ]),
-          'label namespace',
-        );
-        must(
-          await helm([
-            'install',
-            'simlock',
-            'charts/simlock',
-            '--namespace',
-            SYSTEM_NAMESPACE,
-            '--create-namespace',
-          ]),
-          'helm install',
-        );
+        const enforce = 'pod-security.kubernetes.io/enforce=restricted';
+        must(await kind.kubectl(words(`label namespace ${SYSTEM_NAMESPACE} ${enforce}`)), 'label');
+        const install = `install simlock charts/simlock --namespace ${SYSTEM_NAMESPACE} --create-namespace`;
+        must(await helm(words(install)), 'helm install');
         await waitForRollout(kind, SYSTEM_NAMESPACE, deployments);
         // INSTALL.md's checks, as people run them (the transcript keeps their output).
         must(await kind.kubectl(['-n', SYSTEM_NAMESPACE, 'get', 'pods']), 'get pods');
@@ -133,12 +119,9 @@ describe.runIf(tools.ready)(
           what: 'a controller leading',
         });
         expect(names('controller')).toContain(holder);
+        const lease = `-n ${SYSTEM_NAMESPACE} get leases.coordination.k8s.io simlock-controller`;
         const shown = await kind.kubectl([
-          '-n',
-          SYSTEM_NAMESPACE,
-          'get',
-          'leases.coordination.k8s.io',
-          'simlock-controller',
+          ...words(lease),
           '-o',
           'jsonpath={.spec.holderIdentity}{"\\n"}',
         ]);
@@ -146,14 +129,11 @@ describe.runIf(tools.ready)(
         const crds = must(await kind.kubectl(['get', 'crds']), 'get crds');
         expect(crds.split('\n').filter((line) => line.includes('simlock.dev'))).toHaveLength(3);
         // The namespace enforces `restricted`: a pod that breaks it is refused by the API server.
+        const privileged =
+          '{"name":"privileged","image":"simlock:0.1.0","securityContext":{"privileged":true}}';
         const refused = await kind.kubectl([
-          '-n',
-          SYSTEM_NAMESPACE,
-          'run',
-          'privileged',
-          '--image=simlock:0.1.0',
-          '--dry-run=server',
-          '--overrides={"spec":{"containers":[{"name":"privileged","image":"simlock:0.1.0","securityContext":{"privileged":true}}]}}',
+          ...words(`-n ${SYSTEM_NAMESPACE} run privileged --image=simlock:0.1.0 --dry-run=server`),
+          `--overrides={"spec":{"containers":[${privileged}]}}`,
         ]);
         expect(refused.exitCode).not.toBe(0);
         expect(refused.stderr).toContain('violates PodSecurity "restricted');
@@ -165,17 +145,9 @@ describe.runIf(tools.ready)(
       'agents connect with ServiceAccount tokens; a CI user gets simlock-user',
       async () => {
         const serviceAccounts = '{mac-mini-1,mac-mini-2,android-box-1}';
+        const upgrade = `upgrade simlock charts/simlock -n ${SYSTEM_NAMESPACE} --reuse-values`;
         must(
-          await helm([
-            'upgrade',
-            'simlock',
-            'charts/simlock',
-            '-n',
-            SYSTEM_NAMESPACE,
-            '--reuse-values',
-            '--set',
-            `agents.serviceAccounts=${serviceAccounts}`,
-          ]),
+          await helm([...words(upgrade), '--set', `agents.serviceAccounts=${serviceAccounts}`]),
           'helm upgrade (agents.serviceAccounts)',
         );
         agents.push(...(await startAgents(kind, adminClient(kind))));
@@ -189,15 +161,11 @@ describe.runIf(tools.ready)(
           'create sa',
         );
         must(
-          await kind.kubectl([
-            '-n',
-            CI_NAMESPACE,
-            'create',
-            'rolebinding',
-            'simlock-users',
-            '--clusterrole=simlock-user',
-            `--serviceaccount=${CI_NAMESPACE}:ci`,
-          ]),
+          await kind.kubectl(
+            words(
+              `-n ${CI_NAMESPACE} create rolebinding simlock-users --clusterrole=simlock-user --serviceaccount=${CI_NAMESPACE}:ci`,
+            ),
+          ),
           'create rolebinding',
         );
         user.KUBECONFIG = await tokenKubeconfig(kind, CI_NAMESPACE, 'ci');
@@ -236,16 +204,7 @@ describe.runIf(tools.ready)(
         // mac-mini-1 runs two iOS simulators at most: with a second one leased, an iPad waits.
         await lease('sim-2', ['--platform', 'ios', '--device', 'iPhone 16 Pro']);
         const ipad = simlock([
-          'lease',
-          '--name',
-          'ipad-1',
-          '--holder',
-          'ci',
-          '-n',
-          CI_NAMESPACE,
-          '--platform',
-          'ios',
-          '--device',
+          ...words(`lease --name ipad-1 --holder ci -n ${CI_NAMESPACE} --platform ios --device`),
           'iPad Pro 13-inch (M4)',
         ]);
         await eventually(
@@ -282,7 +241,6 @@ describe.runIf(tools.ready)(
     step(
       'the leader pod force-deleted while leases are requested: a new leader within the lease duration; nothing lost or granted twice',
       async () => {
-        const outcomes = watchGrants(adminClient(kind), CI_NAMESPACE);
         const requests = [
           ...['a', 'b', 'c', 'd'].map((n) => ({
             name: `failover-sim-${n}`,
@@ -293,41 +251,33 @@ describe.runIf(tools.ready)(
             args: ['--platform', 'android', '--device', 'Pixel 8'],
           })),
         ];
-        const leasing = leaseAndRelease(kind, user, CI_NAMESPACE, requests, outcomes);
-        await requested(kind, CI_NAMESPACE, 3);
-        const old = await leader();
-        const killed = Date.now();
-        must(
-          await kind.kubectl([
-            '-n',
-            SYSTEM_NAMESPACE,
-            'delete',
-            'pod',
-            old,
-            '--grace-period=0',
-            '--force',
-          ]),
-          'delete the leader pod',
-        );
-        const next = await eventually(
+        let tookMs = 0;
+        const wrong = await requestsThrough(
+          kind,
+          adminClient(kind),
+          user,
+          CI_NAMESPACE,
+          requests,
+          3,
           async () => {
-            const holder = await leader();
-            return holder && holder !== old ? holder : undefined;
+            const old = await leader();
+            const killed = Date.now();
+            const deletion = `-n ${SYSTEM_NAMESPACE} delete pod ${old} --grace-period=0 --force`;
+            must(await kind.kubectl(words(deletion)), 'delete the leader pod');
+            const next = await eventually(
+              async () => {
+                const holder = await leader();
+                return holder && holder !== old ? holder : undefined;
+              },
+              { timeoutMs: 30_000, intervalMs: 200, what: 'a new leader' },
+            );
+            tookMs = Date.now() - killed;
+            console.log(`kind: ${next} leads ${tookMs} ms after ${old} was deleted`);
           },
-          { timeoutMs: 30_000, intervalMs: 200, what: 'a new leader' },
         );
-        const tookMs = Date.now() - killed;
-        console.log(`kind: ${next} leads ${tookMs} ms after ${old} was deleted`);
         // The chart's controller.leaseDurationSeconds (15), plus one retry period of the standby.
         expect(tookMs).toBeLessThan(15_000 + 2_000);
-        await leasing;
-        await outcomes.stop();
-        expect(
-          violations(
-            outcomes,
-            requests.map((r) => r.name),
-          ),
-        ).toEqual([]);
+        expect(wrong).toEqual([]);
         await waitForRollout(kind, SYSTEM_NAMESPACE, deployments);
       },
       300_000,
@@ -337,42 +287,54 @@ describe.runIf(tools.ready)(
       'helm upgrade with a changed value rolls every pod; no request lost',
       async () => {
         const before = (await pods(kind, SYSTEM_NAMESPACE)).map((pod) => pod.metadata.name);
-        const outcomes = watchGrants(adminClient(kind), CI_NAMESPACE);
         const requests = ['a', 'b', 'c', 'd'].map((n) => ({
           name: `upgrade-sim-${n}`,
           args: ['--platform', 'ios'],
         }));
-        const leasing = leaseAndRelease(kind, user, CI_NAMESPACE, requests, outcomes);
-        await requested(kind, CI_NAMESPACE, 2);
+        const wrong = await requestsThrough(
+          kind,
+          adminClient(kind),
+          user,
+          CI_NAMESPACE,
+          requests,
+          2,
+          async () => {
+            const values = 'controller.podAnnotations.rollout=2,proxy.podAnnotations.rollout=2';
+            const upgrade = `upgrade simlock charts/simlock -n ${SYSTEM_NAMESPACE} --reuse-values --set-string ${values}`;
+            must(await helm(words(upgrade)), 'helm upgrade');
+            await waitForRollout(kind, SYSTEM_NAMESPACE, deployments);
+            await eventually(
+              async () => {
+                const now = (await pods(kind, SYSTEM_NAMESPACE)).map((pod) => pod.metadata.name);
+                return now.some((name) => before.includes(name)) ? undefined : now;
+              },
+              {
+                timeoutMs: 120_000,
+                intervalMs: 1000,
+                what: 'every pod of before the upgrade gone',
+              },
+            );
+          },
+        );
+        expect(wrong).toEqual([]);
+      },
+      300_000,
+    );
+
+    step(
+      'a controller that cannot start fails the wait, with its pod logs in the message',
+      async () => {
+        const upgrade = `upgrade simlock charts/simlock -n ${SYSTEM_NAMESPACE} --reuse-values`;
         must(
-          await helm([
-            'upgrade',
-            'simlock',
-            'charts/simlock',
-            '-n',
-            SYSTEM_NAMESPACE,
-            '--reuse-values',
-            '--set-string',
-            'controller.podAnnotations.rollout=2,proxy.podAnnotations.rollout=2',
-          ]),
+          await helm([...words(upgrade), '--set', 'controller.extraArgs={--bogus-flag}']),
           'helm upgrade',
         );
-        await waitForRollout(kind, SYSTEM_NAMESPACE, deployments);
-        await eventually(
-          async () => {
-            const now = (await pods(kind, SYSTEM_NAMESPACE)).map((pod) => pod.metadata.name);
-            return now.some((name) => before.includes(name)) ? undefined : now;
-          },
-          { timeoutMs: 120_000, intervalMs: 1000, what: 'every pod of before the upgrade gone' },
+        const failure = await waitForRollout(kind, SYSTEM_NAMESPACE, deployments, 120_000).then(
+          () => 'rolled out',
+          (error: unknown) => (error as Error).message,
         );
-        await leasing;
-        await outcomes.stop();
-        expect(
-          violations(
-            outcomes,
-            requests.map((request) => request.name),
-          ),
-        ).toEqual([]);
+        expect(failure).toMatch(/pod simlock-controller-\S+: controller CrashLoopBackOff/);
+        expect(failure).toContain('Unknown arguments: bogus-flag');
       },
       300_000,
     );

@@ -101,6 +101,34 @@ export async function requested(kind: KindRun, namespace: string, count: number)
 }
 
 /**
+ * Runs `requests` through leaseAndRelease, and `disturb` once at least `atLeast` of them exist;
+ * answers what went wrong with them (violations), once every one has ended.
+ */
+export async function requestsThrough(
+  kind: KindRun,
+  admin: KubeClient,
+  env: NodeJS.ProcessEnv,
+  namespace: string,
+  requests: { name: string; args: string[] }[],
+  atLeast: number,
+  disturb: () => Promise<void>,
+): Promise<string[]> {
+  const outcomes = watchGrants(admin, namespace);
+  const leasing = leaseAndRelease(kind, env, namespace, requests, outcomes);
+  try {
+    await requested(kind, namespace, atLeast);
+    await disturb();
+  } finally {
+    await leasing;
+    await outcomes.stop();
+  }
+  return violations(
+    outcomes,
+    requests.map((request) => request.name),
+  );
+}
+
+/**
  * What is wrong with the outcomes: a request that ended otherwise, or granted twice, or fewer
  * than half of them granted (failing everything would satisfy the rest).
  */
