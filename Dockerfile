@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1.7
 # One image for the simlock processes; the first argument chooses which:
 #   docker run IMAGE controller --namespace simlock-system
 #   docker run IMAGE proxy --listen 0.0.0.0:8443
@@ -8,9 +7,11 @@
 # keeps it (and leaves out vitest, eslint and typescript), so there is no compile step and the
 # image holds the sources as they are in the repository.
 #
-# Not built by the project's tests: our machines have no Docker engine. Build it with
 #   docker build -t simlock:0.1.0 .
-# (BuildKit, the default since Docker 23, for the heredoc and COPY --chmod below.)
+#
+# Plain Dockerfile syntax, so that the legacy builder builds it as well as BuildKit does. The kind
+# tier of the tests builds it on machines with no registry, from a Node 20 base made there:
+#   docker build --build-arg NODE_IMAGE=<that base> -t simlock:0.1.0 .
 
 ARG NODE_IMAGE=node:20-slim
 
@@ -43,25 +44,8 @@ COPY proxy ./proxy
 COPY agent ./agent
 COPY console ./console
 COPY --from=console-web /app/console/web/dist ./console/web/dist
-COPY --chmod=0755 <<'SCRIPT' /usr/local/bin/simlock
-#!/bin/sh
-# simlock controller|proxy|agent|console [flags]: runs that component's main.ts through tsx.
-set -eu
-component="${1:-}"
-case "$component" in
-  controller | proxy | agent | console)
-    shift
-    # tsx is resolved from /app/node_modules; its compile cache goes to $TMPDIR (the chart mounts
-    # an emptyDir at /tmp, as the root filesystem is read-only there).
-    cd /app
-    exec node --import tsx "/app/$component/main.ts" "$@"
-    ;;
-  *)
-    echo "usage: simlock controller|proxy|agent|console [flags]   (then --help for that component's flags)" >&2
-    exit 64
-    ;;
-esac
-SCRIPT
+# Mode 0755 in the repository, which COPY keeps.
+COPY deploy/image/simlock /usr/local/bin/simlock
 # Numeric, so that Kubernetes can check runAsNonRoot against the image (uid 1000 is `node`).
 USER 1000:1000
 ENTRYPOINT ["/usr/local/bin/simlock"]

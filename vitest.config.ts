@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (pure code, beside it as foo.test.ts) and `cluster` (anything that touches
-// Kubernetes: *.cluster.test.ts beside the code, and e2e/). The cluster project starts one real
-// control plane per run in its global setup and gives each test file its own namespace.
+// Three projects: `unit` (pure code, beside it as foo.test.ts), `cluster` (anything that touches
+// Kubernetes: *.cluster.test.ts beside the code, and e2e/) and `kind` (e2e/kind/: the image, the
+// chart's pods on a kind cluster). The cluster project starts one real control plane per run in
+// its global setup and gives each test file its own namespace; the kind project's global setup
+// builds kind and its node image (tools/kind) and runs after the others, as it needs both cores.
 export default defineConfig({
   test: {
     projects: [
@@ -21,12 +23,24 @@ export default defineConfig({
           name: 'cluster',
           sequence: { groupOrder: 1 },
           include: ['**/*.cluster.test.ts', 'e2e/**/*.test.ts'],
-          exclude: ['node_modules/**'],
+          exclude: ['node_modules/**', 'e2e/kind/**'],
           globalSetup: ['test/cluster/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           // Two cores: the control plane needs one; test files run two at a time.
           maxWorkers: 2,
+        },
+      },
+      {
+        test: {
+          name: 'kind',
+          sequence: { groupOrder: 2 },
+          include: ['e2e/kind/**/*.test.ts'],
+          globalSetup: ['e2e/kind/global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+          // One kind cluster at a time: a node and the chart's pods take both cores.
+          fileParallelism: false,
         },
       },
     ],

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, as `npm test` runs it on a fresh clone: installs dependencies when they are
 # missing or stale, builds the control plane when it is not cached, then lint, types, formatting,
-# unit tests and the cluster and end-to-end tests against a real kube-apiserver and etcd (the
-# console's in a real Chromium, installed from Debian's packages when missing).
+# unit tests, the cluster and end-to-end tests against a real kube-apiserver and etcd (the
+# console's in a real Chromium, installed from Debian's packages when missing), and the kind tier
+# (e2e/kind: the image and the chart's pods on a kind cluster; tools/kind builds what it needs).
+# The last line says whether the kind tier ran: where it cannot, it is skipped, never passed in
+# silence.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/ensure-deps.sh
@@ -12,4 +15,14 @@ npx eslint --max-warnings 0 .
 npx tsc --noEmit -p .
 npx tsc --noEmit -p console/web
 npx prettier --check . >/dev/null || { npx prettier --list-different .; echo "prettier: run npm run format" >&2; exit 1; }
-npx vitest run "$@"
+status_file=.simlock/kind-tier-status
+rm -f "$status_file"
+code=0
+npx vitest run "$@" || code=$?
+if [ -f "$status_file" ]; then
+  case "$(cat "$status_file")" in
+    ran) echo "kind tier: ran (e2e/kind)" ;;
+    *) echo "kind tier: DID NOT RUN: $(sed 's/^did not run: //' "$status_file")" >&2 ;;
+  esac
+fi
+exit "$code"

@@ -69,6 +69,8 @@ export interface StartAgentOptions {
   execAllowedIdentities?: string[];
   /** A command the agent runs under, e.g. `ip netns exec NAME` (test/cluster/partition.ts). */
   commandPrefix?: string[];
+  /** How long it may take to report `running` (default 45 s). */
+  runningTimeoutMs?: number;
 }
 
 export async function startAgent(options: StartAgentOptions): Promise<AgentProcess> {
@@ -160,7 +162,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
         if (since > 0 && (await renewedAt()) < since) return undefined;
         return current?.health === 'running' && current.catalog ? current : undefined;
       },
-      { timeoutMs: 45_000, what: `agent ${options.name} running` },
+      { timeoutMs: options.runningTimeoutMs ?? 45_000, what: `agent ${options.name} running` },
     ).catch((error: unknown) => {
       throw new Error(`${(error as Error).message}\n${output}`);
     });

@@ -30,10 +30,11 @@ export interface CommandResult {
 export async function runCommand(
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+  options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; cwd?: string } = {},
 ): Promise<CommandResult> {
   const child = run(command, args, {
     env: options.env ?? process.env,
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     timeout: options.timeoutMs ?? 60_000,
     maxBuffer: 16 << 20,
   });

@@ -1,0 +1,94 @@
+// Set-up of the kind tier: tools/kind/build.sh makes sure a Docker engine answers, and builds kind
+// and its node image (cached; cold, many minutes). Where that cannot be done, the tier's tests are
+// skipped with the reason, and tools/test.sh prints it in the final summary: never a silent pass.
+import { spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
+
+export type KindTools =
+  | {
+      ready: true;
+      /** The kind binary, built from its pinned Go module. */
+      kind: string;
+      /** The node image for `kind create cluster --image`. */
+      kindNodeImage: string;
+      /** The Node 20 base for the Dockerfile's NODE_IMAGE build argument. */
+      nodeImage: string;
+      /** kubectl and helm (tools/controlplane). */
+      binDir: string;
+    }
+  | { ready: false; missing: string };
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    kindTools: KindTools;
+  }
+}
+
+const buildScript = fileURLToPath(new URL('../../tools/kind/build.sh', import.meta.url));
+const statusFile = fileURLToPath(new URL('../../.simlock/kind-tier-status', import.meta.url));
+
+/** Runs build.sh, its progress on our stderr: its KEY=VALUE lines, what is missing, or a failure. */
+function build(): Promise<
+  { values: Map<string, string> } | { missing: string } | { broken: string }
+> {
+  return new Promise((resolve) => {
+    const child = spawn(buildScript, [], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-20_000);
+      process.stderr.write(chunk);
+    });
+    child.on('error', (error) => resolve({ missing: `${buildScript}: ${error.message}` }));
+    child.on('exit', (code) => {
+      if (code === 0) {
+        const values = new Map(
+          stdout
+            .split('\n')
+            .filter((line) => line.includes('='))
+            .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+        );
+        return resolve({ values });
+      }
+      const lines = stderr.trimEnd().split('\n');
+      const named = lines.filter((line) => line.includes('MISSING: ')).at(-1);
+      // Exit 3 is "cannot be had here": the tier is skipped. Anything else is a broken build.
+      if (code === 3 && named)
+        return resolve({ missing: named.slice(named.indexOf('MISSING: ') + 9) });
+      resolve({
+        broken: `tools/kind/build.sh failed (exit ${code}):\n${lines.slice(-20).join('\n')}`,
+      });
+    });
+  });
+}
+
+export async function setup(project: TestProject): Promise<void> {
+  const started = Date.now();
+  const result = await build();
+  if ('broken' in result) throw new Error(result.broken);
+  let tools: KindTools;
+  if ('missing' in result) {
+    tools = { ready: false, missing: result.missing };
+    console.error(`\nkind tier WILL NOT RUN: ${result.missing}\n`);
+  } else {
+    const value = (key: string): string => {
+      const found = result.values.get(key);
+      if (!found) throw new Error(`tools/kind/build.sh printed no ${key}`);
+      return found;
+    };
+    tools = {
+      ready: true,
+      kind: value('KIND'),
+      kindNodeImage: value('KIND_NODE_IMAGE'),
+      nodeImage: value('NODE_IMAGE'),
+      binDir: value('CONTROLPLANE_BIN'),
+    };
+    console.log(`kind tier: tools ready in ${Date.now() - started} ms (${tools.kindNodeImage})`);
+  }
+  await mkdir(fileURLToPath(new URL('../../.simlock/', import.meta.url)), { recursive: true });
+  await writeFile(statusFile, tools.ready ? 'ran\n' : `did not run: ${tools.missing}\n`);
+  project.provide('kindTools', tools);
+}

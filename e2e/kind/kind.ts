@@ -1,0 +1,224 @@
+// One kind cluster for the kind tier, and the commands of docs/INSTALL.md run against it: kind,
+// docker, kubectl (with the plugin on PATH) and helm, each with an environment of this run only
+// (its kubeconfig, its helm folders, its own Docker network), so nothing of the developer's
+// ~/.kube or ~/.config/helm is read or written, and all of it is removed at the end.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { eventually, runCommand, type CommandResult } from '../../test/cluster/harness.js';
+import type { KindTools } from './global-setup.js';
+
+export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  timeoutMs?: number;
+  /** false: leave it out of the transcript (polls). */
+  record?: boolean;
+}
+
+/** Tokens and certificate data out of the transcript, and no line longer than a screen. */
+function redact(text: string): string {
+  return text
+    .replace(/eyJ[\w-]+\.[\w-]+\.[\w-]+/g, '<token>')
+    .split('\n')
+    .map((line) => (line.length > 200 ? `${line.slice(0, 200)}…` : line))
+    .join('\n');
+}
+
+/** The image, as docs/INSTALL.md names it. */
+export const IMAGE = 'simlock:0.1.0';
+
+export type ReadyKindTools = Extract<KindTools, { ready: true }>;
+
+/** Throws with the command's output unless it exited 0; answers its stdout. */
+export function must(result: CommandResult, what: string): string {
+  if (result.exitCode !== 0) {
+    throw new Error(
+      `${what} exited ${result.exitCode}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`,
+    );
+  }
+  return result.stdout;
+}
+
+export class KindRun {
+  /** The cluster's name: unique, as other runs may share this Docker engine. */
+  readonly name = `simlock-e2e-${randomBytes(3).toString('hex')}`;
+  /** kind's Docker network for this run (KIND_EXPERIMENTAL_DOCKER_NETWORK), removed at the end. */
+  readonly network = `${this.name}-net`;
+  readonly kubeconfig: string;
+  private created = false;
+
+  private constructor(
+    readonly tools: ReadyKindTools,
+    readonly dir: string,
+    readonly transcript: string,
+  ) {
+    this.kubeconfig = join(dir, 'kubeconfig');
+  }
+
+  /** `transcript`: the file in .simlock/ that gets every command and its output. */
+  static async start(tools: ReadyKindTools, transcript: string): Promise<KindRun> {
+    const path = join(repositoryRoot, '.simlock', transcript);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, '');
+    return new KindRun(tools, await mkdtemp(join(tmpdir(), 'simlock-kind-')), path);
+  }
+
+  environment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+    const path = [
+      this.tools.binDir,
+      join(repositoryRoot, 'bin'),
+      dirname(this.tools.kind),
+      dirname(process.execPath),
+      process.env.PATH ?? '/usr/bin:/bin',
+    ].join(':');
+    return {
+      PATH: path,
+      HOME: this.dir,
+      TMPDIR: this.dir,
+      KUBECONFIG: this.kubeconfig,
+      KIND_EXPERIMENTAL_DOCKER_NETWORK: this.network,
+      HELM_CACHE_HOME: join(this.dir, 'helm', 'cache'),
+      HELM_CONFIG_HOME: join(this.dir, 'helm', 'config'),
+      HELM_DATA_HOME: join(this.dir, 'helm', 'data'),
+      SIMLOCK_LOG_LEVEL: 'warn',
+      ...extra,
+    };
+  }
+
+  /**
+   * Runs a command of the docs, from the repository's root, with this run's environment; the
+   * command and its output go to the transcript (what docs/INSTALL.md shows).
+   */
+  async run(command: string, args: string[], options: RunOptions = {}): Promise<CommandResult> {
+    const result = await runCommand(command, args, {
+      env: this.environment(options.env),
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      timeoutMs: options.timeoutMs ?? 120_000,
+      cwd: repositoryRoot,
+    });
+    if (options.record === false) return result;
+    const shown = args.map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg}'`)).join(' ');
+    await appendFile(
+      this.transcript,
+      redact(
+        `$ ${command} ${shown}\n${result.stdout}${result.stderr}${result.exitCode ? `(exit ${result.exitCode})\n` : ''}\n`,
+      ),
+    );
+    return result;
+  }
+
+  kubectl(args: string[], options: RunOptions = {}) {
+    return this.run('kubectl', args, options);
+  }
+
+  /** `kind create cluster`, with the node image tools/kind built (or kindest/node). */
+  async createCluster(): Promise<string> {
+    this.created = true;
+    const result = await this.run(
+      'kind',
+      ['create', 'cluster', '--name', this.name, '--image', this.tools.kindNodeImage],
+      { timeoutMs: 600_000 },
+    );
+    if (result.exitCode !== 0) {
+      const logs = await this.nodeLogs();
+      must(result, `kind create cluster\n--- node ${this.name}-control-plane\n${logs}`);
+    }
+    return result.stdout + result.stderr;
+  }
+
+  /**
+   * `docker build -t simlock:0.1.0 .`, from the Node 20 base tools/kind made (node:20-slim where
+   * it can be pulled). Containers of the dockerd tools/kind starts resolve no outside name, so
+   * the build's npm is given its registry's address, as this machine resolves it.
+   */
+  async buildImage(): Promise<void> {
+    const registry = new URL(
+      must(await this.run('npm', ['config', 'get', 'registry']), 'npm config get registry').trim(),
+    ).hostname;
+    const { address } = await lookup(registry, { family: 4 });
+    const args = ['build', '--network', 'host', '--add-host', `${registry}:${address}`];
+    args.push('--build-arg', `NODE_IMAGE=${this.tools.nodeImage}`, '-t', IMAGE, '.');
+    must(await this.run('docker', args, { timeoutMs: 900_000 }), 'docker build');
+  }
+
+  /** The node's systemd journal of containerd and kubelet, for failures that happen in it. */
+  async nodeLogs(): Promise<string> {
+    const node = `${this.name}-control-plane`;
+    const journal = await this.run('docker', [
+      'exec',
+      node,
+      'journalctl',
+      '--no-pager',
+      '-n',
+      '80',
+      '-u',
+      'kubelet',
+      '-u',
+      'containerd',
+    ]);
+    return `${journal.stdout}${journal.stderr}`;
+  }
+
+  /** The gateway of this run's Docker network: the host, as the pods see it. */
+  async hostAddress(): Promise<string> {
+    const out = must(
+      await this.run('docker', [
+        'network',
+        'inspect',
+        this.network,
+        '-f',
+        '{{range .IPAM.Config}}{{.Gateway}} {{end}}',
+      ]),
+      'docker network inspect',
+    );
+    const ipv4 = out.split(/\s+/).find((address) => /^\d+\.\d+\.\d+\.\d+$/.test(address));
+    if (!ipv4) throw new Error(`no IPv4 gateway on network ${this.network}: ${out}`);
+    return ipv4;
+  }
+
+  /**
+   * `kubectl port-forward service/NAME` on a free loopback port: how a laptop reaches a Service
+   * of kind. Answers its URL and how to stop it.
+   */
+  async portForward(
+    namespace: string,
+    service: string,
+    port: number,
+  ): Promise<{ url: string; stop(): void }> {
+    const child = spawn(
+      'kubectl',
+      ['-n', namespace, 'port-forward', `service/${service}`, `:${port}`, '--address', '127.0.0.1'],
+      { env: this.environment(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const local = await eventually(
+      () => {
+        if (child.exitCode !== null) throw new Error(`port-forward exited: ${output}`);
+        return /Forwarding from 127\.0\.0\.1:(\d+)/.exec(output)?.[1];
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: `port-forward to ${service}` },
+    ).catch((error: unknown) => {
+      child.kill();
+      throw new Error(`${(error as Error).message}: ${output}`);
+    });
+    return { url: `http://127.0.0.1:${local}`, stop: () => child.kill() };
+  }
+
+  /** Deletes the cluster and the network kind made for it, and this run's files. */
+  async cleanup(): Promise<void> {
+    if (this.created) {
+      await this.run('kind', ['delete', 'cluster', '--name', this.name], { timeoutMs: 120_000 });
+      await this.run('docker', ['network', 'rm', this.network]);
+    }
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
