@@ -1240,13 +1240,10 @@ export class Reconciler {
    * A Lease no agent holds (refused, lost, or not answered yet) carries the agent's finalizer all
    * the same (dispatch puts it there): take it off, so that the Lease goes at once also when its
    * agent is gone, and mark it withdrawn, so that no agent answers it in the moment before it is
-   * deleted. Only onto the Lease as last seen: an agent that grants meanwhile makes this fail
-   * (its grant is made the same way, so one of the two fails), and then the agent, which holds the
-   * device, lets the Lease go after reclaiming it.
-   */
-  /**
-   * Takes the agent's finalizer off a Lease no agent holds. Answers the Lease when its agent holds
-   * it after all (granted, as our informer or the API server says), undefined otherwise.
+   * deleted. Only onto the Lease as last seen: an agent that grants meanwhile makes this fail (its
+   * grant is made the same way, so one of the two fails). Answers the Lease when its agent holds it
+   * after all (granted, as our informer or, after such a conflict, the API server says), so that a
+   * withdrawal can keep the grant; undefined otherwise.
    */
   private async letGoOfUnheldLease(request: TrackedRequest): Promise<KubeObject | undefined> {
     const isGranted = (lease: KubeObject | undefined): boolean =>
