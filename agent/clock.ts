@@ -1,27 +1,10 @@
-// Time for the agent: the Clock and the system clock are runtime/'s (one for every process); here
-// are what the agent adds: `sleep` on a clock, and FakeClock for tests. runtime/'s ManualClock
+// Time for the agent: the Clock, the system clock and `sleep` are runtime/'s (one for every
+// process); here is what the agent adds: FakeClock for tests. runtime/'s ManualClock
 // fires timers synchronously; the agent's code awaits between timers (a boot, then a presence
 // read), so its tests need a clock that lets promises settle between timers.
 import type { Clock, TimerHandle } from '../runtime/index.js';
 
-/** Resolves after `delayMs` on the given clock; rejects with the signal's reason if aborted. */
-export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason as Error);
-      return;
-    }
-    const onAbort = (): void => {
-      clock.clearTimeout(handle);
-      reject(signal?.reason as Error);
-    };
-    const handle = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, delayMs);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
+export { sleep } from '../runtime/index.js';
 
 interface PendingTimer {
   timerId: number;

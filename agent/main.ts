@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { KubeClient, createLogger, systemClock } from '../runtime/index.js';
+import { KubeClient, createLogger, systemClock, workQueueMetrics } from '../runtime/index.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
 import { AgentCore } from './core.js';
 import { createDriver } from './drivers/create.js';
@@ -109,7 +109,14 @@ async function main(): Promise<void> {
     logger: log,
     agentVersion: AGENT_VERSION,
   });
-  const agent = new ClusterAgent({ client, core, config: finalConfig, clock, log });
+  const agent = new ClusterAgent({
+    client,
+    core,
+    config: finalConfig,
+    clock,
+    log,
+    queueMetrics: workQueueMetrics(metrics.registry),
+  });
   const verifyToken = tokenReviewVerifier(client, finalConfig.execAllowedIdentities);
   execApp.use(createExecApp({ agent, core, config: finalConfig, verifyToken, log, metrics }));
   const localServer = await listen(

@@ -13,6 +13,7 @@
 import {
   describeRequest,
   fitsDevice,
+  fitsOneMore,
   hasPlatform,
   hasRuntime,
   isEnrolledMatch,
@@ -156,8 +157,8 @@ function missingRoom(
   const running = devices.filter((entry) => isRunning(entry) && !gone.has(entry.id));
   const own = running.filter((entry) => entry.platform === device.platform);
   const platformLimits = limitsFor(device.platform, limits);
-  if (own.length + 1 > platformLimits.running) return 'platform-running-limit';
-  if (running.length + 1 > limits.running) return 'global-running-limit';
+  if (!fitsOneMore(own.length, platformLimits.running)) return 'platform-running-limit';
+  if (!fitsOneMore(running.length, limits.running)) return 'global-running-limit';
   const budget = platformLimits.ramBudgetMb;
   if (budget !== undefined) {
     const used = sum(own.map((entry) => ramCostMb(entry, limits)));

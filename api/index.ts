@@ -9,3 +9,4 @@ export * from './refusal.js';
 export * from './summary.js';
 export * from './exec.js';
 export * from './exec-client.js';
+export * from './slots.js';

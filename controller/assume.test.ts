@@ -1,44 +1,23 @@
 // Pending dispatches in a worker's view: each takes a ready device that fits (or the one granted)
 // and a running slot, so routing stops offering a worker the controller has already filled.
 import { describe, expect, it } from 'vitest';
-import type { Device, WorkerStatus } from '../api/index.js';
+import type { Device } from '../api/index.js';
+import { iosCapacity, iosStatus, iphoneSimulator } from '../test/fixtures/workers.js';
 import { assumeDispatches, viewShowsFreed, viewShowsLeased } from './assume.js';
 import type { WorkerView } from './routing/index.js';
 
 function simulator(id: string, state: Device['state'] = 'ready'): Device {
-  return {
-    id,
-    name: 'iPhone 16',
-    model: 'iPhone 16',
-    platform: 'ios',
-    os: '18.4',
-    physical: false,
-    class: 'phone',
-    state,
-  };
+  return iphoneSimulator(id, { state });
 }
 
 function view(devices: Device[], running: number, evictable: number, limit = 4): WorkerView {
-  const status: WorkerStatus = {
-    protocol: 1,
-    agentVersion: 'test',
-    health: 'running',
-    capabilities: [],
-    catalog: {
-      platforms: ['ios'],
-      models: [{ name: 'iPhone 16', platform: 'ios', class: 'phone' }],
-      runtimes: [{ platform: 'ios', version: '18.4' }],
-    },
-    capacity: {
-      global: { limit, running, evictable },
-      platforms: { ios: { limit, running, evictable, atRamBudget: false } },
-    },
-    queueDepth: 0,
-    physicalQueueDepth: 0,
-    queue: [],
-    devices,
+  const slots = { limit, running, evictable };
+  return {
+    name: 'wrk-a',
+    connection: 'connected',
+    drained: false,
+    status: iosStatus({ capacity: iosCapacity(slots, slots), devices }),
   };
-  return { name: 'wrk-a', connection: 'connected', drained: false, status };
 }
 
 const iphone = { platform: 'ios' as const, model: 'iPhone 16' };

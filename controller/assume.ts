@@ -13,7 +13,14 @@
 // pending dispatch takes the device it was granted (if the view shows it ready) or the first ready
 // device that fits it, and a running slot: an idle warm one first (evictable), else a free one. Each
 // release gives its device back, ready, as an idle warm one.
-import { fitsDevice, type Device, type DeviceSpec, type WorkerStatus } from '../api/index.js';
+import {
+  fitsDevice,
+  giveSlot,
+  takeSlot,
+  type Device,
+  type DeviceSpec,
+  type WorkerStatus,
+} from '../api/index.js';
 import type { WorkerView } from './routing/index.js';
 
 export interface PendingDispatch {
@@ -69,9 +76,9 @@ export function assumeDispatches(
     if (!device) continue;
     devices[index] = { ...device, state: 'ready' };
     if (release.physical || !capacity) continue;
-    giveSlot(capacity.global);
+    capacity.global = giveSlot(capacity.global);
     const platform = capacity.platforms[device.platform];
-    if (platform) giveSlot(platform);
+    if (platform) capacity.platforms[device.platform] = giveSlot(platform);
   }
   for (const dispatch of pending) {
     const index = devices.findIndex((device) =>
@@ -87,27 +94,10 @@ export function assumeDispatches(
     if (dispatch.spec.physical === true || !capacity) continue;
     // A warm device was already running (and evictable while idle); a cold boot takes a slot.
     const warm = device !== undefined;
-    takeSlot(capacity.global, warm);
+    capacity.global = takeSlot(capacity.global, warm);
     const platform = capacity.platforms[dispatch.spec.platform];
-    if (platform) takeSlot(platform, warm);
+    if (platform) capacity.platforms[dispatch.spec.platform] = takeSlot(platform, warm);
   }
   const adjusted: WorkerStatus = { ...status, devices, ...(capacity ? { capacity } : {}) };
   return { ...view, status: adjusted };
-}
-
-/** A leased device idle again: still running, evictable once more. */
-function giveSlot(slots: { running: number; evictable: number }): void {
-  slots.evictable = Math.min(slots.running, slots.evictable + 1);
-}
-
-function takeSlot(slots: { running: number; evictable: number }, warm: boolean): void {
-  if (warm) {
-    // Leased now: still running, no longer evictable.
-    slots.evictable = Math.max(0, slots.evictable - 1);
-  } else if (slots.evictable > 0) {
-    // A cold boot that may evict an idle warm one: that one's slot is the one it takes.
-    slots.evictable -= 1;
-  } else {
-    slots.running += 1;
-  }
 }

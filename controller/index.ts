@@ -1,5 +1,6 @@
 // The simlock controller: reconciler, walk, routing, leader election wiring.
 export { Reconciler, type ReconcilerOptions } from './reconciler.js';
+export { CONTROLLER_DEFAULTS } from './options.js';
 export { ControllerMetrics } from './metrics.js';
 export { walk, type WaitingRequest, type Fleet, type WalkOutcome } from './walk.js';
 export { reasonsFor } from './reasons.js';

@@ -6,6 +6,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { z } from 'zod';
 import { KubeClient, LeaderElector, createLogger, systemClock } from '../runtime/index.js';
+import { CONTROLLER_DEFAULTS as DEFAULTS } from './options.js';
 import { ControllerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
 
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
     .option('context', { type: 'string' })
     .option('namespace', {
       type: 'string',
-      default: 'simlock-system',
+      default: DEFAULTS.namespace,
       describe: "where heartbeats and the leader's Lease live",
     })
     .option('watch-namespace', {
@@ -49,48 +50,51 @@ async function main(): Promise<void> {
     .option('worker-selector', { type: 'string', describe: 'only Workers with these labels' })
     .option('listen', {
       type: 'string',
-      default: '0.0.0.0:8080',
+      default: DEFAULTS.listen,
       describe: 'address of /healthz, /readyz and /metrics',
     })
-    .option('dispatch-timeout-ms', { type: 'number', default: 10_000 })
+    .option('dispatch-timeout-ms', { type: 'number', default: DEFAULTS.dispatchTimeoutMs })
     .option('grant-timeout-ms', {
       type: 'number',
-      default: 600_000,
+      default: DEFAULTS.grantTimeoutMs,
       describe: 'how long an agent that acknowledged a lease may take to grant it (cold boots)',
     })
-    .option('reason-write-interval-ms', { type: 'number', default: 1000 })
+    .option('reason-write-interval-ms', {
+      type: 'number',
+      default: DEFAULTS.reasonWriteIntervalMs,
+    })
     .option('dispatch-event-hold-ms', {
       type: 'number',
-      default: 1000,
+      default: DEFAULTS.dispatchEventHoldMs,
       describe:
         'a grant within this of its dispatch is one Event; 0: a Dispatched Event for every dispatch at once',
     })
     .option('lease-duration-seconds', {
       type: 'number',
-      default: 15,
+      default: DEFAULTS.leaseDurationSeconds,
       describe: 'leader election lease',
     })
     .option('identity', { type: 'string', default: `${hostname()}-${process.pid}` })
-    .option('leader-election', { type: 'boolean', default: true })
+    .option('leader-election', { type: 'boolean', default: DEFAULTS.leaderElection })
     .option('kube-api-qps', {
       type: 'number',
-      default: 0,
+      default: DEFAULTS.kubeApiQps,
       describe: 'requests per second to the API server, as kube-scheduler has it (0: unlimited)',
     })
     .option('max-concurrent-writes', {
       type: 'number',
-      default: 32,
+      default: DEFAULTS.maxConcurrentWrites,
       describe: 'writes to the API server in flight at once (dispatches and outcomes go first)',
     })
     .option('progress-writes-per-second', {
       type: 'number',
-      default: 100,
+      default: DEFAULTS.progressWritesPerSecond,
       describe:
         "waiting requests' reason and position writes per second, all together (0: no limit)",
     })
     .option('kube-api-burst', {
       type: 'number',
-      default: 0,
+      default: DEFAULTS.kubeApiBurst,
       describe: 'requests that may go at once above the qps (0: twice the qps)',
     })
     .strict()

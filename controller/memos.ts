@@ -9,7 +9,9 @@
 // view it was asked on. A view the agent wrote after the dispatch (possibly showing a slot freed)
 // is newer than anything the refusal knew, so the memo must not hold against it; pinning the memo
 // to it could keep a request waiting while the worker's newest view has room.
-import type { CannotServeCode, CapacityReason } from '../api/index.js';
+//
+// A cannot-serve code is remembered for the request's life, whatever the view.
+import { parseRefusal, type CannotServeCode, type CapacityReason } from '../api/index.js';
 
 export interface RequestMemos {
   /** Workers that answered a cannot-serve code: left out for the request's life. */
@@ -42,4 +44,38 @@ export function heldUnanswered(
 ): boolean {
   const unanswered = memos.unanswered.get(worker);
   return unanswered !== undefined && unanswered.viewRevision === currentRevision;
+}
+
+/** An agent's answer worth remembering: a refusal (as the agent wrote it), or a silence. */
+export type Answer = { kind: 'refusal'; refusal: unknown } | { kind: 'unanswered' };
+
+/**
+ * Remembers the answer for the worker: a cannot-serve code for the request's life, a refusal or a
+ * silence against `viewRevision`. Answers the labels the refusal counts under.
+ */
+export function rememberAnswer(
+  request: { memos: RequestMemos; lastCannotServe?: { code: string; message: string } | undefined },
+  worker: string,
+  answer: Answer,
+  viewRevision: number,
+): { code: string; capacity_reason: string } {
+  if (answer.kind === 'unanswered') {
+    request.memos.unanswered.set(worker, { viewRevision });
+    return { code: 'UNANSWERED', capacity_reason: '' };
+  }
+  const refusal = parseRefusal(answer.refusal);
+  if (refusal.kind === 'cannot-serve') {
+    request.memos.cannotServe.set(worker, refusal.code);
+    request.lastCannotServe = {
+      code: refusal.code,
+      message: refusal.message || `${worker} cannot serve it`,
+    };
+    return { code: refusal.code, capacity_reason: '' };
+  }
+  const capacityReason = refusal.kind === 'no-capacity' ? refusal.capacityReason : undefined;
+  request.memos.refusals.set(worker, { viewRevision, capacityReason });
+  return {
+    code: refusal.kind === 'no-capacity' ? 'NO_CAPACITY' : refusal.code,
+    capacity_reason: capacityReason ?? '',
+  };
 }

@@ -57,16 +57,6 @@ export function setCondition(
   ].sort((a, b) => a.type.localeCompare(b.type));
 }
 
-/** A merge patch that turns `previous` into `next`: keys that went away are set to null. */
-export function statusMergePatch(
-  previous: Record<string, unknown> | undefined,
-  next: Record<string, unknown>,
-): Record<string, unknown> {
-  const patch: Record<string, unknown> = { ...next };
-  for (const key of Object.keys(previous ?? {})) if (!(key in next)) patch[key] = null;
-  return patch;
-}
-
 const OUTCOMES = new Set(['Granted', 'Failed', 'Released']);
 
 /**

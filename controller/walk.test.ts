@@ -1,5 +1,6 @@
 // The walk and the per-worker reasons, as pure code (DESIGN.md §3.2, §4.2).
 import { describe, expect, it } from 'vitest';
+import { iosCapacity, iosFullStatus, iosStatus, physicalIphone } from '../test/fixtures/workers.js';
 import { viewKey, type Device, type WorkerStatus } from '../api/index.js';
 import { emptyMemos, type RequestMemos } from './memos.js';
 import { createRoutingPolicy, type WorkerView } from './routing/index.js';
@@ -8,54 +9,14 @@ import { walk, type Fleet, type WaitingRequest } from './walk.js';
 
 const policy = createRoutingPolicy();
 
-function status(overrides: Partial<WorkerStatus> = {}): WorkerStatus {
-  return {
-    protocol: 1,
-    agentVersion: 'test',
-    health: 'running',
-    capabilities: [],
-    catalog: {
-      platforms: ['ios'],
-      models: [{ name: 'iPhone 16', platform: 'ios', class: 'phone' }],
-      runtimes: [{ platform: 'ios', version: '18.4' }],
-    },
-    capacity: {
-      global: { limit: 4, running: 0, evictable: 0 },
-      platforms: { ios: { limit: 2, running: 0, evictable: 0, atRamBudget: false } },
-    },
-    queueDepth: 0,
-    physicalQueueDepth: 0,
-    queue: [],
-    devices: [],
-    ...overrides,
-  };
-}
-
-const noIosSlot = status({
-  capacity: {
-    global: { limit: 4, running: 2, evictable: 0 },
-    platforms: { ios: { limit: 2, running: 2, evictable: 0, atRamBudget: false } },
-  },
-});
+const status = iosStatus;
+const noIosSlot = iosFullStatus();
 const atRamBudget = status({
-  capacity: {
-    global: { limit: 4, running: 1, evictable: 0 },
-    platforms: { ios: { limit: 2, running: 1, evictable: 0, atRamBudget: true } },
-  },
+  capacity: iosCapacity({ running: 1, atRamBudget: true }, { running: 1 }),
 });
 
 function iphone(id: string, overrides: Partial<Device> = {}): Device {
-  return {
-    id,
-    name: id,
-    model: 'iPhone 15 Pro',
-    platform: 'ios',
-    os: '18.4',
-    physical: true,
-    class: 'phone',
-    state: 'ready',
-    ...overrides,
-  };
+  return physicalIphone({ id, name: id, ...overrides });
 }
 
 function worker(

@@ -10,7 +10,7 @@
 // while it waits, it keeps one place (moved up if now more urgent); scheduled while in flight, it
 // runs once more after. The write itself reads the request's latest state when its turn comes, so
 // progress that waits here is coalesced, never lost.
-import { TokenBucket, type RateLimit } from '../runtime/index.js';
+import { TokenBucket, sleep, type Clock, type RateLimit } from '../runtime/index.js';
 
 export type WritePriority = 'dispatch' | 'bookkeeping' | 'progress';
 const ORDER: readonly WritePriority[] = ['dispatch', 'bookkeeping', 'progress'];
@@ -24,8 +24,10 @@ export interface WriteQueueOptions {
   progressRate?: RateLimit | undefined;
   /** Milliseconds since some origin, for the progress rate (tests move it by hand). */
   now?: () => number;
-  /** Waits some milliseconds (tests: a fake). */
+  /** Waits some milliseconds (tests: a fake); on `clock` when not given. */
   wait?: (ms: number) => Promise<void>;
+  /** The clock a progress write waits on for its token, when no `wait` is given. */
+  clock?: Clock;
 }
 
 interface Task {
@@ -61,7 +63,10 @@ export class WriteQueue {
       options.progressRate && options.progressRate.qps > 0
         ? new TokenBucket(options.progressRate, options.now)
         : undefined;
-    this.wait = options.wait ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    const clock = options.clock;
+    this.wait = options.wait ?? (clock ? (ms) => sleep(clock, ms) : () => Promise.resolve());
+    if (!options.wait && !clock && this.progressTokens)
+      throw new Error('a progress rate needs a clock');
   }
 
   /** Writes waiting for their turn, by priority (for metrics and tests). */

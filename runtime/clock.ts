@@ -12,6 +12,25 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void;
 }
 
+/** Resolves after `delayMs` on the given clock; rejects with the signal's reason if aborted. */
+export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = (): void => {
+      clock.clearTimeout(handle);
+      reject(signal?.reason as Error);
+    };
+    const handle = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, delayMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** The real clock. Timers are unref'd: servers and watches keep a process alive, not timers. */
 export function systemClock(): Clock {
   const timers = new Map<number, NodeJS.Timeout>();

@@ -50,17 +50,17 @@ export function isNotFound(error: unknown): boolean {
 export function isConflict(error: unknown): boolean {
   return error instanceof KubeApiError && error.status === 409;
 }
-/**
- * A failure that may pass by itself: the API server unreachable (a network error), overloaded
- * (429) or failing (5xx, as while it or etcd restarts). Not a kubeconfig that cannot be used, nor a
- * refusal (4xx): waiting does not mend those.
- */
-export function isTransient(error: unknown): boolean {
-  if (error instanceof KubeApiError) return error.status === 429 || error.status >= 500;
-  return error instanceof KubeUnavailableError && error.cause !== undefined;
-}
 export function isAlreadyExists(error: unknown): boolean {
   return error instanceof KubeApiError && error.status === 409 && error.reason === 'AlreadyExists';
+}
+
+/**
+ * An error worth trying again: the API server unreachable or overloaded, or restarting (a 5xx or
+ * 429), as opposed to a refusal that retrying will not change.
+ */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof KubeApiError) return error.status >= 500 || error.status === 429;
+  return error instanceof KubeUnavailableError && error.cause !== undefined;
 }
 
 export type PatchType = 'merge' | 'json' | 'apply';

@@ -17,11 +17,15 @@ import {
   isConflict,
   isNotFound,
   isTransient,
+  mergePatch,
+  retryWithBackoff,
   simlockPath,
   type Clock,
   type KubeClient,
   type KubeObject,
   type Logger,
+  type WorkQueueMetrics,
+  WorkQueue,
 } from '../../runtime/index.js';
 import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
@@ -35,11 +39,12 @@ export interface ClusterAgentOptions {
   log: Logger;
   /** After this long without an answer, a grant writes an acknowledgement (status Pending). */
   acknowledgeAfterMs?: number;
+  /** Metrics of the agent's work queues (runtime/workqueue-metrics.ts). */
+  queueMetrics?: WorkQueueMetrics | undefined;
 }
 
-/** Waits between attempts to register while the API server cannot be reached: doubling, capped. */
-const REGISTER_RETRY_FIRST_MS = 500;
-const REGISTER_RETRY_CAP_MS = 10_000;
+/** A write about a Lease that failed, made again after the Lease's backoff. */
+type LeaseRetry = 'look again' | 'mark expired' | 'mark lost';
 
 /** The core's lease id for a fleet Lease. */
 export function leaseKey(namespace: string, name: string): string {
@@ -60,7 +65,13 @@ export class ClusterAgent {
   /** Leases this agent granted in this process, by key, with the uid of the Lease object. */
   private readonly granted = new Map<string, string>();
   private written: WorkerStatus | undefined;
-  private writing: Promise<void> = Promise.resolve();
+  /** One key, `status`: the Worker status is written one write at a time, the latest view winning. */
+  private readonly statusQueue: WorkQueue<'status'>;
+  /** Leases whose acknowledgement falls due, or whose write failed and is retried. */
+  private readonly leaseQueue: WorkQueue;
+  /** Answers in progress whose acknowledgement has not been written yet: when it falls due. */
+  private readonly acknowledgements = new Map<string, { at: number; write: () => void }>();
+  private readonly leaseRetries = new Map<string, Map<LeaseRetry, () => Promise<void>>>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly options: ClusterAgentOptions) {
@@ -69,6 +80,19 @@ export class ClusterAgent {
       path: simlockPath('lease'),
       labelSelector: `${WORKER_LABEL}=${config.name}`,
       onError: (error) => log.warn('lease informer restarting', { error }),
+    });
+    this.statusQueue = new WorkQueue({
+      name: 'worker-status',
+      clock: options.clock,
+      observer: options.queueMetrics?.observer('Worker'),
+      reconcile: () => this.writeLatestStatus(),
+    });
+    this.leaseQueue = new WorkQueue({
+      name: 'leases',
+      clock: options.clock,
+      observer: options.queueMetrics?.observer('Lease'),
+      concurrency: 16,
+      reconcile: (key) => this.reconcileLease(key),
     });
     this.heartbeat = new Heartbeat({
       client,
@@ -97,12 +121,19 @@ export class ClusterAgent {
   }
 
   async start(): Promise<void> {
-    const { core, log } = this.options;
-    await this.registerWhenReachable();
-    this.unsubscribe = core.views.add((change) => this.writeStatus(change.status));
+    const { core, log, clock } = this.options;
+    // An API server restarting (or not reachable yet) is waited out; a refusal is not.
+    await retryWithBackoff(() => this.register(), {
+      clock,
+      attempts: 10,
+      retryable: isTransient,
+      onRetry: (error, delayMs) =>
+        log.warn('could not register the Worker; retrying', { error, delayMs }),
+    });
+    this.unsubscribe = core.views.add(() => this.statusQueue.add('status'));
     core.expirations.add(({ leaseId }) => void this.markExpired(leaseId));
     await core.start();
-    this.writeStatus(core.status());
+    this.statusQueue.add('status');
     this.heartbeat.start();
     // The first list is taken in two passes: Leases granted before a restart are adopted before any
     // new one is answered. In list order (by name) a new Lease could otherwise take the device of
@@ -129,30 +160,13 @@ export class ClusterAgent {
     this.unsubscribe?.();
     await this.leases.stop();
     this.options.core.stop();
-    await this.writing;
+    await this.leaseQueue.shutDown();
+    // The last view is written before the agent goes (as long as the API server takes it).
+    await this.statusQueue.idle();
+    await this.statusQueue.shutDown();
   }
 
   // --- the Worker ------------------------------------------------------------------------------
-
-  /**
-   * Registers the Worker, waiting for an API server that cannot be reached yet or is restarting
-   * (capped backoff, each wait logged), as a kubelet does, instead of exiting. A refusal (bad
-   * credentials, missing permission) still ends the start at once, with its message.
-   */
-  private async registerWhenReachable(): Promise<void> {
-    const { clock, log } = this.options;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.register();
-        return;
-      } catch (error) {
-        if (!isTransient(error)) throw error;
-        const retryInMs = Math.min(REGISTER_RETRY_CAP_MS, REGISTER_RETRY_FIRST_MS * 2 ** attempt);
-        log.warn('cannot register the worker yet; retrying', { error, retryInMs });
-        await new Promise<void>((resolve) => clock.setTimeout(resolve, retryInMs));
-      }
-    }
-  }
 
   private async register(): Promise<void> {
     const { client, config } = this.options;
@@ -184,25 +198,47 @@ export class ClusterAgent {
     }
   }
 
-  /** Writes the view as Worker status, one write at a time, the latest view winning. */
-  private writeStatus(status: WorkerStatus): void {
-    this.writing = this.writing.then(async () => {
-      const previous = this.written;
-      if (previous && JSON.stringify(previous) === JSON.stringify(status)) return;
-      // A merge patch replaces lists whole; a field that went away is cleared with null.
-      const patch: Record<string, unknown> = { ...status };
-      for (const key of Object.keys(previous ?? {})) if (!(key in status)) patch[key] = null;
-      try {
-        await this.options.client.patch(
-          simlockPath('worker', { name: this.name, subresource: 'status' }),
-          { status: patch },
-        );
-        this.written = status;
-      } catch (error) {
-        this.options.log.warn('worker status write failed; retrying', { error });
-        this.options.clock.setTimeout(() => this.writeStatus(this.options.core.status()), 1000);
-      }
-    });
+  /**
+   * Writes the view as Worker status. A failure throws: the queue retries with backoff, and a
+   * newer view asked for meanwhile is the one the retry writes.
+   */
+  private async writeLatestStatus(): Promise<void> {
+    const status = this.options.core.status();
+    const previous = this.written;
+    if (previous && JSON.stringify(previous) === JSON.stringify(status)) return;
+    try {
+      await this.options.client.patch(
+        simlockPath('worker', { name: this.name, subresource: 'status' }),
+        { status: mergePatch(previous, status) },
+      );
+    } catch (error) {
+      this.options.log.warn('worker status write failed; retrying', { error });
+      throw error;
+    }
+    this.written = status;
+    this.statusQueue.forget('status');
+  }
+
+  // --- The lease queue: acknowledgements that fall due, and writes to retry --------------------
+
+  private retryLease(key: string, which: LeaseRetry, error: unknown, write: () => Promise<void>) {
+    const retries = this.leaseRetries.get(key) ?? new Map<LeaseRetry, () => Promise<void>>();
+    retries.set(which, write);
+    this.leaseRetries.set(key, retries);
+    this.leaseQueue.requeueAfterFailure(key, error);
+  }
+
+  private reconcileLease(key: string): { requeueAfterMs: number } | undefined {
+    const retries = this.leaseRetries.get(key);
+    this.leaseRetries.delete(key);
+    for (const write of retries?.values() ?? []) void write();
+    const acknowledgement = this.acknowledgements.get(key);
+    if (!acknowledgement) return undefined;
+    const now = this.options.clock.now();
+    if (acknowledgement.at > now) return { requeueAfterMs: acknowledgement.at - now };
+    this.acknowledgements.delete(key);
+    acknowledgement.write();
+    return undefined;
   }
 
   // --- Leases ----------------------------------------------------------------------------------
@@ -246,8 +282,8 @@ export class ClusterAgent {
     return true;
   }
 
-  /** Puts the work down; a Lease with news meanwhile is looked at again as it is now. */
-  private finish(key: string): void {
+  /** Done with the work (client-go's Done): news that came meanwhile is looked at now. */
+  private done(key: string): void {
     this.busy.delete(key);
     if (!this.dirty.delete(key)) return;
     const current = this.leases.get(key);
@@ -279,7 +315,7 @@ export class ClusterAgent {
         return;
       }
     } finally {
-      this.finish(key);
+      this.done(key);
     }
     await this.markLost(key, lease, 'the agent restarted and cannot hold the device again');
   }
@@ -294,18 +330,25 @@ export class ClusterAgent {
     // conflict), and we give the device back, so the grant and the withdrawal never both win.
     let expectedVersion = lease.metadata.resourceVersion;
     let acknowledging: Promise<void> | undefined;
-    // A cold boot takes a while: tell the controller the Lease is being worked on.
-    const acknowledge = clock.setTimeout(() => {
-      acknowledging = client
-        .patch(statusPath, {
-          metadata: { resourceVersion: expectedVersion },
-          status: { phase: 'Pending', message: 'accepted: preparing the device' },
-        })
-        .then((written) => {
-          expectedVersion = resourceVersionOf(written) ?? expectedVersion;
-        })
-        .catch(() => undefined);
-    }, this.options.acknowledgeAfterMs ?? 2000);
+    // A cold boot takes a while: tell the controller the Lease is being worked on. Not retried: a
+    // failed acknowledgement only means the controller may give up sooner, and the grant follows.
+    const acknowledgeAfterMs = this.options.acknowledgeAfterMs ?? 2000;
+    this.acknowledgements.set(key, {
+      at: clock.now() + acknowledgeAfterMs,
+      write: () => {
+        acknowledging = client
+          .patch(statusPath, {
+            metadata: { resourceVersion: expectedVersion },
+            status: { phase: 'Pending', message: 'accepted: preparing the device' },
+          })
+          .then((written) => {
+            expectedVersion = resourceVersionOf(written) ?? expectedVersion;
+          })
+          .catch(() => undefined);
+      },
+    });
+    this.leaseQueue.addAfter(key, acknowledgeAfterMs);
+    const acknowledge = { cancel: () => this.acknowledgements.delete(key) };
     try {
       const expiresAt = Date.parse(lease.spec.expiresAt);
       const outcome = await core.grant(
@@ -313,7 +356,7 @@ export class ClusterAgent {
         lease.spec.device,
         Number.isFinite(expiresAt) ? expiresAt : undefined,
       );
-      clock.clearTimeout(acknowledge);
+      acknowledge.cancel();
       // An acknowledgement in flight lands first, or fails, before the answer is written.
       await acknowledging;
       if (outcome.kind === 'refused') {
@@ -356,7 +399,7 @@ export class ClusterAgent {
       } catch (error) {
         if (!isNotFound(error) && !isConflict(error)) throw error;
         // Deleted or changed while we decided: give the device back. The change that beat us
-        // comes as an event (now, or already while busy: then finish() looks again).
+        // comes as an event (now, or already while busy: then done() looks again).
         this.granted.delete(key);
         await core.release(key);
         return;
@@ -367,10 +410,10 @@ export class ClusterAgent {
         source: outcome.lease.source,
       });
     } catch (error) {
-      clock.clearTimeout(acknowledge);
+      acknowledge.cancel();
       log.warn('answering a lease failed', { lease: key, error });
     } finally {
-      this.finish(key);
+      this.done(key);
     }
   }
 
@@ -387,19 +430,22 @@ export class ClusterAgent {
           status: { phase: 'Lost', message },
         },
       );
+      this.leaseQueue.forget(key);
     } catch (error) {
-      if (!isNotFound(error))
-        this.options.log.warn('could not mark a lease lost', { lease: key, error });
+      if (!isNotFound(error)) {
+        this.options.log.warn('could not mark a lease lost; retrying', { lease: key, error });
+        this.retryLease(key, 'mark lost', error, () => this.markLost(key, lease, message));
+      }
     } finally {
-      this.finish(key);
+      this.done(key);
     }
   }
 
   private async markExpired(leaseId: string): Promise<void> {
     const object = this.leases.get(leaseId);
     if (!object) return;
-    await this.options.client
-      .patch(
+    try {
+      await this.options.client.patch(
         simlockPath('lease', {
           namespace: object.metadata.namespace ?? '',
           name: object.metadata.name,
@@ -411,8 +457,14 @@ export class ClusterAgent {
             message: 'the lease reached its expiry; the device was reclaimed',
           },
         },
-      )
-      .catch(() => undefined);
+      );
+      this.leaseQueue.forget(leaseId);
+    } catch (error) {
+      // Until the controller reads Expired, it counts the lease as held: never drop this write.
+      if (isNotFound(error)) return;
+      this.options.log.warn('could not mark a lease expired; retrying', { lease: leaseId, error });
+      this.retryLease(leaseId, 'mark expired', error, () => this.markExpired(leaseId));
+    }
   }
 
   private async onDeleted(object: KubeObject): Promise<void> {
@@ -441,19 +493,18 @@ export class ClusterAgent {
           },
         );
       }
+      this.leaseQueue.forget(key);
     } catch (error) {
       if (!isNotFound(error)) {
-        this.options.log.warn('reclaim failed; will retry on the next event', {
-          lease: key,
-          error,
-        });
-        this.options.clock.setTimeout(() => {
+        this.options.log.warn('reclaim failed; retrying', { lease: key, error });
+        this.retryLease(key, 'look again', error, () => {
           const current = this.leases.get(key);
           if (current) this.onLease(current);
-        }, 1000);
+          return Promise.resolve();
+        });
       }
     } finally {
-      this.finish(key);
+      this.done(key);
     }
   }
 

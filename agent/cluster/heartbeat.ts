@@ -9,7 +9,7 @@ import {
   type Clock,
   type KubeClient,
   type Logger,
-  type TimerHandle,
+  WorkQueue,
 } from '../../runtime/index.js';
 
 export interface HeartbeatOptions {
@@ -24,36 +24,48 @@ export interface HeartbeatOptions {
 }
 
 export class Heartbeat {
-  private timer: TimerHandle | undefined;
+  /** One key, `renew`, looked at again every renewal period. */
+  private readonly queue: WorkQueue<'renew'>;
   private stopped = false;
   private lastRenewal = 0;
 
-  constructor(private readonly options: HeartbeatOptions) {}
+  constructor(private readonly options: HeartbeatOptions) {
+    this.queue = new WorkQueue({
+      name: 'heartbeat',
+      clock: options.clock,
+      reconcile: () => this.beat(),
+    });
+  }
 
   get renewedAt(): number {
     return this.lastRenewal;
   }
 
   start(): void {
-    void this.beat();
+    this.queue.add('renew');
   }
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) this.options.clock.clearTimeout(this.timer);
+    void this.queue.shutDown();
   }
 
-  private async beat(): Promise<void> {
-    if (this.stopped) return;
+  /**
+   * One renewal, then the next one period later. A failed renewal is tried again at the same
+   * period, not with a growing backoff: the lease must not lapse while the API server is slow.
+   */
+  private async beat(): Promise<{ requeueAfterMs: number } | undefined> {
+    if (this.stopped) return undefined;
     try {
       await this.renew();
       this.lastRenewal = this.options.clock.now();
     } catch (error) {
       this.options.log.warn('heartbeat renewal failed', { error });
     }
-    if (this.stopped) return;
-    const every = this.options.renewEveryMs ?? (this.options.durationSeconds * 1000) / 4;
-    this.timer = this.options.clock.setTimeout(() => void this.beat(), every);
+    if (this.stopped) return undefined;
+    return {
+      requeueAfterMs: this.options.renewEveryMs ?? (this.options.durationSeconds * 1000) / 4,
+    };
   }
 
   async renew(): Promise<void> {

@@ -2,8 +2,8 @@
 // their heartbeat Leases, and answers simlock Leases by writing their status, all through the real
 // API server. Worker names are prefixed with the test's namespace (Workers are cluster-scoped) and
 // labelled with it, so a controller started with that label selector sees only this file's fleet.
-import type { Device, WorkerStatus } from '../../api/index.js';
-import { heartbeatLeaseName, LEASE_FINALIZER, PROTOCOL } from '../../api/index.js';
+import type { WorkerStatus } from '../../api/index.js';
+import { heartbeatLeaseName, LEASE_FINALIZER } from '../../api/index.js';
 import {
   Informer,
   coordinationLeasePath,
@@ -23,57 +23,8 @@ type DeepPartial<T> = T extends (infer U)[]
     ? { [K in keyof T]?: DeepPartial<T[K]> }
     : T;
 
-/** A healthy iOS simulator host with room: iPhone 16 on iOS 18.4, 2 iOS slots, 4 in all. */
-export function iosStatus(overrides: Partial<WorkerStatus> = {}): WorkerStatus {
-  return {
-    protocol: PROTOCOL.current,
-    agentVersion: '0.1.0-test',
-    health: 'running',
-    capabilities: [],
-    catalog: {
-      platforms: ['ios'],
-      models: [
-        { name: 'iPhone 16', platform: 'ios', class: 'phone' },
-        { name: 'iPad Pro', platform: 'ios', class: 'tablet' },
-      ],
-      runtimes: [{ platform: 'ios', version: '18.4' }],
-    },
-    capacity: {
-      global: { limit: 4, running: 0, evictable: 0 },
-      platforms: { ios: { limit: 2, running: 0, evictable: 0, atRamBudget: false } },
-    },
-    queueDepth: 0,
-    physicalQueueDepth: 0,
-    queue: [],
-    devices: [],
-    ...overrides,
-  };
-}
-
-/** The same host at its iOS running limit. */
-export function iosFullStatus(overrides: Partial<WorkerStatus> = {}): WorkerStatus {
-  return iosStatus({
-    capacity: {
-      global: { limit: 4, running: 2, evictable: 0 },
-      platforms: { ios: { limit: 2, running: 2, evictable: 0, atRamBudget: false } },
-    },
-    ...overrides,
-  });
-}
-
-export function physicalIphone(overrides: Partial<Device> = {}): Device {
-  return {
-    id: '00008110-001A2B3C4D5E',
-    name: "Tester's iPhone",
-    model: 'iPhone 15 Pro',
-    platform: 'ios',
-    os: '18.4',
-    physical: true,
-    class: 'phone',
-    state: 'ready',
-    ...overrides,
-  };
-}
+// The status builders live in test/fixtures/workers.ts (one copy for every kind of test).
+export { iosFullStatus, iosStatus, physicalIphone } from '../fixtures/workers.js';
 
 export interface LeaseAnswer {
   phase: 'Granted' | 'Refused';

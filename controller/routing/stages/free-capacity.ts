@@ -1,6 +1,7 @@
 // Prefer the worker with the most free running slots for the request: free on its platform and
 // globally, whichever is fewer. Evictable slots do not count: using one costs an eviction.
 // Virtual only: a physical device takes no running slot.
+import { freeSlots } from '../../../api/index.js';
 import type { RankStage } from '../types.js';
 
 export const freeCapacity: RankStage = {
@@ -11,10 +12,6 @@ export const freeCapacity: RankStage = {
     const capacity = worker.status?.capacity;
     const platform = capacity?.platforms[request.platform];
     if (capacity === undefined || platform === undefined) return 0;
-    const free = Math.min(
-      platform.limit - platform.running,
-      capacity.global.limit - capacity.global.running,
-    );
-    return Math.max(0, free);
+    return Math.min(freeSlots(platform), freeSlots(capacity.global));
   },
 };

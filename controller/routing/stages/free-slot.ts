@@ -1,12 +1,8 @@
 // A new simulator needs a running slot on the request's platform and one globally; a slot counts
 // as free when running is below the limit, or when an idle warm simulator could be evicted.
 // Virtual only: a physical device takes no running slot.
-import type { Capacity } from '../../../api/index.js';
+import { hasRoom } from '../../../api/index.js';
 import type { FilterStage } from '../types.js';
-
-function hasRoom(slots: Capacity['global'] | undefined): boolean {
-  return slots !== undefined && (slots.limit - slots.running > 0 || slots.evictable > 0);
-}
 
 export const freeSlot: FilterStage = {
   name: 'free-slot',

@@ -1,0 +1,112 @@
+// The event recorder: Kubernetes Events on a request, in order. A dispatch's Event is held for a
+// moment (ADR 0005): a grant within it is recorded as one Event, anything else records the held
+// one first. Events are bookkeeping: one that cannot be written is logged, not retried (as
+// client-go's event broadcaster drops what it cannot send), and never holds a request back.
+import { API_VERSION, RESOURCES } from '../api/index.js';
+import { eventsPath, type Clock, type KubeClient, type Logger } from '../runtime/index.js';
+import { describeGrant } from './status-writer.js';
+import type { RequestTimer, TrackedRequest } from './tracked-request.js';
+import type { WriteQueue } from './write-queue.js';
+
+export interface EventRecorderOptions {
+  /** A client of its own when given a rate limit (kube-scheduler's event client does the same). */
+  client: KubeClient;
+  writes: WriteQueue;
+  clock: Clock;
+  log: Logger;
+  /** Name of this controller in Events. */
+  identity: string;
+  /** How long a dispatch's Event is held; 0 records it at once. */
+  holdMs: number;
+  setTimer: (request: TrackedRequest, which: RequestTimer, at: number) => void;
+  clearTimer: (request: TrackedRequest, which: RequestTimer) => void;
+}
+
+export class EventRecorder {
+  constructor(private readonly options: EventRecorderOptions) {}
+
+  record(request: TrackedRequest, type: 'Normal' | 'Warning', reason: string, message: string) {
+    // History in order: a dispatch still held is recorded before what came of it.
+    if (request.dispatchEvent !== undefined) this.recordHeld(request);
+    const now = new Date(this.options.clock.now()).toISOString();
+    const event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { generateName: `${request.name}.`, namespace: request.namespace },
+      involvedObject: {
+        apiVersion: API_VERSION,
+        kind: RESOURCES.leaseRequest.kind,
+        name: request.name,
+        namespace: request.namespace,
+        uid: request.uid,
+      },
+      reason,
+      message: message.slice(0, 1024),
+      type,
+      source: { component: 'simlock-controller' },
+      reportingComponent: 'simlock.dev/controller',
+      reportingInstance: this.options.identity,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    this.options.writes
+      .run('bookkeeping', () => this.options.client.create(eventsPath(request.namespace), event))
+      .catch((error: unknown) =>
+        this.options.log.warn('could not record an event', {
+          request: request.key,
+          reason,
+          error,
+        }),
+      );
+  }
+
+  /** The Event of a request's outcome; a grant tells the dispatch still held (ADR 0005). */
+  recordOutcome(request: TrackedRequest, outcome: 'granted' | 'failed' | 'released', on: string) {
+    switch (outcome) {
+      case 'granted': {
+        const dispatchedTo = this.takeHeld(request);
+        const dispatch = dispatchedTo ? `; dispatched to ${dispatchedTo}` : '';
+        const what = `${describeGrant(request)} on ${on}`;
+        return this.record(request, 'Normal', 'Granted', `Granted ${what}${dispatch}`);
+      }
+      case 'failed': {
+        const { code = '', message = '' } = request.error ?? {};
+        return this.record(request, 'Warning', 'Failed', `${code}: ${message}`);
+      }
+      case 'released':
+        return this.record(
+          request,
+          'Normal',
+          'Released',
+          `Released: ${request.releasedBecause ?? ''}`,
+        );
+    }
+  }
+
+  /** Holds `Dispatched to <dispatchedTo>` for a moment (or records it now, with no hold). */
+  holdDispatch(request: TrackedRequest, dispatchedTo: string): void {
+    this.recordHeld(request);
+    request.dispatchEvent = dispatchedTo;
+    if (this.options.holdMs <= 0) {
+      this.recordHeld(request);
+      return;
+    }
+    this.options.setTimer(request, 'dispatchEvent', this.options.clock.now() + this.options.holdMs);
+  }
+
+  /** Writes the held dispatch Event, if any (its hold has passed). */
+  recordHeld(request: TrackedRequest): void {
+    const dispatchedTo = this.takeHeld(request);
+    if (dispatchedTo !== undefined)
+      this.record(request, 'Normal', 'Dispatched', `Dispatched to ${dispatchedTo}`);
+  }
+
+  /** The held dispatch, taken out to be told in the Event that follows it (the grant's). */
+  takeHeld(request: TrackedRequest): string | undefined {
+    const dispatchedTo = request.dispatchEvent;
+    request.dispatchEvent = undefined;
+    this.options.clearTimer(request, 'dispatchEvent');
+    return dispatchedTo;
+  }
+}

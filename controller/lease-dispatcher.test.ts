@@ -1,0 +1,94 @@
+// The Lease a dispatch creates, and a Lease as the controller reads it.
+import { describe, expect, it } from 'vitest';
+import { LEASE_FINALIZER, WORKER_LABEL } from '../api/index.js';
+import { leaseFor, parseLease } from './lease-dispatcher.js';
+
+const request = {
+  name: 'r1',
+  namespace: 'ci',
+  uid: 'uid-r1',
+  spec: {
+    platform: 'ios' as const,
+    model: 'iPhone 16',
+    physical: false,
+    noWait: false,
+    waitTimeoutSeconds: 300,
+    durationSeconds: 3600,
+    holder: 'job-7',
+  },
+};
+
+describe('leaseFor', () => {
+  it('names the Lease as its request, holds the agent finalizer, and is owned by the request', () => {
+    const lease = leaseFor(request, 'mac-1', Date.parse('2026-01-01T00:00:00Z'));
+    expect(lease).toEqual({
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'Lease',
+      metadata: {
+        name: 'r1',
+        namespace: 'ci',
+        labels: { [WORKER_LABEL]: 'mac-1' },
+        finalizers: [LEASE_FINALIZER],
+        ownerReferences: [
+          {
+            apiVersion: 'simlock.dev/v1alpha1',
+            kind: 'LeaseRequest',
+            name: 'r1',
+            uid: 'uid-r1',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: {
+        worker: 'mac-1',
+        device: { platform: 'ios', model: 'iPhone 16', physical: false },
+        expiresAt: '2026-01-01T01:00:00.000Z',
+        holder: 'job-7',
+      },
+    });
+  });
+});
+
+describe('parseLease', () => {
+  const lease = leaseFor(request, 'mac-1', Date.parse('2026-01-01T00:00:00Z')) as {
+    metadata: Record<string, unknown>;
+  };
+
+  it('reads what the controller needs of a Lease', () => {
+    const parsed = parseLease({
+      ...lease,
+      metadata: { ...lease.metadata, uid: 'uid-l1', resourceVersion: '7' },
+      status: {
+        phase: 'Granted',
+        device: {
+          id: 'sim-1',
+          name: 'iPhone 16',
+          model: 'iPhone 16',
+          platform: 'ios',
+          os: '18.4',
+          physical: false,
+        },
+      },
+    });
+    expect(parsed).toMatchObject({
+      key: 'ci/r1',
+      uid: 'uid-l1',
+      worker: 'mac-1',
+      finalizers: [LEASE_FINALIZER],
+      deleting: false,
+      resourceVersion: '7',
+      deviceId: 'sim-1',
+      expiresAt: Date.parse('2026-01-01T01:00:00Z'),
+    });
+    expect(parsed?.status?.phase).toBe('Granted');
+  });
+
+  it('reads a status that does not parse as no answer yet', () => {
+    expect(parseLease({ ...lease, status: { phase: 'Exploded' } })?.status).toBeUndefined();
+  });
+
+  it('answers undefined for what is not a Lease (a Status from a delete)', () => {
+    expect(parseLease({ kind: 'Status', metadata: {}, status: 'Success' })).toBeUndefined();
+  });
+});

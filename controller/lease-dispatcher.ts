@@ -1,0 +1,330 @@
+// The lease dispatcher: the Lease a dispatch creates (`leaseFor`, pure), and the writes on Leases:
+// create, withdraw or delete, and letting go of a Lease no agent will ever let go of. Every Lease
+// read off the API is parsed with its schema before use.
+import {
+  API_VERSION,
+  LEASE_FINALIZER,
+  LEASE_WITHDRAWN_ANNOTATION,
+  LeaseObject,
+  LeaseStatus,
+  RESOURCES,
+  WORKER_LABEL,
+  type DeviceSpec,
+  type LeaseRequestSpec,
+} from '../api/index.js';
+import { z } from 'zod';
+import {
+  WorkQueue,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  simlockPath,
+  type Clock,
+  type Informer,
+  type KubeClient,
+  type KubeObject,
+  type Logger,
+  type WorkQueueObserver,
+} from '../runtime/index.js';
+import type { LeaseFacts } from './request-machine.js';
+import type { WriteQueue } from './write-queue.js';
+
+/** A Lease as the controller reads it: the object parsed, its status parsed on its own. */
+export interface ParsedLease extends LeaseFacts {
+  key: string;
+  namespace: string;
+  name: string;
+  finalizers: string[];
+  deleting: boolean;
+  resourceVersion: string | undefined;
+  /** The device its agent granted, if the status says so. */
+  deviceId: string | undefined;
+  physical: boolean;
+}
+
+/**
+ * Parses a Lease; undefined when its spec or metadata do not parse. A status that does not parse
+ * reads as no answer yet (an agent of another version), never as a crash.
+ */
+export function parseLease(object: unknown): ParsedLease | undefined {
+  const parsed = LeaseWithoutStatus.safeParse(object);
+  if (!parsed.success) return undefined;
+  const { metadata, spec, status: rawStatus } = parsed.data;
+  const status = rawStatus === undefined ? undefined : LeaseStatus.safeParse(rawStatus);
+  const expiresAt = Date.parse(spec.expiresAt);
+  const namespace = metadata.namespace ?? '';
+  return {
+    key: `${namespace}/${metadata.name}`,
+    namespace,
+    name: metadata.name,
+    uid: metadata.uid,
+    worker: spec.worker,
+    status: status?.success ? status.data : undefined,
+    expiresAt: Number.isFinite(expiresAt) ? expiresAt : undefined,
+    finalizers: metadata.finalizers ?? [],
+    deleting: metadata.deletionTimestamp !== undefined,
+    resourceVersion: metadata.resourceVersion,
+    deviceId: status?.success ? status.data.device?.id : undefined,
+    physical: status?.success ? status.data.device?.physical === true : false,
+  };
+}
+
+/** The Lease schema with its status left to be parsed apart (one that does not parse is no answer). */
+const LeaseWithoutStatus = LeaseObject.extend({ status: z.unknown().optional() });
+
+export interface DispatchedRequest {
+  name: string;
+  namespace: string;
+  uid: string;
+  spec: LeaseRequestSpec;
+}
+
+/** The Lease that dispatches `request` to `worker`, expiring `durationSeconds` from `now`. */
+export function leaseFor(request: DispatchedRequest, worker: string, now: number): object {
+  const spec = request.spec;
+  const device: DeviceSpec = { platform: spec.platform };
+  if (spec.model !== undefined) device.model = spec.model;
+  if (spec.class !== undefined) device.class = spec.class;
+  if (spec.os !== undefined) device.os = spec.os;
+  if (spec.physical !== undefined) device.physical = spec.physical;
+  if (spec.requires !== undefined) device.requires = spec.requires;
+  return {
+    apiVersion: API_VERSION,
+    kind: RESOURCES.lease.kind,
+    metadata: {
+      name: request.name,
+      namespace: request.namespace,
+      labels: { [WORKER_LABEL]: worker },
+      // The agent's finalizer from the start: its grant is then one status write, and a granted
+      // Lease cannot go before its device is reclaimed.
+      finalizers: [LEASE_FINALIZER],
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: RESOURCES.leaseRequest.kind,
+          name: request.name,
+          uid: request.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      worker,
+      device,
+      expiresAt: new Date(now + spec.durationSeconds * 1000).toISOString(),
+      ...(spec.holder ? { holder: spec.holder } : {}),
+    },
+  };
+}
+
+export type CreateAnswer =
+  | { kind: 'created'; uid: string | undefined }
+  /** AlreadyExists: the Lease there, if it could be read. */
+  | { kind: 'existed'; lease: ParsedLease | undefined }
+  | { kind: 'failed'; error: unknown };
+
+export type WithdrawAnswer =
+  /** The agent granted it first: kept. */
+  { kind: 'grantWon'; lease: ParsedLease } | { kind: 'deleted'; outright: boolean };
+
+export interface LeaseDispatcherOptions {
+  client: KubeClient;
+  writes: WriteQueue;
+  clock: Clock;
+  log: Logger;
+  leases: Informer;
+  /** Whether our Worker informer knows the worker (it sees only the workers we select). */
+  workerKnown: (name: string) => boolean;
+  observer?: WorkQueueObserver | undefined;
+}
+
+export class LeaseDispatcher {
+  /** Leases whose Worker is being looked up (see letGoIfWorkerGone). */
+  private readonly orphanChecks = new Set<string>();
+  /** Leases whose letting go failed, retried with backoff. */
+  private readonly retries: WorkQueue;
+
+  constructor(private readonly options: LeaseDispatcherOptions) {
+    this.retries = new WorkQueue({
+      name: 'leases',
+      clock: options.clock,
+      observer: options.observer,
+      reconcile: (key) => {
+        const current = this.options.leases.get(key);
+        if (current) void this.letGoIfWorkerGone(current);
+      },
+    });
+  }
+
+  /** The Lease of this name, as our watch has it. */
+  watched(key: string): ParsedLease | undefined {
+    const object = this.options.leases.get(key);
+    return object ? parseLease(object) : undefined;
+  }
+
+  async create(request: DispatchedRequest, worker: string): Promise<CreateAnswer> {
+    const lease = leaseFor(request, worker, this.options.clock.now());
+    try {
+      const created = await this.options.writes.run('dispatch', () =>
+        this.options.client.create(simlockPath('lease', { namespace: request.namespace }), lease),
+      );
+      return { kind: 'created', uid: parseLease(created)?.uid };
+    } catch (error) {
+      if (!isAlreadyExists(error)) return { kind: 'failed', error };
+      // The informer may not have it yet; the API server has.
+      const key = `${request.namespace}/${request.name}`;
+      return { kind: 'existed', lease: this.watched(key) ?? (await this.read(request)) };
+    }
+  }
+
+  /**
+   * Deletes the request's Lease; one no agent holds is let go of first (letGoOfUnheldLease).
+   * Answers whether it is gone already (no finalizer held it, or it was not there); throws when
+   * the delete failed.
+   */
+  async delete(request: DispatchedRequest): Promise<{ outright: boolean }> {
+    await this.letGoOfUnheldLease(request);
+    return this.deleteOnly(request);
+  }
+
+  /**
+   * Withdraws the Lease of a dispatch that came to nothing: as `delete`, except that a Lease its
+   * agent granted after all (the grant was written first) is kept, and answered.
+   */
+  async withdraw(request: DispatchedRequest): Promise<WithdrawAnswer> {
+    const granted = await this.letGoOfUnheldLease(request);
+    if (granted) return { kind: 'grantWon', lease: granted };
+    return { kind: 'deleted', ...(await this.deleteOnly(request)) };
+  }
+
+  private async deleteOnly(request: DispatchedRequest): Promise<{ outright: boolean }> {
+    try {
+      const answer = await this.options.writes.run('dispatch', () =>
+        this.options.client.delete(
+          simlockPath('lease', { namespace: request.namespace, name: request.name }),
+        ),
+      );
+      // Deleted outright (no finalizer): dispatch may go on. With a finalizer, wait for the event.
+      return { outright: (parseLease(answer)?.finalizers.length ?? 0) === 0 };
+    } catch (error) {
+      if (isNotFound(error)) return { outright: true };
+      throw error;
+    }
+  }
+
+  /**
+   * A Lease being deleted whose Worker is gone (removed by its operator) has no agent to reclaim
+   * its device and let it go: take the agent's finalizer off, so that the request it belongs to can
+   * be released (as Kubernetes lets go of the pods of a deleted Node). Whether the Worker is gone is
+   * asked of the API server, not of our informer, which sees only the workers we select.
+   */
+  async letGoIfWorkerGone(object: KubeObject): Promise<void> {
+    const lease = parseLease(object);
+    if (!lease?.deleting || !lease.finalizers.includes(LEASE_FINALIZER)) return;
+    if (lease.worker === undefined || this.options.workerKnown(lease.worker)) return;
+    if (this.orphanChecks.has(lease.key)) return;
+    this.orphanChecks.add(lease.key);
+    try {
+      try {
+        await this.options.client.get(simlockPath('worker', { name: lease.worker }));
+        return;
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+      this.options.log.warn('the worker of a Lease being deleted is gone; letting the Lease go', {
+        lease: lease.key,
+        worker: lease.worker,
+      });
+      await this.takeReclaimFinalizerOff(lease);
+      this.retries.forget(lease.key);
+    } catch (error) {
+      // A newer version of the Lease comes as an event and is looked at then; anything else is
+      // tried again after a backoff.
+      if (!isNotFound(error) && !isConflict(error)) {
+        this.options.log.warn('could not let go of the Lease of a gone worker; retrying', {
+          lease: lease.key,
+          error,
+        });
+        this.retries.requeueAfterFailure(lease.key, error);
+      }
+    } finally {
+      this.orphanChecks.delete(lease.key);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.retries.shutDown();
+  }
+
+  private async read(request: DispatchedRequest): Promise<ParsedLease | undefined> {
+    try {
+      return parseLease(
+        await this.options.client.get(
+          simlockPath('lease', { namespace: request.namespace, name: request.name }),
+        ),
+      );
+    } catch (error) {
+      if (!isNotFound(error))
+        this.options.log.warn('could not read the lease', { request: request.name, error });
+      return undefined;
+    }
+  }
+
+  /**
+   * Takes the agent's finalizer off a Lease, only onto the version given (a conflict if it changed
+   * since), with some annotations in the same write.
+   */
+  private async takeReclaimFinalizerOff(
+    lease: ParsedLease,
+    annotations?: Record<string, string>,
+  ): Promise<void> {
+    await this.options.writes.run('dispatch', () =>
+      this.options.client.patch(
+        simlockPath('lease', { namespace: lease.namespace, name: lease.name }),
+        {
+          metadata: {
+            finalizers: lease.finalizers.filter((name) => name !== LEASE_FINALIZER),
+            ...(annotations ? { annotations } : {}),
+            resourceVersion: lease.resourceVersion,
+          },
+        },
+      ),
+    );
+  }
+
+  /**
+   * A Lease no agent holds (refused, lost, or not answered yet) carries the agent's finalizer all
+   * the same (dispatch puts it there): take it off, so that the Lease goes at once also when its
+   * agent is gone, and mark it withdrawn, so that no agent answers it in the moment before it is
+   * deleted. Only onto the Lease as last seen: an agent that grants meanwhile makes this fail
+   * (its grant is made the same way, so one of the two fails). Answers the Lease when its agent
+   * holds it after all (granted, as our watch or the API server says), undefined otherwise.
+   */
+  private async letGoOfUnheldLease(request: DispatchedRequest): Promise<ParsedLease | undefined> {
+    const isGranted = (lease: ParsedLease): boolean =>
+      !lease.deleting && lease.status?.phase === 'Granted';
+    // Our watch may not have delivered a Lease just created (a dispatch timed out before it did).
+    const key = `${request.namespace}/${request.name}`;
+    const lease = this.watched(key) ?? (await this.read(request));
+    if (!lease || !lease.finalizers.includes(LEASE_FINALIZER)) return undefined;
+    if (isGranted(lease)) return lease;
+    if (lease.deleting) return undefined;
+    try {
+      // Between this write and the delete the agent must not answer it again.
+      await this.takeReclaimFinalizerOff(lease, { [LEASE_WITHDRAWN_ANNOTATION]: 'true' });
+    } catch (error) {
+      if (isConflict(error)) {
+        // The Lease changed since we read it: the agent may have granted it meanwhile.
+        const current = await this.read(request);
+        if (current && isGranted(current) && current.uid === lease.uid) return current;
+      } else if (!isNotFound(error)) {
+        this.options.log.warn('could not take the reclaim finalizer off a Lease', {
+          request: key,
+          error,
+        });
+      }
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,78 @@
+// The controller's options and their defaults, in one place: the flags of controller/main.ts and
+// the Reconciler's options (tests and benchmarks build one in-process) read them from here.
+import type { Clock, KubeClient, Logger } from '../runtime/index.js';
+import type { ControllerMetrics } from './metrics.js';
+import type { RoutingPolicy } from './routing/index.js';
+
+export const CONTROLLER_DEFAULTS = {
+  /** Where heartbeats and the leader's Lease live. */
+  namespace: 'simlock-system',
+  /** Address of /healthz, /readyz, /leader and /metrics. */
+  listen: '0.0.0.0:8080',
+  /** How long an agent may take to answer a Lease before that worker counts as disconnected. */
+  dispatchTimeoutMs: 10_000,
+  /** How long an agent that acknowledged a Lease may take to grant it (cold boots). */
+  grantTimeoutMs: 600_000,
+  /** Reason-only status changes are written at most this often per request (ADR 0004). */
+  reasonWriteIntervalMs: 1000,
+  /** A grant within this of its dispatch is one Event (ADR 0005). */
+  dispatchEventHoldMs: 1000,
+  /** The leader election Lease's duration. */
+  leaseDurationSeconds: 15,
+  leaderElection: true,
+  /** Requests per second to the API server (0: unlimited), and the burst above it (0: twice). */
+  kubeApiQps: 0,
+  kubeApiBurst: 0,
+  /** Writes to the API server in flight at once (write-queue.ts). */
+  maxConcurrentWrites: 32,
+  /** Waiting requests' reason and position writes per second, all together (0: no limit). */
+  progressWritesPerSecond: 100,
+  /** How long a grant counts against its worker's view before the view shows it. */
+  assumeGrantsForMs: 3000,
+  /** Name of this controller in Events, when none is given. */
+  identity: 'simlock-controller',
+} as const;
+
+export interface ReconcilerOptions {
+  client: KubeClient;
+  /**
+   * Events go through this client when given: with a rate limit of its own (kube-scheduler's
+   * event client does the same), a burst of Events never holds back a dispatch or a status write.
+   */
+  eventClient?: KubeClient | undefined;
+  clock: Clock;
+  log: Logger;
+  metrics: ControllerMetrics;
+  policy?: RoutingPolicy;
+  /** Where the agents' heartbeat Leases live. */
+  systemNamespace: string;
+  /** Only LeaseRequests and Leases in this namespace; every namespace when absent. */
+  watchNamespace?: string | undefined;
+  /** Only Workers with these labels (a label selector); every Worker when absent. */
+  workerSelector?: string | undefined;
+  /** How long an agent may take to answer a Lease before that worker counts as disconnected. */
+  dispatchTimeoutMs?: number;
+  /** Once the agent has acknowledged a Lease (status Pending: a cold boot), how long it may take. */
+  grantTimeoutMs?: number;
+  /** Reason-only status changes are written at most this often per request. */
+  reasonWriteIntervalMs?: number;
+  /**
+   * A dispatch's Event is held this long, so a grant within it is one Event (ADR 0005); 0 writes
+   * `Dispatched to <worker> (<stage>)` at once for every dispatch.
+   */
+  dispatchEventHoldMs?: number;
+  /** Writes in flight at once (see write-queue.ts). */
+  maxConcurrentWrites?: number;
+  /**
+   * Progress writes (a waiting request's reasons and position) per second, all requests together;
+   * 0: no limit but the concurrency. Dispatches and outcomes are never held by it.
+   */
+  progressWritesPerSecond?: number;
+  /** Name of this controller in Events. */
+  identity?: string;
+  /**
+   * A grant counts against its worker's view until the view shows it, or this long (the agent
+   * reports its view debounced); see assume-cache.ts.
+   */
+  assumeGrantsForMs?: number;
+}

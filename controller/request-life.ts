@@ -1,0 +1,207 @@
+// A request's life: the states, events and effects of the request machine (request-machine.ts),
+// and TRANSITIONS, the table docs/ARCHITECTURE.md draws. Types only, and the table.
+import type { ErrorBody, GrantedDevice, LeaseStatus, RequestPhase } from '../api/index.js';
+
+export type Outcome = 'Failed' | 'Released';
+
+export type RequestLife =
+  /** Seen for the first time: its status says where it was (a restart picks it up there). */
+  | { kind: 'new' }
+  /** Pending: the release finalizer and the first assessment against the fleet. */
+  | { kind: 'admitting' }
+  /** In the queue: each walk may dispatch it. */
+  | { kind: 'waiting' }
+  /** In the queue, but the Lease of its last dispatch is still being deleted: no dispatch yet. */
+  | { kind: 'withdrawing' }
+  /** Dispatched: the Lease's create is in flight (the agent may answer before it returns). */
+  | { kind: 'creatingLease'; worker: string; acknowledged: boolean }
+  /**
+   * Dispatched: the Lease exists. `seen`: our watch has delivered it (its answer timer runs from
+   * then); `acknowledged`: the agent said it is preparing a device (a longer timer).
+   */
+  | {
+      kind: 'dispatched';
+      worker: string;
+      leaseUid: string | undefined;
+      seen: boolean;
+      acknowledged: boolean;
+    }
+  | { kind: 'granted'; worker: string; leaseUid: string | undefined; expiresAt?: number }
+  | { kind: 'ended'; outcome: Outcome }
+  /** The request is being deleted: its Lease goes, then its finalizer. */
+  | { kind: 'releasing' };
+
+export type LifeKind = RequestLife['kind'];
+
+/** What the shell knows of a Lease of this request's name. */
+export interface LeaseFacts {
+  uid: string | undefined;
+  worker: string | undefined;
+  /** Its status, parsed; undefined when absent or unreadable. */
+  status: LeaseStatus | undefined;
+  /** spec.expiresAt, in milliseconds since the epoch, when readable. */
+  expiresAt: number | undefined;
+}
+
+export type RequestEvent =
+  /** First sight: the phase its status holds, and its Lease if one exists. */
+  | { type: 'requestSeen'; phase: RequestPhase; worker: string | undefined; lease?: LeaseFacts }
+  /** Its deletionTimestamp is set. */
+  | { type: 'requestDeleting'; leaseExists: boolean }
+  /** The finalizer is on and the fleet was asked: it may wait, or it fails now. */
+  | { type: 'assessed'; failure?: ErrorBody | undefined }
+  | { type: 'walkDispatched'; worker: string; stage: string }
+  | { type: 'walkFailed'; error: ErrorBody }
+  /** The create answered; `watched`: our watch already holds that very Lease. */
+  | { type: 'leaseCreated'; worker: string; uid: string | undefined; watched: boolean }
+  /** The create answered AlreadyExists; the Lease, if it could be read. */
+  | { type: 'leaseExisted'; worker: string; lease: LeaseFacts | undefined }
+  | { type: 'leaseCreateFailed'; worker: string }
+  /** Our watch delivered the Lease (added or updated). */
+  | { type: 'leaseSeen'; lease: LeaseFacts }
+  /** Our watch delivered the Lease's deletion. */
+  | { type: 'leaseGone'; uid: string | undefined }
+  /** Our delete answered: `outright`, gone already (no finalizer held it, or not found). */
+  | { type: 'leaseDeleteAnswered'; outright: boolean }
+  /**
+   * Our withdrawal lost to the agent's grant: both are written onto the Lease's resourceVersion,
+   * the grant got there first, and the agent holds a device for the request. The Lease, granted.
+   */
+  | { type: 'withdrawalLostToGrant'; lease: LeaseFacts }
+  /** The worker of the current dispatch disconnected (its heartbeat lapsed). */
+  | { type: 'workerGone'; worker: string }
+  | { type: 'timerDue'; timer: MachineTimer };
+
+export type MachineTimer = 'wait' | 'dispatch' | 'expiry';
+
+export type StatusChange =
+  | { kind: 'queued' }
+  | { kind: 'dispatched'; worker: string; stage: string }
+  | { kind: 'adopted'; worker: string | undefined }
+  | { kind: 'granted'; device: GrantedDevice | undefined }
+  | { kind: 'failed'; error: ErrorBody }
+  /** Failed TIMEOUT: the shell words it (it knows the last reasons). */
+  | { kind: 'timedOut' }
+  | { kind: 'released'; reason: string; message: string };
+
+export type Effect =
+  /** Add the release finalizer, then assess against the fleet (answered by `assessed`). */
+  | { type: 'admit' }
+  | { type: 'createLease'; worker: string; stage: string }
+  /**
+   * Take the agent's finalizer off the unheld Lease (withdrawn mark), then delete it; answered by
+   * `leaseDeleteAnswered`, or by `withdrawalLostToGrant` when the agent granted it first.
+   */
+  | { type: 'withdrawLease' }
+  | { type: 'deleteLease' }
+  | { type: 'removeFinalizer' }
+  | { type: 'writeStatus'; change: StatusChange }
+  /** Held a moment for the dispatch (ADR 0005); the other Events at once. */
+  | { type: 'recordEvent'; event: 'dispatched' | 'granted' | 'failed' | 'released' }
+  /** Remember the worker for this request (memos.ts): a refusal, or a silence. */
+  | { type: 'remember'; memo: { kind: 'refusal'; refusal: unknown } | { kind: 'unanswered' } }
+  | { type: 'wakeAt'; timer: MachineTimer; at: number }
+  /** Cancel timers: the ones named, or all of them (the request ended). */
+  | { type: 'cancel'; timers: readonly MachineTimer[] | 'all' }
+  | { type: 'walk' }
+  /** A create failed: walk again after the request's backoff. */
+  | { type: 'retryDispatch' };
+
+export interface MachineContext {
+  now: number;
+  /** When a request that may wait times out; undefined for a request that may not. */
+  waitDeadline: number | undefined;
+  dispatchTimeoutMs: number;
+  grantTimeoutMs: number;
+}
+
+export interface Step {
+  life: RequestLife;
+  effects: Effect[];
+}
+
+/**
+ * Every transition `next` makes between kinds of life, by event: the table the diagram in
+ * docs/ARCHITECTURE.md draws. An event that leaves the kind as it is (and may still have effects)
+ * is not listed.
+ */
+export const TRANSITIONS: readonly (readonly [LifeKind, RequestEvent['type'], LifeKind])[] = [
+  ['new', 'requestSeen', 'admitting'],
+  ['new', 'requestSeen', 'waiting'],
+  ['new', 'requestSeen', 'dispatched'],
+  ['new', 'requestSeen', 'withdrawing'],
+  ['new', 'requestSeen', 'granted'],
+  ['new', 'requestSeen', 'ended'],
+  ['admitting', 'assessed', 'waiting'],
+  ['admitting', 'assessed', 'ended'],
+  ['waiting', 'walkDispatched', 'creatingLease'],
+  ['waiting', 'walkFailed', 'ended'],
+  ['waiting', 'timerDue', 'ended'],
+  ['withdrawing', 'leaseGone', 'waiting'],
+  ['withdrawing', 'leaseDeleteAnswered', 'waiting'],
+  ['withdrawing', 'walkFailed', 'ended'],
+  ['withdrawing', 'timerDue', 'ended'],
+  ['withdrawing', 'withdrawalLostToGrant', 'granted'],
+  ['creatingLease', 'leaseCreated', 'dispatched'],
+  ['creatingLease', 'leaseExisted', 'dispatched'],
+  ['creatingLease', 'leaseExisted', 'granted'],
+  ['creatingLease', 'leaseExisted', 'withdrawing'],
+  ['creatingLease', 'leaseExisted', 'waiting'],
+  ['creatingLease', 'leaseExisted', 'ended'],
+  ['creatingLease', 'leaseCreateFailed', 'waiting'],
+  ['creatingLease', 'leaseSeen', 'granted'],
+  ['creatingLease', 'leaseSeen', 'withdrawing'],
+  ['creatingLease', 'leaseSeen', 'ended'],
+  ['creatingLease', 'workerGone', 'withdrawing'],
+  ['creatingLease', 'workerGone', 'ended'],
+  ['creatingLease', 'timerDue', 'withdrawing'],
+  ['creatingLease', 'timerDue', 'ended'],
+  ['dispatched', 'leaseSeen', 'granted'],
+  ['dispatched', 'leaseSeen', 'withdrawing'],
+  ['dispatched', 'leaseSeen', 'ended'],
+  ['dispatched', 'leaseGone', 'waiting'],
+  ['dispatched', 'leaseGone', 'ended'],
+  ['dispatched', 'workerGone', 'withdrawing'],
+  ['dispatched', 'workerGone', 'ended'],
+  ['dispatched', 'timerDue', 'withdrawing'],
+  ['dispatched', 'timerDue', 'ended'],
+  ['granted', 'leaseSeen', 'ended'],
+  ['granted', 'leaseGone', 'ended'],
+  ['granted', 'timerDue', 'ended'],
+  ['new', 'requestDeleting', 'releasing'],
+  ['admitting', 'requestDeleting', 'releasing'],
+  ['waiting', 'requestDeleting', 'releasing'],
+  ['withdrawing', 'requestDeleting', 'releasing'],
+  ['creatingLease', 'requestDeleting', 'releasing'],
+  ['dispatched', 'requestDeleting', 'releasing'],
+  ['granted', 'requestDeleting', 'releasing'],
+  ['ended', 'requestDeleting', 'releasing'],
+];
+
+/** The phase a request's status shows in each kind of life (undefined: as it last was). */
+export function phaseOf(life: RequestLife): RequestPhase | undefined {
+  switch (life.kind) {
+    case 'admitting':
+      return 'Pending';
+    case 'waiting':
+    case 'withdrawing':
+      return 'Waiting';
+    case 'creatingLease':
+    case 'dispatched':
+      return 'Dispatched';
+    case 'granted':
+      return 'Granted';
+    case 'ended':
+      return life.outcome;
+    case 'new':
+    case 'releasing':
+      return undefined;
+  }
+}
+
+/** The worker a request is dispatched to or granted on, if any. */
+export function workerOf(life: RequestLife): string | undefined {
+  return life.kind === 'creatingLease' || life.kind === 'dispatched' || life.kind === 'granted'
+    ? life.worker
+    : undefined;
+}

@@ -1,0 +1,551 @@
+// The request machine, transition by transition, without an API server. Each test tells one
+// story; every change of kind a story makes is recorded, and the last tests check that the stories
+// walk every row of TRANSITIONS and that docs/ARCHITECTURE.md draws exactly that table.
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { LeaseStatus, RequestPhase } from '../api/index.js';
+import {
+  TRANSITIONS,
+  next,
+  phaseOf,
+  type Effect,
+  type LeaseFacts,
+  type MachineContext,
+  type RequestEvent,
+  type RequestLife,
+} from './request-machine.js';
+
+const NOW = 1_000_000;
+const context: MachineContext = {
+  now: NOW,
+  waitDeadline: NOW + 300_000,
+  dispatchTimeoutMs: 10_000,
+  grantTimeoutMs: 600_000,
+};
+const pastDeadline: MachineContext = { ...context, waitDeadline: NOW - 1 };
+
+const walked = new Set<string>();
+const edge = (from: string, event: string, to: string) => `${from} --${event}--> ${to}`;
+
+/** Runs the events in order from `life`; answers the last life and every effect, in order. */
+function run(
+  life: RequestLife,
+  events: readonly RequestEvent[],
+  at: MachineContext = context,
+): { life: RequestLife; effects: Effect[] } {
+  const effects: Effect[] = [];
+  for (const event of events) {
+    const step = next(life, event, at);
+    if (step.life.kind !== life.kind) walked.add(edge(life.kind, event.type, step.life.kind));
+    effects.push(...step.effects);
+    life = step.life;
+  }
+  return { life, effects };
+}
+
+const types = (effects: readonly Effect[]) => effects.map((effect) => effect.type);
+
+function lease(overrides: Partial<LeaseFacts> & { phase?: LeaseStatus['phase'] } = {}): LeaseFacts {
+  const { phase, ...rest } = overrides;
+  return {
+    uid: 'uid-1',
+    worker: 'mac-1',
+    status: phase ? statusOf(phase) : undefined,
+    expiresAt: NOW + 3_600_000,
+    ...rest,
+  };
+}
+
+function statusOf(phase: LeaseStatus['phase']): LeaseStatus {
+  if (phase === 'Granted')
+    return {
+      phase,
+      device: {
+        id: 'sim-1',
+        name: 'iPhone 16',
+        model: 'iPhone 16',
+        platform: 'ios',
+        os: '18.4',
+        physical: false,
+      },
+    };
+  if (phase === 'Refused')
+    return { phase, refusal: { code: 'NO_CAPACITY', message: 'full', capacityReason: 'full' } };
+  return { phase };
+}
+
+const waiting: RequestLife = { kind: 'waiting' };
+const creating: RequestLife = { kind: 'creatingLease', worker: 'mac-1', acknowledged: false };
+const dispatched: RequestLife = {
+  kind: 'dispatched',
+  worker: 'mac-1',
+  leaseUid: 'uid-1',
+  seen: true,
+  acknowledged: false,
+};
+const granted: RequestLife = {
+  kind: 'granted',
+  worker: 'mac-1',
+  leaseUid: 'uid-1',
+  expiresAt: NOW + 3_600_000,
+};
+const dispatch: RequestEvent = { type: 'walkDispatched', worker: 'mac-1', stage: 'warm' };
+const created = (uid = 'uid-1', watched = false): RequestEvent => ({
+  type: 'leaseCreated',
+  worker: 'mac-1',
+  uid,
+  watched,
+});
+
+describe('a new request', () => {
+  it('is admitted first: the finalizer, then the fleet is asked', () => {
+    const { life, effects } = run({ kind: 'new' }, [
+      { type: 'requestSeen', phase: 'Pending', worker: undefined },
+    ]);
+    expect(life.kind).toBe('admitting');
+    expect(types(effects)).toEqual(['admit']);
+  });
+
+  it('that some worker could serve waits in the queue, with its wait timer set', () => {
+    const { life, effects } = run({ kind: 'admitting' }, [{ type: 'assessed' }]);
+    expect(life.kind).toBe('waiting');
+    expect(effects).toContainEqual({ type: 'wakeAt', timer: 'wait', at: NOW + 300_000 });
+    expect(types(effects)).toContain('walk');
+  });
+
+  it('that no worker could ever serve fails at once with the code', () => {
+    const error = { code: 'NO_DRIVER' as const, message: 'no worker has an Android driver' };
+    const { life, effects } = run({ kind: 'admitting' }, [{ type: 'assessed', failure: error }]);
+    expect(life).toEqual({ kind: 'ended', outcome: 'Failed' });
+    expect(effects).toContainEqual({ type: 'writeStatus', change: { kind: 'failed', error } });
+    expect(effects).toContainEqual({ type: 'recordEvent', event: 'failed' });
+  });
+
+  it('that may not wait sets no wait timer', () => {
+    const { effects } = run({ kind: 'admitting' }, [{ type: 'assessed' }], {
+      ...context,
+      waitDeadline: undefined,
+    });
+    expect(types(effects)).not.toContain('wakeAt');
+  });
+});
+
+describe('a dispatch', () => {
+  it('creates the Lease; the answer timer starts only when our watch delivers it', () => {
+    let step = run(waiting, [dispatch]);
+    expect(step.life).toEqual(creating);
+    expect(step.effects).toContainEqual({ type: 'createLease', worker: 'mac-1', stage: 'warm' });
+    step = run(step.life, [created()]);
+    expect(step.life).toMatchObject({ kind: 'dispatched', leaseUid: 'uid-1', seen: false });
+    // Not delivered yet: a longer timer, should the watch never deliver it.
+    expect(step.effects).toContainEqual({ type: 'wakeAt', timer: 'dispatch', at: NOW + 30_000 });
+    const later = { ...context, now: NOW + 4000 };
+    step = run(step.life, [{ type: 'leaseSeen', lease: lease() }], later);
+    expect(step.life).toMatchObject({ seen: true });
+    expect(step.effects).toEqual([{ type: 'wakeAt', timer: 'dispatch', at: NOW + 14_000 }]);
+  });
+
+  it('whose Lease our watch delivered before the create answered runs the timer from now', () => {
+    const { effects } = run(creating, [created('uid-1', true)]);
+    expect(effects).toContainEqual({ type: 'wakeAt', timer: 'dispatch', at: NOW + 10_000 });
+  });
+
+  it('is granted: timers off, the device in the status, the expiry set, one Event', () => {
+    const { life, effects } = run(dispatched, [
+      { type: 'leaseSeen', lease: lease({ phase: 'Granted' }) },
+    ]);
+    expect(life).toEqual(granted);
+    expect(types(effects)).toEqual(['cancel', 'writeStatus', 'wakeAt', 'recordEvent', 'walk']);
+    expect(effects).toContainEqual({ type: 'wakeAt', timer: 'expiry', at: NOW + 3_600_000 });
+  });
+
+  it('granted before its create answered is granted (the agent was quicker than the answer)', () => {
+    const step = run(creating, [{ type: 'leaseSeen', lease: lease({ phase: 'Granted' }) }]);
+    expect(step.life).toMatchObject({ kind: 'granted', leaseUid: 'uid-1' });
+    // The create's answer, coming after, changes nothing.
+    expect(run(step.life, [created()]).effects).toEqual([]);
+  });
+
+  it('refused is remembered and withdrawn; the request waits, undispatched, until it is gone', () => {
+    const refusal = statusOf('Refused').refusal;
+    const step = run(dispatched, [{ type: 'leaseSeen', lease: lease({ phase: 'Refused' }) }]);
+    expect(step.life.kind).toBe('withdrawing');
+    expect(phaseOf(step.life)).toBe('Waiting');
+    expect(step.effects).toContainEqual({
+      type: 'remember',
+      memo: { kind: 'refusal', refusal },
+    });
+    expect(types(step.effects)).toContain('withdrawLease');
+    expect(run(step.life, [dispatch]).life.kind).toBe('withdrawing');
+    expect(run(step.life, [{ type: 'leaseGone', uid: 'uid-1' }]).life.kind).toBe('waiting');
+  });
+
+  it('refused after the wait deadline fails TIMEOUT and still withdraws its Lease', () => {
+    const { life, effects } = run(
+      dispatched,
+      [{ type: 'leaseSeen', lease: lease({ phase: 'Refused' }) }],
+      pastDeadline,
+    );
+    expect(life).toEqual({ kind: 'ended', outcome: 'Failed' });
+    expect(effects).toContainEqual({ type: 'writeStatus', change: { kind: 'timedOut' } });
+    expect(types(effects)).toContain('withdrawLease');
+  });
+
+  it('deleted outright is waited on no longer once the delete answers', () => {
+    const withdrawing = run(dispatched, [{ type: 'timerDue', timer: 'dispatch' }]).life;
+    expect(run(withdrawing, [{ type: 'leaseDeleteAnswered', outright: false }]).life.kind).toBe(
+      'withdrawing',
+    );
+    expect(run(withdrawing, [{ type: 'leaseDeleteAnswered', outright: true }]).life.kind).toBe(
+      'waiting',
+    );
+  });
+
+  it('a worker marks Lost is refused LOST', () => {
+    const { effects } = run(dispatched, [{ type: 'leaseSeen', lease: lease({ phase: 'Lost' }) }]);
+    expect(effects).toContainEqual({
+      type: 'remember',
+      memo: { kind: 'refusal', refusal: { code: 'LOST', message: 'the worker marked it Lost' } },
+    });
+  });
+
+  it('acknowledged by the agent (a cold boot) gets the longer grant timeout, once', () => {
+    const step = run(dispatched, [{ type: 'leaseSeen', lease: lease({ phase: 'Pending' }) }]);
+    expect(step.life).toMatchObject({ acknowledged: true });
+    expect(step.effects).toEqual([{ type: 'wakeAt', timer: 'dispatch', at: NOW + 600_000 }]);
+    expect(
+      run(step.life, [{ type: 'leaseSeen', lease: lease({ phase: 'Pending' }) }]).effects,
+    ).toEqual([]);
+  });
+
+  it('acknowledged before its create answered keeps the grant timeout', () => {
+    const step = run(creating, [
+      { type: 'leaseSeen', lease: lease({ phase: 'Pending' }) },
+      created(),
+    ]);
+    expect(step.life).toMatchObject({ kind: 'dispatched', acknowledged: true });
+    expect(step.effects.filter((effect) => effect.type === 'wakeAt')).toEqual([
+      { type: 'wakeAt', timer: 'dispatch', at: NOW + 600_000 },
+    ]);
+  });
+
+  it('unanswered within the timeout is remembered as a silence and withdrawn', () => {
+    const { life, effects } = run(dispatched, [{ type: 'timerDue', timer: 'dispatch' }]);
+    expect(life.kind).toBe('withdrawing');
+    expect(effects[0]).toEqual({ type: 'remember', memo: { kind: 'unanswered' } });
+  });
+
+  it('unanswered past the wait deadline fails TIMEOUT', () => {
+    const { life } = run(dispatched, [{ type: 'timerDue', timer: 'dispatch' }], pastDeadline);
+    expect(life).toEqual({ kind: 'ended', outcome: 'Failed' });
+  });
+
+  it('to a worker that disconnects is given up at once', () => {
+    expect(run(dispatched, [{ type: 'workerGone', worker: 'mac-1' }]).life.kind).toBe(
+      'withdrawing',
+    );
+    expect(run(creating, [{ type: 'workerGone', worker: 'mac-1' }]).life.kind).toBe('withdrawing');
+    expect(run(dispatched, [{ type: 'workerGone', worker: 'mac-2' }]).life).toEqual(dispatched);
+  });
+
+  it('to a worker that disconnects after the deadline fails TIMEOUT', () => {
+    expect(run(dispatched, [{ type: 'workerGone', worker: 'mac-1' }], pastDeadline).life.kind).toBe(
+      'ended',
+    );
+    expect(run(creating, [{ type: 'workerGone', worker: 'mac-1' }], pastDeadline).life.kind).toBe(
+      'ended',
+    );
+  });
+
+  it('acknowledged during its create and silent past the grant timeout is given up', () => {
+    const acknowledged: RequestLife = { ...creating, acknowledged: true };
+    expect(run(acknowledged, [{ type: 'timerDue', timer: 'dispatch' }]).life.kind).toBe(
+      'withdrawing',
+    );
+    expect(
+      run(acknowledged, [{ type: 'timerDue', timer: 'dispatch' }], pastDeadline).life.kind,
+    ).toBe('ended');
+  });
+
+  it('refused before its create answered is withdrawn (or times out past the deadline)', () => {
+    const refusedLease = { type: 'leaseSeen', lease: lease({ phase: 'Refused' }) } as const;
+    expect(run(creating, [refusedLease]).life.kind).toBe('withdrawing');
+    expect(run(creating, [refusedLease], pastDeadline).life.kind).toBe('ended');
+  });
+
+  it('whose Lease vanished goes back to the queue, unremembered', () => {
+    const { life, effects } = run(dispatched, [{ type: 'leaseGone', uid: 'uid-1' }]);
+    expect(life.kind).toBe('waiting');
+    expect(types(effects)).not.toContain('remember');
+    expect(run(dispatched, [{ type: 'leaseGone', uid: 'uid-1' }], pastDeadline).life.kind).toBe(
+      'ended',
+    );
+  });
+
+  it('whose create failed goes back to the queue and is dispatched again after a backoff', () => {
+    const { life, effects } = run(creating, [{ type: 'leaseCreateFailed', worker: 'mac-1' }]);
+    expect(life.kind).toBe('waiting');
+    expect(types(effects)).toEqual(['writeStatus', 'retryDispatch']);
+  });
+});
+
+describe('races found so far', () => {
+  it('a late DELETED of an earlier Lease of the same name touches nothing of the new dispatch', () => {
+    // Refused, withdrawn; the Lease was deleted outright, so the delete's answer let the request
+    // be dispatched again before the DELETED event of the first Lease came.
+    let step = run(dispatched, [
+      { type: 'leaseSeen', lease: lease({ phase: 'Refused' }) },
+      { type: 'leaseDeleteAnswered', outright: true },
+      dispatch,
+    ]);
+    expect(step.life.kind).toBe('creatingLease');
+    // While the second create is in flight: the DELETED is the first Lease's.
+    step = run(step.life, [{ type: 'leaseGone', uid: 'uid-1' }]);
+    expect(step.life.kind).toBe('creatingLease');
+    // And once the second Lease is known, by its uid.
+    step = run(step.life, [created('uid-2'), { type: 'leaseGone', uid: 'uid-1' }]);
+    expect(step.life).toMatchObject({ kind: 'dispatched', leaseUid: 'uid-2' });
+    const { life } = run(step.life, [
+      { type: 'leaseSeen', lease: lease({ uid: 'uid-1', phase: 'Refused' }) },
+    ]);
+    expect(life).toMatchObject({ kind: 'dispatched', leaseUid: 'uid-2' });
+  });
+
+  it('a late DELETED of an earlier Lease does not release a request granted under a new one', () => {
+    const onNewLease: RequestLife = { ...granted, leaseUid: 'uid-2' };
+    expect(run(onNewLease, [{ type: 'leaseGone', uid: 'uid-1' }]).life).toEqual(onNewLease);
+  });
+
+  it('withdrawal racing a grant: a grant seen while withdrawing waits for the withdrawal to answer', () => {
+    // The refusal withdrew the Lease (finalizer off, `simlock.dev/withdrawn` on, both onto the
+    // version read). Which of the two writes won is told by the withdrawal's answer, not by this.
+    const step = run(dispatched, [
+      { type: 'leaseSeen', lease: lease({ phase: 'Refused' }) },
+      { type: 'leaseSeen', lease: lease({ phase: 'Granted' }) },
+    ]);
+    expect(step.life.kind).toBe('withdrawing');
+    expect(types(step.effects)).not.toContain('recordEvent');
+  });
+
+  it('withdrawal that lost to the grant keeps it: the request is granted on that Lease', () => {
+    const withdrawing = run(dispatched, [{ type: 'timerDue', timer: 'dispatch' }]).life;
+    const { life, effects } = run(withdrawing, [
+      { type: 'withdrawalLostToGrant', lease: lease({ phase: 'Granted' }) },
+    ]);
+    expect(life).toMatchObject({ kind: 'granted', worker: 'mac-1', leaseUid: 'uid-1' });
+    expect(types(effects)).not.toContain('deleteLease');
+    expect(types(effects)).not.toContain('createLease');
+    expect(effects).toContainEqual({ type: 'recordEvent', event: 'granted' });
+    expect(effects).toContainEqual({ type: 'cancel', timers: ['dispatch', 'wait'] });
+  });
+
+  it('withdrawal that lost to the grant of a request already timed out deletes the Lease', () => {
+    const ended = run(dispatched, [{ type: 'timerDue', timer: 'dispatch' }], pastDeadline).life;
+    expect(ended.kind).toBe('ended');
+    const { life, effects } = run(ended, [
+      { type: 'withdrawalLostToGrant', lease: lease({ phase: 'Granted' }) },
+    ]);
+    expect(life.kind).toBe('ended');
+    expect(types(effects)).toEqual(['deleteLease']);
+  });
+
+  it('AlreadyExists on the create means an earlier process dispatched it: adopt that Lease', () => {
+    const { life, effects } = run(creating, [
+      { type: 'leaseExisted', worker: 'mac-1', lease: lease() },
+    ]);
+    expect(life).toMatchObject({ kind: 'dispatched', leaseUid: 'uid-1', seen: true });
+    expect(types(effects)).not.toContain('createLease');
+    expect(effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'adopted', worker: 'mac-1' },
+    });
+  });
+
+  it('AlreadyExists with a Lease already answered adopts its answer', () => {
+    const existed = (phase: LeaseStatus['phase']): RequestEvent => ({
+      type: 'leaseExisted',
+      worker: 'mac-1',
+      lease: lease({ phase }),
+    });
+    expect(run(creating, [existed('Granted')]).life.kind).toBe('granted');
+    expect(run(creating, [existed('Refused')]).life.kind).toBe('withdrawing');
+    expect(run(creating, [existed('Refused')], pastDeadline).life.kind).toBe('ended');
+  });
+
+  it('AlreadyExists with a Lease that could not be read: back to the queue, tried again later', () => {
+    const { life, effects } = run(creating, [
+      { type: 'leaseExisted', worker: 'mac-1', lease: undefined },
+    ]);
+    expect(life.kind).toBe('waiting');
+    expect(types(effects)).toContain('retryDispatch');
+  });
+
+  it('adoption after a restart picks each request up where its status and Lease say', () => {
+    const seen = (phase: RequestPhase, withLease?: LeaseFacts) =>
+      run({ kind: 'new' }, [{ type: 'requestSeen', phase, worker: 'mac-1', lease: withLease }]);
+    // Dispatched by a process that died before it wrote Dispatched: adopted, not created again.
+    expect(seen('Pending', lease()).life).toMatchObject({ kind: 'dispatched', seen: true });
+    expect(seen('Waiting', lease()).life.kind).toBe('dispatched');
+    expect(seen('Waiting').life.kind).toBe('waiting');
+    expect(seen('Dispatched', lease()).life.kind).toBe('dispatched');
+    expect(seen('Dispatched', lease({ phase: 'Refused' })).life.kind).toBe('withdrawing');
+    expect(seen('Dispatched').life.kind).toBe('waiting');
+    expect(seen('Granted', lease({ phase: 'Granted' })).life).toMatchObject({
+      kind: 'granted',
+      expiresAt: NOW + 3_600_000,
+    });
+    expect(seen('Granted', lease({ phase: 'Expired' })).life.kind).toBe('ended');
+    expect(seen('Granted').effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'released', reason: 'LeaseGone', message: 'its Lease no longer exists' },
+    });
+    expect(types(seen('Failed', lease()).effects)).toEqual(['deleteLease']);
+    expect(seen('Released').life).toEqual({ kind: 'ended', outcome: 'Released' });
+  });
+
+  it('adoption after a restart of a request refused past its deadline fails it', () => {
+    const { life } = run(
+      { kind: 'new' },
+      [
+        {
+          type: 'requestSeen',
+          phase: 'Pending',
+          worker: undefined,
+          lease: lease({ phase: 'Refused' }),
+        },
+      ],
+      pastDeadline,
+    );
+    expect(life.kind).toBe('ended');
+  });
+
+  it('a dispatch timeout counts from the watch, not the create, and late news of it does nothing', () => {
+    // Created at NOW, delivered by our watch 25 s later on a busy API server: the agent gets its
+    // 10 s from then, not from the create.
+    let step = run(creating, [created()]);
+    const delivered = { ...context, now: NOW + 25_000 };
+    step = run(step.life, [{ type: 'leaseSeen', lease: lease() }], delivered);
+    expect(step.effects).toEqual([{ type: 'wakeAt', timer: 'dispatch', at: NOW + 35_000 }]);
+    // Seen again (an update without an answer): the timer is not started over.
+    expect(run(step.life, [{ type: 'leaseSeen', lease: lease() }], delivered).effects).toEqual([]);
+  });
+
+  it('a worker deleted while its Lease is being deleted: the request goes once the Lease does', () => {
+    // The request is deleted while granted; its Lease is deleted and waits for the agent's
+    // finalizer. The Worker is removed: the shell takes the finalizer off (letGoIfWorkerGone),
+    // and the Lease's DELETED lets the request go.
+    let step = run(granted, [{ type: 'requestDeleting', leaseExists: true }]);
+    expect(step.life.kind).toBe('releasing');
+    expect(step.effects).toContainEqual({ type: 'deleteLease' });
+    step = run(step.life, [
+      { type: 'leaseDeleteAnswered', outright: false },
+      { type: 'workerGone', worker: 'mac-1' },
+      { type: 'leaseSeen', lease: lease({ phase: 'Granted' }) },
+    ]);
+    expect(step.effects).toEqual([]);
+    expect(run(step.life, [{ type: 'leaseGone', uid: 'uid-1' }]).effects).toEqual([
+      { type: 'removeFinalizer' },
+    ]);
+  });
+});
+
+describe('endings', () => {
+  it('a waiting request past its wait deadline fails TIMEOUT', () => {
+    expect(run(waiting, [{ type: 'timerDue', timer: 'wait' }]).life.kind).toBe('ended');
+    expect(run({ kind: 'withdrawing' }, [{ type: 'timerDue', timer: 'wait' }]).life.kind).toBe(
+      'ended',
+    );
+  });
+
+  it('the walk fails a request no worker left could ever serve, withdrawing or not', () => {
+    const walkFailed: RequestEvent = {
+      type: 'walkFailed',
+      error: { code: 'UNKNOWN_MODEL', message: 'gone' },
+    };
+    expect(run(waiting, [walkFailed]).life.kind).toBe('ended');
+    expect(run({ kind: 'withdrawing' }, [walkFailed]).life.kind).toBe('ended');
+  });
+
+  it('a granted lease is released at its expiry, and its Lease deleted', () => {
+    const { life, effects } = run(granted, [{ type: 'timerDue', timer: 'expiry' }]);
+    expect(life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(types(effects)).toContain('deleteLease');
+  });
+
+  it('a granted lease the worker marks Expired is released with that reason', () => {
+    const { effects } = run(granted, [{ type: 'leaseSeen', lease: lease({ phase: 'Expired' }) }]);
+    expect(effects).toContainEqual({
+      type: 'writeStatus',
+      change: {
+        kind: 'released',
+        reason: 'Expired',
+        message: 'the worker marked the lease Expired',
+      },
+    });
+  });
+
+  it('a granted lease whose Lease was deleted is released', () => {
+    expect(run(granted, [{ type: 'leaseGone', uid: 'uid-1' }]).life).toEqual({
+      kind: 'ended',
+      outcome: 'Released',
+    });
+  });
+
+  it('a request deleted in any life lets its Lease go first, then its finalizer', () => {
+    const lives: RequestLife[] = [
+      { kind: 'new' },
+      { kind: 'admitting' },
+      waiting,
+      { kind: 'withdrawing' },
+      creating,
+      dispatched,
+      granted,
+      { kind: 'ended', outcome: 'Failed' },
+    ];
+    for (const life of lives) {
+      const withLease = run(life, [{ type: 'requestDeleting', leaseExists: true }]);
+      expect(withLease.life.kind).toBe('releasing');
+      expect(withLease.effects).toContainEqual({ type: 'cancel', timers: 'all' });
+      expect(withLease.effects).toContainEqual({ type: 'deleteLease' });
+    }
+    const { effects } = run(waiting, [{ type: 'requestDeleting', leaseExists: false }]);
+    expect(effects).toContainEqual({ type: 'removeFinalizer' });
+    const releasing = run(granted, [{ type: 'requestDeleting', leaseExists: true }]).life;
+    expect(run(releasing, [{ type: 'leaseDeleteAnswered', outright: true }]).effects).toEqual([
+      { type: 'removeFinalizer' },
+    ]);
+  });
+
+  it('an ended request stays ended, whatever comes late', () => {
+    const ended: RequestLife = { kind: 'ended', outcome: 'Released' };
+    for (const event of [
+      dispatch,
+      { type: 'leaseSeen', lease: lease({ phase: 'Granted' }) },
+      { type: 'timerDue', timer: 'wait' },
+      { type: 'timerDue', timer: 'expiry' },
+    ] as RequestEvent[])
+      expect(run(ended, [event]).life).toEqual(ended);
+  });
+});
+
+describe('the table and its drawing', () => {
+  const table = new Set(TRANSITIONS.map(([from, event, to]) => edge(from, event, to)));
+
+  afterAll(() => {
+    // Every row of the table is walked by some story above, and no story leaves it.
+    const unwalked = [...table].filter((row) => !walked.has(row));
+    const untabled = [...walked].filter((row) => !table.has(row));
+    expect({ unwalked, untabled }).toEqual({ unwalked: [], untabled: [] });
+  });
+
+  it('docs/ARCHITECTURE.md draws exactly the transition table', () => {
+    const doc = readFileSync(new URL('../docs/ARCHITECTURE.md', import.meta.url), 'utf8');
+    const diagram = /```mermaid\nstateDiagram-v2\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
+    const drawn = new Set<string>();
+    for (const line of diagram.split('\n')) {
+      const match = /^\s*(\w+) --> (\w+) ?: ?(\w+)\s*$/.exec(line);
+      if (match) drawn.add(edge(match[1] ?? '', match[3] ?? '', match[2] ?? ''));
+    }
+    expect([...drawn].sort()).toEqual([...table].sort());
+  });
+});

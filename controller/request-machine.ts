@@ -1,0 +1,395 @@
+// A request's life, as a state machine. Pure: `next(life, event, context)` answers the next life
+// and the effects the shell (request-shell.ts) carries out: Lease writes, status changes, Events,
+// timers, walks. The shell turns what it sees (watch events, answers to its writes, timers) into
+// events; nothing here reads the clock or the API. docs/ARCHITECTURE.md draws TRANSITIONS, and
+// request-machine.test.ts fails when the drawing, this table and `next` disagree.
+//
+// Races this shape settles (each has a narrative test):
+//   - a Lease deleted outright is gone before its DELETED event comes, so the request may be
+//     dispatched again by then: news of a Lease whose uid is not the current dispatch's is late
+//     news of an earlier one, and touches nothing;
+//   - a dispatch that came to nothing is withdrawn (the agent's finalizer off with the withdrawn
+//     mark, then the delete), and the request waits without a dispatch until that Lease is gone;
+//   - a withdrawal that loses to the agent's grant (the grant was written first) keeps the grant:
+//     deleting it would throw away a device the agent gave, and grant the request again elsewhere;
+//   - AlreadyExists on a create means an earlier process dispatched it: adopt that Lease;
+//   - the agent's time to answer counts from when our watch delivers the Lease, not the create.
+import type { ErrorBody } from '../api/index.js';
+import type {
+  Effect,
+  LeaseFacts,
+  MachineContext,
+  MachineTimer,
+  RequestEvent,
+  RequestLife,
+  Step,
+} from './request-life.js';
+
+export * from './request-life.js';
+
+const stay = (life: RequestLife, effects: Effect[] = []): Step => ({ life, effects });
+
+export function next(life: RequestLife, event: RequestEvent, context: MachineContext): Step {
+  if (life.kind === 'releasing') return whileReleasing(event);
+  if (event.type === 'requestDeleting') {
+    return {
+      life: { kind: 'releasing' },
+      effects: [
+        { type: 'cancel', timers: 'all' },
+        { type: 'walk' },
+        event.leaseExists ? { type: 'deleteLease' } : { type: 'removeFinalizer' },
+      ],
+    };
+  }
+  switch (event.type) {
+    case 'requestSeen':
+      return life.kind === 'new' ? recover(event, context) : stay(life);
+    case 'assessed':
+      if (life.kind !== 'admitting') return stay(life);
+      return event.failure ? fail(event.failure) : enqueue(context);
+    case 'walkDispatched':
+      if (life.kind !== 'waiting') return stay(life);
+      return {
+        life: { kind: 'creatingLease', worker: event.worker, acknowledged: false },
+        effects: [
+          {
+            type: 'writeStatus',
+            change: { kind: 'dispatched', worker: event.worker, stage: event.stage },
+          },
+          { type: 'createLease', worker: event.worker, stage: event.stage },
+        ],
+      };
+    case 'walkFailed':
+      return life.kind === 'waiting' || life.kind === 'withdrawing'
+        ? fail(event.error)
+        : stay(life);
+    case 'leaseCreated':
+      return leaseCreated(life, event, context);
+    case 'leaseExisted':
+      if (life.kind !== 'creatingLease' || life.worker !== event.worker) return stay(life);
+      // An earlier process dispatched it already: adopt that Lease, never a second one.
+      return event.lease ? adopt(event.lease, context) : backToQueue();
+    case 'leaseCreateFailed':
+      if (life.kind !== 'creatingLease' || life.worker !== event.worker) return stay(life);
+      return backToQueue();
+    case 'leaseSeen':
+      return leaseSeen(life, event.lease, context);
+    case 'leaseGone':
+      return leaseGone(life, event.uid, context);
+    case 'leaseDeleteAnswered':
+      if (!event.outright) return stay(life);
+      return life.kind === 'withdrawing'
+        ? { life: { kind: 'waiting' }, effects: [{ type: 'walk' }] }
+        : stay(life, [{ type: 'walk' }]);
+    case 'withdrawalLostToGrant':
+      return withdrawalLostToGrant(life, event.lease, context);
+    case 'workerGone':
+      if (
+        (life.kind === 'creatingLease' || life.kind === 'dispatched') &&
+        life.worker === event.worker
+      )
+        return giveUp(context);
+      return stay(life);
+    case 'timerDue':
+      return timerDue(life, event.timer, context);
+  }
+}
+
+function whileReleasing(event: RequestEvent): Step {
+  const releasing: RequestLife = { kind: 'releasing' };
+  // Its Lease is gone: nothing holds the request any more.
+  if (event.type === 'leaseGone') return stay(releasing, [{ type: 'removeFinalizer' }]);
+  if (event.type === 'leaseDeleteAnswered' && event.outright)
+    return stay(releasing, [{ type: 'removeFinalizer' }]);
+  return stay(releasing);
+}
+
+/** Picks a request up from whatever state the API holds it in (first sight, or a restart). */
+function recover(
+  event: Extract<RequestEvent, { type: 'requestSeen' }>,
+  context: MachineContext,
+): Step {
+  const lease = event.lease;
+  switch (event.phase) {
+    case 'Pending':
+      // With a Lease: dispatched by an earlier process that died before it wrote the phase.
+      return lease
+        ? adopt(lease, context)
+        : { life: { kind: 'admitting' }, effects: [{ type: 'admit' }] };
+    case 'Waiting':
+      return lease ? adopt(lease, context) : enqueue(context);
+    case 'Dispatched':
+      return lease ? adopt(lease, context) : requeue(context);
+    case 'Granted': {
+      if (!lease) return release('LeaseGone', 'its Lease no longer exists');
+      const granted: RequestLife = {
+        kind: 'granted',
+        worker: event.worker ?? lease.worker ?? '',
+        leaseUid: undefined,
+      };
+      return leaseSeen(granted, lease, context);
+    }
+    case 'Failed':
+    case 'Released':
+      return {
+        life: { kind: 'ended', outcome: event.phase },
+        effects: lease ? [{ type: 'deleteLease' }] : [],
+      };
+  }
+}
+
+/** A Lease made by an earlier process (or an earlier create of ours): this dispatch's. */
+function adopt(lease: LeaseFacts, context: MachineContext): Step {
+  const dispatched: RequestLife = {
+    kind: 'dispatched',
+    worker: lease.worker ?? '',
+    leaseUid: lease.uid,
+    seen: false,
+    acknowledged: false,
+  };
+  const first: Effect[] = [
+    { type: 'writeStatus', change: { kind: 'adopted', worker: lease.worker } },
+    { type: 'wakeAt', timer: 'dispatch', at: context.now + context.dispatchTimeoutMs },
+  ];
+  const then = leaseSeen(dispatched, lease, context);
+  return { life: then.life, effects: [...first, ...then.effects] };
+}
+
+function enqueue(context: MachineContext): Step {
+  const effects: Effect[] = [{ type: 'writeStatus', change: { kind: 'queued' } }];
+  if (context.waitDeadline !== undefined)
+    effects.push({ type: 'wakeAt', timer: 'wait', at: context.waitDeadline });
+  effects.push({ type: 'walk' });
+  return { life: { kind: 'waiting' }, effects };
+}
+
+/** Back to the queue after a dispatch that came to nothing; past its deadline, it times out. */
+function requeue(context: MachineContext, withdrawing = false): Step {
+  if (context.waitDeadline !== undefined && context.now >= context.waitDeadline) {
+    const failed = fail();
+    return withdrawing
+      ? { life: failed.life, effects: [...failed.effects, { type: 'withdrawLease' }] }
+      : failed;
+  }
+  const queued = enqueue(context);
+  return withdrawing
+    ? {
+        life: { kind: 'withdrawing' },
+        effects: [
+          { type: 'cancel', timers: ['dispatch'] },
+          ...queued.effects,
+          { type: 'withdrawLease' },
+        ],
+      }
+    : { life: queued.life, effects: [{ type: 'cancel', timers: ['dispatch'] }, ...queued.effects] };
+}
+
+/** The worker will not answer (silent past the timeout, or disconnected): remember, withdraw. */
+function giveUp(context: MachineContext): Step {
+  const back = requeue(context, true);
+  return {
+    life: back.life,
+    effects: [{ type: 'remember', memo: { kind: 'unanswered' } }, ...back.effects],
+  };
+}
+
+function refused(refusal: unknown, context: MachineContext): Step {
+  const back = requeue(context, true);
+  return {
+    life: back.life,
+    effects: [{ type: 'remember', memo: { kind: 'refusal', refusal } }, ...back.effects],
+  };
+}
+
+/** Fails with the error; without one, TIMEOUT. */
+function fail(error?: ErrorBody): Step {
+  return {
+    life: { kind: 'ended', outcome: 'Failed' },
+    effects: [
+      { type: 'cancel', timers: 'all' },
+      {
+        type: 'writeStatus',
+        change: error ? { kind: 'failed', error } : { kind: 'timedOut' },
+      },
+      { type: 'recordEvent', event: 'failed' },
+      { type: 'walk' },
+    ],
+  };
+}
+
+function release(reason: string, message: string): Step {
+  return {
+    life: { kind: 'ended', outcome: 'Released' },
+    effects: [
+      { type: 'cancel', timers: 'all' },
+      { type: 'writeStatus', change: { kind: 'released', reason, message } },
+      { type: 'recordEvent', event: 'released' },
+      { type: 'walk' },
+    ],
+  };
+}
+
+/** A dispatch that could not be made: back in the queue, dispatched again after a backoff. */
+function backToQueue(): Step {
+  return {
+    life: { kind: 'waiting' },
+    effects: [{ type: 'writeStatus', change: { kind: 'queued' } }, { type: 'retryDispatch' }],
+  };
+}
+
+function leaseCreated(
+  life: RequestLife,
+  event: Extract<RequestEvent, { type: 'leaseCreated' }>,
+  context: MachineContext,
+): Step {
+  if (life.kind !== 'creatingLease' || life.worker !== event.worker) return stay(life);
+  const dispatched: RequestLife = {
+    kind: 'dispatched',
+    worker: life.worker,
+    leaseUid: event.uid,
+    seen: event.watched,
+    acknowledged: life.acknowledged,
+  };
+  // The agent's time to answer counts from when the Lease could reach it: when our own watch
+  // delivers it. A busy API server delivers late, and a timeout counted from the create gave up
+  // on agents that had not yet been told. Should our watch never deliver it, a longer timeout
+  // still ends the wait. An agent that acknowledged already has its longer timer running.
+  const effects: Effect[] = [];
+  if (!life.acknowledged)
+    effects.push({
+      type: 'wakeAt',
+      timer: 'dispatch',
+      at: context.now + context.dispatchTimeoutMs * (event.watched ? 1 : 3),
+    });
+  effects.push({ type: 'recordEvent', event: 'dispatched' });
+  return { life: dispatched, effects };
+}
+
+/** A Lease of a dispatch before the current one: its news touches nothing. */
+function isEarlierLease(life: RequestLife, uid: string | undefined, deleted: boolean): boolean {
+  if (life.kind === 'creatingLease') {
+    // The create is in flight: a Lease deleted now is the earlier one (the new one is not there
+    // to delete); an update may be the new Lease's answer racing its create's response.
+    return deleted;
+  }
+  if (life.kind !== 'dispatched' && life.kind !== 'granted') return false;
+  return life.leaseUid !== undefined && uid !== life.leaseUid;
+}
+
+function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext): Step {
+  if (isEarlierLease(life, lease.uid, false)) return stay(life);
+  const status = lease.status;
+  if (life.kind === 'creatingLease' || life.kind === 'dispatched') {
+    if (lease.worker !== life.worker) return stay(life);
+    if (!status) {
+      if (
+        life.kind === 'dispatched' &&
+        !life.seen &&
+        !life.acknowledged &&
+        life.leaseUid !== undefined &&
+        lease.uid === life.leaseUid
+      ) {
+        // First sight of the current dispatch's Lease: the agent's time to answer starts now.
+        return stay({ ...life, seen: true }, [
+          { type: 'wakeAt', timer: 'dispatch', at: context.now + context.dispatchTimeoutMs },
+        ]);
+      }
+      return stay(life);
+    }
+    switch (status.phase) {
+      case 'Granted': {
+        const leaseUid = life.kind === 'dispatched' ? (life.leaseUid ?? lease.uid) : lease.uid;
+        const effects: Effect[] = [
+          { type: 'cancel', timers: ['dispatch', 'wait'] },
+          { type: 'writeStatus', change: { kind: 'granted', device: status.device } },
+        ];
+        if (lease.expiresAt !== undefined)
+          effects.push({ type: 'wakeAt', timer: 'expiry', at: lease.expiresAt });
+        effects.push({ type: 'recordEvent', event: 'granted' }, { type: 'walk' });
+        return {
+          life: {
+            kind: 'granted',
+            worker: life.worker,
+            leaseUid,
+            ...(lease.expiresAt !== undefined ? { expiresAt: lease.expiresAt } : {}),
+          },
+          effects,
+        };
+      }
+      case 'Refused':
+        return refused(status.refusal, context);
+      case 'Pending':
+        // The agent acknowledged it and is preparing a device (a cold boot): give it longer.
+        if (life.acknowledged) return stay(life);
+        return stay({ ...life, acknowledged: true }, [
+          { type: 'wakeAt', timer: 'dispatch', at: context.now + context.grantTimeoutMs },
+        ]);
+      default:
+        return refused({ code: 'LOST', message: `the worker marked it ${status.phase}` }, context);
+    }
+  }
+  if (life.kind === 'granted') {
+    if (status && status.phase !== 'Granted') {
+      const released = release(
+        status.phase,
+        status.message ?? `the worker marked the lease ${status.phase}`,
+      );
+      return { life: released.life, effects: [...released.effects, { type: 'deleteLease' }] };
+    }
+    if (life.expiresAt === undefined && lease.expiresAt !== undefined) {
+      return stay({ ...life, expiresAt: lease.expiresAt }, [
+        { type: 'wakeAt', timer: 'expiry', at: lease.expiresAt },
+      ]);
+    }
+  }
+  return stay(life);
+}
+
+function withdrawalLostToGrant(
+  life: RequestLife,
+  lease: LeaseFacts,
+  context: MachineContext,
+): Step {
+  // A request that ended meanwhile (its wait timed out) has no use for it: the agent reclaims it.
+  if (life.kind === 'ended') return stay(life, [{ type: 'deleteLease' }]);
+  if (life.kind !== 'withdrawing') return stay(life);
+  const dispatched: RequestLife = {
+    kind: 'dispatched',
+    worker: lease.worker ?? '',
+    leaseUid: lease.uid,
+    seen: true,
+    acknowledged: true,
+  };
+  return leaseSeen(dispatched, lease, context);
+}
+
+function leaseGone(life: RequestLife, uid: string | undefined, context: MachineContext): Step {
+  if (isEarlierLease(life, uid, true)) return stay(life, [{ type: 'walk' }]);
+  switch (life.kind) {
+    case 'withdrawing':
+      return { life: { kind: 'waiting' }, effects: [{ type: 'walk' }] };
+    case 'dispatched':
+      return requeue(context);
+    case 'granted':
+      return release('LeaseDeleted', 'its Lease was deleted');
+    default:
+      return stay(life, [{ type: 'walk' }]);
+  }
+}
+
+function timerDue(life: RequestLife, timer: MachineTimer, context: MachineContext): Step {
+  switch (timer) {
+    case 'wait':
+      return life.kind === 'waiting' || life.kind === 'withdrawing' ? fail() : stay(life);
+    case 'dispatch':
+      return life.kind === 'creatingLease' || life.kind === 'dispatched'
+        ? giveUp(context)
+        : stay(life);
+    case 'expiry':
+      if (life.kind !== 'granted') return stay(life);
+      {
+        const released = release('Expired', 'the lease reached its expiry');
+        return { life: released.life, effects: [...released.effects, { type: 'deleteLease' }] };
+      }
+  }
+}

@@ -1,0 +1,418 @@
+// The request shell: turns what the controller sees into the request machine's events, and carries
+// out the effects the machine answers (request-machine.ts decides; this file only does). Every
+// timer and every retry of a request is its key in the request work queue: a timer is a moment in
+// `request.timers`, a failed write is made again after the key's backoff, never dropped.
+import { LeaseRequestObject, ObjectMeta, REQUEST_FINALIZER } from '../api/index.js';
+import {
+  isNotFound,
+  simlockPath,
+  type Clock,
+  type KubeClient,
+  type KubeObject,
+  type Logger,
+  type WorkQueue,
+} from '../runtime/index.js';
+import type { AssumeCache } from './assume-cache.js';
+import type { EventRecorder } from './event-recorder.js';
+import type { FleetCache } from './fleet-cache.js';
+import type { LeaseDispatcher, ParsedLease, WithdrawAnswer } from './lease-dispatcher.js';
+import { rememberAnswer, type Answer } from './memos.js';
+import type { ControllerMetrics } from './metrics.js';
+import { next, type Effect, type RequestEvent } from './request-machine.js';
+import type { RoutingPolicy } from './routing/index.js';
+import type { StatusWriter } from './status-writer.js';
+import {
+  trackRequest,
+  waitDeadline,
+  type RequestRetry,
+  type RequestTimer,
+  type TrackedRequest,
+} from './tracked-request.js';
+import type { WriteQueue } from './write-queue.js';
+
+export interface RequestShellOptions {
+  client: KubeClient;
+  writes: WriteQueue;
+  clock: Clock;
+  log: Logger;
+  metrics: ControllerMetrics;
+  policy: RoutingPolicy;
+  fleet: FleetCache;
+  assumptions: AssumeCache;
+  leases: LeaseDispatcher;
+  /** The request work queue; its reconcile is `reconcile` here. */
+  queue: WorkQueue;
+  /** The LeaseRequest object as our informer has it now. */
+  lookup: (key: string) => KubeObject | undefined;
+  walk: () => void;
+  dispatchTimeoutMs: number;
+  grantTimeoutMs: number;
+}
+
+export class RequestShell {
+  readonly requests = new Map<string, TrackedRequest>();
+  /** Set once by the reconciler: the writers need the shell's timers, and it needs them. */
+  status!: StatusWriter;
+  events!: EventRecorder;
+  /** Requests came or went, or were queued: the queue must be sorted again. */
+  onQueueChange: () => void = () => undefined;
+
+  constructor(private readonly options: RequestShellOptions) {}
+
+  // --- What the controller sees -----------------------------------------------------------------
+
+  onRequest(object: KubeObject, deleted: boolean): void {
+    const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+    const tracked = this.requests.get(key);
+    if (deleted) {
+      if (tracked) this.forget(tracked);
+      return;
+    }
+    const parsed = LeaseRequestObject.safeParse(object);
+    if (!parsed.success) {
+      this.options.log.warn('lease request unreadable', {
+        request: key,
+        issues: parsed.error.issues.slice(0, 3),
+      });
+      return;
+    }
+    const { metadata, spec, status } = parsed.data;
+    let request = tracked;
+    if (!request) {
+      request = trackRequest({
+        key,
+        namespace: metadata.namespace ?? 'default',
+        name: metadata.name,
+        uid: metadata.uid ?? '',
+        spec,
+        createdAt: Date.parse(String(metadata.creationTimestamp ?? '')) || this.options.clock.now(),
+        status,
+      });
+      this.requests.set(key, request);
+      this.onQueueChange();
+    }
+    request.hasFinalizer = (metadata.finalizers ?? []).includes(REQUEST_FINALIZER);
+    request.generation = metadata.generation;
+    if (metadata.deletionTimestamp !== undefined) {
+      const leaseExists = this.options.leases.watched(key) !== undefined;
+      this.apply(request, { type: 'requestDeleting', leaseExists });
+    } else if (!tracked) {
+      const lease = this.options.leases.watched(key);
+      this.apply(request, {
+        type: 'requestSeen',
+        phase: status?.phase ?? 'Pending',
+        worker: status?.worker,
+        ...(lease ? { lease } : {}),
+      });
+    }
+  }
+
+  onLease(lease: ParsedLease, deleted: boolean): void {
+    const request = this.requests.get(lease.key);
+    if (deleted) {
+      // A granted Lease gone for good: its agent reclaimed the device (it removed its finalizer).
+      if (lease.worker && lease.deviceId && this.options.fleet.has(lease.worker)) {
+        this.options.assumptions.assumeReleased(
+          lease.worker,
+          { deviceId: lease.deviceId, physical: lease.physical },
+          this.options.clock.now(),
+        );
+        this.options.walk();
+      }
+      if (request) this.apply(request, { type: 'leaseGone', uid: lease.uid });
+      return;
+    }
+    // The requests informer may not have delivered it yet (start-up); its first sight looks again.
+    if (request) this.apply(request, { type: 'leaseSeen', lease });
+  }
+
+  workerGone(worker: string): void {
+    for (const request of this.requests.values()) {
+      const life = request.life;
+      if ((life.kind === 'creatingLease' || life.kind === 'dispatched') && life.worker === worker)
+        this.apply(request, { type: 'workerGone', worker });
+    }
+  }
+
+  // --- The machine ------------------------------------------------------------------------------
+
+  apply(request: TrackedRequest, event: RequestEvent): void {
+    if (this.requests.get(request.key) !== request) return;
+    const previous = request.life;
+    const step = next(previous, event, {
+      now: this.options.clock.now(),
+      waitDeadline: waitDeadline(request),
+      dispatchTimeoutMs: this.options.dispatchTimeoutMs,
+      grantTimeoutMs: this.options.grantTimeoutMs,
+    });
+    request.life = step.life;
+    for (const effect of step.effects) this.carryOut(request, effect);
+    if (step.life.kind !== previous.kind) this.syncAssumption(request);
+  }
+
+  private carryOut(request: TrackedRequest, effect: Effect): void {
+    switch (effect.type) {
+      case 'admit':
+        return void this.admit(request);
+      case 'createLease':
+        return void this.createLease(request, effect.worker);
+      case 'withdrawLease':
+        return void this.withdrawLease(request);
+      case 'deleteLease':
+        return void this.deleteLease(request);
+      case 'removeFinalizer':
+        return void this.removeFinalizer(request);
+      case 'writeStatus':
+        if (effect.change.kind === 'dispatched')
+          request.routedRevision = this.options.fleet.revision(effect.change.worker);
+        // Routed by an earlier process, on a view this one may never have seen.
+        if (effect.change.kind === 'adopted') request.routedRevision = undefined;
+        return this.status.change(request, effect.change);
+      case 'recordEvent':
+        return this.recordEvent(request, effect.event);
+      case 'remember':
+        return this.remember(request, effect.memo);
+      case 'wakeAt':
+        return this.setTimer(request, effect.timer, effect.at);
+      case 'cancel':
+        if (effect.timers === 'all') request.timers = {};
+        else for (const timer of effect.timers) this.clearTimer(request, timer);
+        return;
+      case 'walk':
+        return this.options.walk();
+      case 'retryDispatch':
+        return this.retry(request, 'dispatch', new Error('the Lease was not created'), () =>
+          Promise.resolve(this.options.walk()),
+        );
+    }
+  }
+
+  /** What routing counts of this request on its worker (assume-cache.ts). */
+  private syncAssumption(request: TrackedRequest): void {
+    const { life, key, spec } = request;
+    if (life.kind === 'creatingLease' || life.kind === 'dispatched')
+      this.options.assumptions.assume(key, life.worker, spec);
+    else if (life.kind === 'granted' && request.grantedAt !== undefined)
+      this.options.assumptions.confirm(
+        key,
+        life.worker,
+        spec,
+        request.device?.id,
+        request.grantedAt,
+      );
+    else this.options.assumptions.forget(key);
+  }
+
+  private recordEvent(
+    request: TrackedRequest,
+    event: 'dispatched' | 'granted' | 'failed' | 'released',
+  ) {
+    const { events, status } = this;
+    switch (event) {
+      case 'dispatched': {
+        const stage = request.stage ?? '';
+        this.options.metrics.dispatches.inc({ stage });
+        status.flush(request);
+        const physical = request.spec.physical === true ? ', physical' : '';
+        return events.holdDispatch(request, `${request.worker ?? ''} (${stage}${physical})`);
+      }
+      default:
+        return events.recordOutcome(request, event, status.label(request));
+    }
+  }
+
+  /** A refusal, or a silence, held against the view revision the dispatch was routed on. */
+  private remember(request: TrackedRequest, answer: Answer): void {
+    const worker = request.worker ?? '';
+    // For a dispatch this process did not route (adopted after a restart): the current revision.
+    const viewRevision = request.routedRevision ?? this.options.fleet.revision(worker) ?? 0;
+    const counted = rememberAnswer(request, worker, answer, viewRevision);
+    this.options.metrics.refusals.inc(counted);
+    if (answer.kind === 'unanswered')
+      this.options.log.warn('no answer from the worker', { request: request.key, worker });
+    else
+      this.options.log.info('refused', { request: request.key, worker, refusal: answer.refusal });
+  }
+
+  // --- Writes -----------------------------------------------------------------------------------
+
+  private async admit(request: TrackedRequest): Promise<void> {
+    if (!request.hasFinalizer) {
+      try {
+        await this.patchFinalizers(request, (names) => [...names, REQUEST_FINALIZER]);
+        request.hasFinalizer = true;
+        this.succeeded(request);
+      } catch (error) {
+        if (isNotFound(error)) return;
+        this.options.log.warn('could not add the release finalizer; retrying', {
+          request: request.key,
+          error,
+        });
+        this.retry(request, 'admit', error, async () => {
+          if (request.life.kind === 'admitting') await this.admit(request);
+        });
+        return;
+      }
+    }
+    const assessment = this.options.policy.assess(request.spec, this.options.fleet.current().views);
+    const failure =
+      assessment.kind === 'fail'
+        ? {
+            code: assessment.code,
+            message: assessment.message,
+            ...(assessment.details ? { details: { ...assessment.details } } : {}),
+          }
+        : undefined;
+    this.apply(request, { type: 'assessed', failure });
+  }
+
+  private async createLease(request: TrackedRequest, worker: string): Promise<void> {
+    const answer = await this.options.leases.create(request, worker);
+    switch (answer.kind) {
+      case 'created': {
+        this.succeeded(request);
+        const watched =
+          answer.uid !== undefined && this.options.leases.watched(request.key)?.uid === answer.uid;
+        return this.apply(request, { type: 'leaseCreated', worker, uid: answer.uid, watched });
+      }
+      case 'existed':
+        this.options.log.info('lease already exists; adopting it', { request: request.key });
+        return this.apply(request, { type: 'leaseExisted', worker, lease: answer.lease });
+      case 'failed':
+        this.options.log.warn('could not create the lease; back to the queue', {
+          request: request.key,
+          worker,
+          error: answer.error,
+        });
+        return this.apply(request, { type: 'leaseCreateFailed', worker });
+    }
+  }
+
+  private async deleteLease(request: TrackedRequest): Promise<void> {
+    let outright: boolean;
+    try {
+      ({ outright } = await this.options.leases.delete(request));
+    } catch (error) {
+      // Until its Lease is gone the request cannot be dispatched again nor let go: retried.
+      this.options.log.warn('could not delete the lease; retrying', {
+        request: request.key,
+        error,
+      });
+      this.retry(request, 'deleteLease', error, () => this.deleteLease(request));
+      return;
+    }
+    this.succeeded(request);
+    this.apply(request, { type: 'leaseDeleteAnswered', outright });
+  }
+
+  private async withdrawLease(request: TrackedRequest): Promise<void> {
+    let answer: WithdrawAnswer;
+    try {
+      answer = await this.options.leases.withdraw(request);
+    } catch (error) {
+      this.options.log.warn('could not withdraw the lease; retrying', {
+        request: request.key,
+        error,
+      });
+      this.retry(request, 'deleteLease', error, () => this.withdrawLease(request));
+      return;
+    }
+    this.succeeded(request);
+    if (answer.kind === 'deleted')
+      return this.apply(request, { type: 'leaseDeleteAnswered', outright: answer.outright });
+    this.options.log.info('the agent granted the Lease before our withdrawal; keeping the grant', {
+      request: request.key,
+    });
+    this.apply(request, { type: 'withdrawalLostToGrant', lease: answer.lease });
+  }
+
+  private async removeFinalizer(request: TrackedRequest): Promise<void> {
+    if (!this.finalizersOf(request).includes(REQUEST_FINALIZER)) return;
+    try {
+      await this.patchFinalizers(request, (names) => names);
+      this.succeeded(request);
+    } catch (error) {
+      if (isNotFound(error)) return;
+      this.options.log.warn('could not remove the release finalizer; retrying', {
+        request: request.key,
+        error,
+      });
+      this.retry(request, 'removeFinalizer', error, () => this.removeFinalizer(request));
+    }
+  }
+
+  /** Sets the request's finalizers to `change` of the others, onto the version our informer has. */
+  private async patchFinalizers(
+    request: TrackedRequest,
+    change: (others: string[]) => string[],
+  ): Promise<void> {
+    const resourceVersion = this.options.lookup(request.key)?.metadata.resourceVersion;
+    const others = this.finalizersOf(request).filter((name) => name !== REQUEST_FINALIZER);
+    await this.options.writes.run('bookkeeping', () =>
+      this.options.client.patch(
+        simlockPath('leaseRequest', { namespace: request.namespace, name: request.name }),
+        { metadata: { finalizers: change(others), resourceVersion } },
+      ),
+    );
+  }
+
+  /** The request's finalizers as our informer has them. */
+  private finalizersOf(request: TrackedRequest): string[] {
+    const metadata = ObjectMeta.safeParse(this.options.lookup(request.key)?.metadata);
+    return metadata.success ? (metadata.data.finalizers ?? []) : [];
+  }
+
+  // --- Timers and retries: the request's key in the work queue ---------------------------------
+
+  setTimer(request: TrackedRequest, which: RequestTimer, at: number): void {
+    request.timers[which] = at;
+    this.options.queue.addAfter(request.key, at - this.options.clock.now());
+  }
+
+  clearTimer(request: TrackedRequest, which: RequestTimer): void {
+    request.timers[which] = undefined;
+  }
+
+  /** A write that failed: made again after the request's backoff (which grows until it works). */
+  retry(request: TrackedRequest, which: RequestRetry, error: unknown, write: () => Promise<void>) {
+    request.retries.set(which, write);
+    this.options.queue.requeueAfterFailure(request.key, error);
+  }
+
+  /** A write worked: once nothing else is retried, the request's backoff starts over. */
+  succeeded(request: TrackedRequest): void {
+    if (request.retries.size === 0) this.options.queue.forget(request.key);
+  }
+
+  /** The request's key came up: fire its timers that fell due, make its writes to retry. */
+  reconcile(key: string): { requeueAfterMs: number } | undefined {
+    const request = this.requests.get(key);
+    if (!request) return undefined;
+    const now = this.options.clock.now();
+    const due = (Object.entries(request.timers) as [RequestTimer, number | undefined][])
+      .filter((entry): entry is [RequestTimer, number] => entry[1] !== undefined && entry[1] <= now)
+      .sort((a, b) => a[1] - b[1]);
+    for (const [which, at] of due) {
+      // An earlier timer's work may have cleared or moved this one.
+      if (request.timers[which] !== at || this.requests.get(key) !== request) continue;
+      request.timers[which] = undefined;
+      if (which === 'write') this.status.flush(request);
+      else if (which === 'dispatchEvent') this.events.recordHeld(request);
+      else this.apply(request, { type: 'timerDue', timer: which });
+    }
+    const retries = [...request.retries.values()];
+    request.retries.clear();
+    for (const write of retries) void write();
+    const later = Object.values(request.timers).filter((at): at is number => at !== undefined);
+    return later.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...later) - now) } : undefined;
+  }
+
+  private forget(request: TrackedRequest): void {
+    request.timers = {};
+    this.requests.delete(request.key);
+    this.options.queue.remove(request.key);
+    this.options.assumptions.forget(request.key);
+    this.onQueueChange();
+    this.options.walk();
+  }
+}

@@ -1,0 +1,204 @@
+// The status writer: applies the machine's status changes to a request's memory and writes the
+// status when it changed (ADR 0004): an outcome (Granted, Failed, Released) at once, the way there
+// (Waiting, its reasons and position, Dispatched) at most once per reason-write interval. Writes
+// wait their turn in the write queue; a failed one is made again after the request's backoff.
+import { canonicalJson, type ErrorBody } from '../api/index.js';
+import {
+  isNotFound,
+  mergePatch,
+  simlockPath,
+  type Clock,
+  type KubeClient,
+  type Logger,
+} from '../runtime/index.js';
+import type { ControllerMetrics } from './metrics.js';
+import type { StatusChange } from './request-machine.js';
+import { desiredStatus, setCondition, urgentPart } from './status.js';
+import type { RequestRetry, RequestTimer, TrackedRequest } from './tracked-request.js';
+import type { WriteQueue } from './write-queue.js';
+
+export interface StatusWriterOptions {
+  client: KubeClient;
+  writes: WriteQueue;
+  clock: Clock;
+  log: Logger;
+  metrics: ControllerMetrics;
+  reasonWriteIntervalMs: number;
+  /** The worker's label, for the Granted condition. */
+  labelOf: (worker: string) => string | undefined;
+  /** False once the request is forgotten or being deleted: nothing more is written. */
+  writable: (request: TrackedRequest) => boolean;
+  setTimer: (request: TrackedRequest, which: RequestTimer, at: number) => void;
+  clearTimer: (request: TrackedRequest, which: RequestTimer) => void;
+  retry: (
+    request: TrackedRequest,
+    which: RequestRetry,
+    error: unknown,
+    write: () => Promise<void>,
+  ) => void;
+  /** The write worked: the request's backoff starts over. */
+  succeeded: (request: TrackedRequest) => void;
+  /** queuedAt moved: the queue must be sorted again. */
+  requeued: () => void;
+}
+
+export class StatusWriter {
+  constructor(private readonly options: StatusWriterOptions) {}
+
+  /** Applies a change of the machine's to the request's status, and writes it when due. */
+  change(request: TrackedRequest, change: StatusChange): void {
+    const now = this.options.clock.now();
+    switch (change.kind) {
+      case 'queued':
+        if (request.phase !== 'Waiting')
+          request.settleUntil = now + this.options.reasonWriteIntervalMs;
+        request.phase = 'Waiting';
+        if (request.queuedAt === undefined) {
+          request.queuedAt = now;
+          this.options.requeued();
+        }
+        request.worker = undefined;
+        request.stage = undefined;
+        request.lease = undefined;
+        break;
+      case 'dispatched':
+        request.settleUntil = now + this.options.reasonWriteIntervalMs;
+        request.phase = 'Dispatched';
+        request.worker = change.worker;
+        request.stage = change.stage;
+        request.workers = [];
+        request.position = undefined;
+        break;
+      case 'adopted':
+        request.phase = 'Dispatched';
+        request.worker = change.worker;
+        request.workers = [];
+        break;
+      case 'granted': {
+        request.phase = 'Granted';
+        request.grantedAt = now;
+        request.lease = request.name;
+        request.device = change.device;
+        request.workers = [];
+        request.position = undefined;
+        const message = `${describeGrant(request)} on ${this.label(request)}`;
+        request.conditions = setCondition(
+          request.conditions,
+          { type: 'Granted', status: 'True', reason: 'Granted', message },
+          now,
+        );
+        this.options.metrics.grants.inc();
+        break;
+      }
+      case 'failed':
+      case 'timedOut': {
+        const error = change.kind === 'failed' ? change.error : timeoutError(request);
+        request.error = error;
+        request.conditions = setCondition(
+          request.conditions,
+          { type: 'Failed', status: 'True', reason: camelCase(error.code), message: error.message },
+          now,
+        );
+        this.options.metrics.failures.inc({ code: error.code });
+        this.end(request, 'Failed');
+        break;
+      }
+      case 'released':
+        request.releasedBecause = change.message;
+        request.conditions = setCondition(
+          request.conditions,
+          { type: 'Granted', status: 'False', reason: change.reason, message: change.message },
+          now,
+        );
+        this.end(request, 'Released');
+        break;
+    }
+    this.flush(request);
+  }
+
+  /** The worker's label (or name) a request is granted on, for conditions and Events. */
+  label(request: TrackedRequest): string {
+    const worker = request.worker ?? '';
+    return this.options.labelOf(worker) ?? worker;
+  }
+
+  /** Writes the status if it changed: an outcome at once, the rest once it is due. */
+  flush(request: TrackedRequest): void {
+    if (!this.options.writable(request)) return;
+    const next = desiredStatus(request) as Record<string, unknown>;
+    if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
+    const urgent = urgentPart(request.written) !== urgentPart(next);
+    const now = this.options.clock.now();
+    const dueAt = Math.max(
+      request.lastReasonWriteAt + this.options.reasonWriteIntervalMs,
+      request.settleUntil,
+    );
+    if (!urgent && now < dueAt) {
+      if (request.timers.write === undefined) this.options.setTimer(request, 'write', dueAt);
+      return;
+    }
+    this.options.clearTimer(request, 'write');
+    this.options.writes.schedule(request.key, urgent ? 'dispatch' : 'progress', () =>
+      this.write(request),
+    );
+  }
+
+  private end(request: TrackedRequest, phase: 'Failed' | 'Released'): void {
+    request.phase = phase;
+    request.workers = [];
+    request.position = undefined;
+  }
+
+  /** Writes the request's status as it is when the write's turn comes (see write-queue.ts). */
+  private async write(request: TrackedRequest): Promise<void> {
+    if (!this.options.writable(request)) return;
+    const next = desiredStatus(request) as Record<string, unknown>;
+    if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
+    try {
+      await this.options.client.patch(
+        simlockPath('leaseRequest', {
+          namespace: request.namespace,
+          name: request.name,
+          subresource: 'status',
+        }),
+        { status: mergePatch(request.written, next) },
+      );
+      request.written = next;
+      if (next.workers !== undefined) request.lastReasonWriteAt = this.options.clock.now();
+      this.options.metrics.statusWrites.inc();
+      this.options.succeeded(request);
+    } catch (error) {
+      if (isNotFound(error)) return;
+      this.options.log.warn('status write failed; retrying', { request: request.key, error });
+      this.options.retry(request, 'write', error, () => Promise.resolve(this.flush(request)));
+    }
+  }
+}
+
+/** The granted device, as conditions and Events name it. */
+export function describeGrant(request: TrackedRequest): string {
+  const device = request.device;
+  return device ? `${device.name} ${device.id}${device.physical ? ' (physical)' : ''}` : 'a device';
+}
+
+function timeoutError(request: TrackedRequest): ErrorBody {
+  const waited = request.spec.waitTimeoutSeconds;
+  const reasons =
+    request.workers.length > 0 ? `last reasons: ${summaryOf(request)}` : 'no known workers';
+  return { code: 'TIMEOUT', message: `no worker could take it within ${waited}s (${reasons})` };
+}
+
+function summaryOf(request: TrackedRequest): string {
+  const counts = new Map<string, number>();
+  for (const entry of request.workers)
+    counts.set(entry.reason, (counts.get(entry.reason) ?? 0) + 1);
+  return [...counts].map(([reason, count]) => `${count} ${reason}`).join(', ');
+}
+
+function camelCase(code: string): string {
+  return code
+    .toLowerCase()
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+}

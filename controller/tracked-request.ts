@@ -1,0 +1,102 @@
+// One request as the controller holds it in memory: its life (request-machine.ts), the status it
+// should have (status.ts), its memos, and the timers and retries of its key in the request work
+// queue. Built from the object on first sight, so a restarted controller starts from the API.
+import type { LeaseRequestSpec, LeaseRequestStatus } from '../api/index.js';
+import { emptyMemos, type RequestMemos } from './memos.js';
+import type { MachineTimer, RequestLife } from './request-machine.js';
+import type { RequestState } from './status.js';
+
+/** The machine's timers, and the status writer's and event recorder's own. */
+export type RequestTimer = MachineTimer | 'write' | 'dispatchEvent';
+/** Writes that failed and are made again after the request's backoff. */
+export type RequestRetry = 'admit' | 'removeFinalizer' | 'write' | 'deleteLease' | 'dispatch';
+
+export interface TrackedRequest extends RequestState {
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  spec: LeaseRequestSpec;
+  createdAt: number;
+  life: RequestLife;
+  memos: RequestMemos;
+  lastCannotServe?: { code: string; message: string } | undefined;
+  stage?: string | undefined;
+  /**
+   * The view revision of the worker the current dispatch was routed on: a refusal or a silence is
+   * remembered against it (memos.ts says why that one, not the revision the answer arrived at).
+   */
+  routedRevision?: number | undefined;
+  /** When this process saw the grant (assumed in its worker's view for a while: assume-cache.ts). */
+  grantedAt?: number | undefined;
+  hasFinalizer: boolean;
+  /**
+   * When each of the request's timers falls due (milliseconds since the epoch). The request's key
+   * is added to the work queue for the earliest; a wake that finds nothing due does nothing, so a
+   * timer is cleared or moved by changing its entry here.
+   */
+  timers: Partial<Record<RequestTimer, number>>;
+  retries: Map<RequestRetry, () => Promise<void>>;
+  /**
+   * The current dispatch's Event, held for a moment: a grant that comes first records both in one
+   * Event (ADR 0005); anything else records it before its own.
+   */
+  dispatchEvent?: string | undefined;
+  /** Why it was released, for its Event. */
+  releasedBecause?: string | undefined;
+  /** The status last known to be on the server, and when reasons were last written. */
+  written?: Record<string, unknown> | undefined;
+  lastReasonWriteAt: number;
+  /**
+   * Until then only an outcome is written at once: a request that waits or is dispatched only
+   * for a moment (most of a burst: one dispatch per worker per walk) goes from Pending straight to
+   * Granted in one write, instead of three.
+   */
+  settleUntil: number;
+}
+
+export interface SeenRequest {
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  spec: LeaseRequestSpec;
+  createdAt: number;
+  status: LeaseRequestStatus | undefined;
+}
+
+export function trackRequest(input: SeenRequest): TrackedRequest {
+  const status = input.status;
+  return {
+    key: input.key,
+    namespace: input.namespace,
+    name: input.name,
+    uid: input.uid,
+    spec: input.spec,
+    createdAt: input.createdAt,
+    life: { kind: 'new' },
+    phase: status?.phase ?? 'Pending',
+    queuedAt: status?.queuedAt ? Date.parse(status.queuedAt) : undefined,
+    position: status?.position,
+    workers: status?.workers ?? [],
+    worker: status?.worker,
+    lease: status?.lease,
+    device: status?.device,
+    error: status?.error,
+    conditions: status?.conditions ?? [],
+    memos: emptyMemos(),
+    hasFinalizer: false,
+    timers: {},
+    retries: new Map(),
+    written: status,
+    lastReasonWriteAt: 0,
+    settleUntil: 0,
+  };
+}
+
+/** When a request that may wait times out; undefined for one that may not. */
+export function waitDeadline(request: TrackedRequest): number | undefined {
+  return request.spec.noWait
+    ? undefined
+    : request.createdAt + request.spec.waitTimeoutSeconds * 1000;
+}

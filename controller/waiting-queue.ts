@@ -1,0 +1,92 @@
+// The waiting queue: the requests in queue order (queuedAt, then key), and one walk over those that
+// wait (walk.ts decides, purely): a dispatch or a failure goes to the request machine, a request
+// that still waits gets its reasons and its position.
+import type { WorkerReason } from '../api/index.js';
+import type { ControllerMetrics } from './metrics.js';
+import type { RoutingPolicy } from './routing/index.js';
+import type { TrackedRequest } from './tracked-request.js';
+import { walk, type Fleet, type WaitingRequest, type WalkOutcome } from './walk.js';
+
+export interface WalkHandlers {
+  /** A dispatch or a failure: an event for the request's machine. */
+  decided: (request: TrackedRequest, outcome: Exclude<WalkOutcome, { kind: 'wait' }>) => void;
+  /** The request's reasons or position changed: write them when due. */
+  waits: (request: TrackedRequest) => void;
+}
+
+export class WaitingQueue {
+  /** Every tracked request in queue order; undefined: to be sorted again. */
+  private order: TrackedRequest[] | undefined;
+
+  constructor(
+    private readonly metrics: ControllerMetrics,
+    private readonly policy: RoutingPolicy,
+  ) {}
+
+  /** A request came, went, or was queued: sort again at the next walk. */
+  changed(): void {
+    this.order = undefined;
+  }
+
+  walk(requests: ReadonlyMap<string, TrackedRequest>, fleet: Fleet, handlers: WalkHandlers): void {
+    const started = performance.now();
+    // Sorting thousands of requests on every walk was most of a walk's time in a burst; the order
+    // changes only when a request comes, goes, or is queued.
+    this.order ??= [...requests.values()].sort(
+      (a, b) =>
+        (a.queuedAt ?? 0) - (b.queuedAt ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+    );
+    const queue = this.order.filter(
+      (request) => request.life.kind === 'waiting' || request.life.kind === 'withdrawing',
+    );
+    const waiting: WaitingRequest[] = queue.map((request) => ({
+      key: request.key,
+      spec: request.spec,
+      memos: request.memos,
+      holdDispatch: request.life.kind === 'withdrawing',
+      lastCannotServe: request.lastCannotServe,
+    }));
+    const outcomes = walk(waiting, fleet, this.policy);
+    this.metrics.walks.inc();
+    this.metrics.walkSeconds.observe((performance.now() - started) / 1000);
+
+    // Apply in queue order: dispatches and failures leave the queue; the rest get their reasons
+    // and their new position.
+    let position = 0;
+    const reasonCounts = new Map<string, number>();
+    for (const request of queue) {
+      const outcome = outcomes.get(request.key);
+      if (!outcome) continue;
+      if (outcome.kind !== 'wait') {
+        handlers.decided(request, outcome);
+        continue;
+      }
+      position++;
+      for (const entry of outcome.workers)
+        reasonCounts.set(entry.reason, (reasonCounts.get(entry.reason) ?? 0) + 1);
+      // Most waiting requests come out of a walk as they went in: skip them cheaply, without
+      // building their status to compare it (thousands of requests × a reason per worker).
+      if (request.position === position && sameReasons(request.workers, outcome.workers)) continue;
+      request.workers = outcome.workers;
+      request.position = position;
+      handlers.waits(request);
+    }
+    this.metrics.queueLength.set(position);
+    this.metrics.waitingByReason.reset();
+    for (const [reason, count] of reasonCounts) this.metrics.waitingByReason.set({ reason }, count);
+  }
+}
+
+function sameReasons(a: readonly WorkerReason[], b: readonly WorkerReason[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) {
+    const [x, y] = [a[index], b[index]];
+    if (
+      x?.worker !== y?.worker ||
+      x?.reason !== y?.reason ||
+      x?.capacityReason !== y?.capacityReason
+    )
+      return false;
+  }
+  return true;
+}
