@@ -419,7 +419,17 @@ describe('DESIGN.md §4.5: never refuse while capacity exists elsewhere, never h
         return granted.size === names.length ? true : undefined;
       },
       { timeoutMs: 30_000 },
-    );
+    ).catch(async (error: unknown) => {
+      // Say where each request stood, so that a failure here can be read.
+      const states = await Promise.all(
+        names.map(async (name) => {
+          const request = await fleet.request(name);
+          const lease = await fleet.lease(name);
+          return `${name}: ${request?.status?.phase ?? '?'} lease=${lease ? `${lease.spec.worker}/${lease.status?.phase ?? 'unanswered'}` : 'none'}${granted.has(name) ? ' (answered)' : ''}`;
+        }),
+      );
+      throw new Error(`${String(error)}\n${states.join('\n')}`);
+    });
     for (const name of names)
       expect((await fleet.phase(name, 'Granted')).status?.phase).toBe('Granted');
   });

@@ -16,6 +16,7 @@ import type { AssumeCache } from './assume-cache.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { FleetCache } from './fleet-cache.js';
 import type { LeaseDispatcher, ParsedLease, WithdrawAnswer } from './lease-dispatcher.js';
+import { failOnAdmission } from './fail-now.js';
 import { rememberAnswer, type Answer } from './memos.js';
 import type { ControllerMetrics } from './metrics.js';
 import { next, type Effect, type RequestEvent } from './request-machine.js';
@@ -254,15 +255,8 @@ export class RequestShell {
         return;
       }
     }
-    const assessment = this.options.policy.assess(request.spec, this.options.fleet.current().views);
-    const failure =
-      assessment.kind === 'fail'
-        ? {
-            code: assessment.code,
-            message: assessment.message,
-            ...(assessment.details ? { details: { ...assessment.details } } : {}),
-          }
-        : undefined;
+    const views = this.options.fleet.current().views;
+    const failure = failOnAdmission(this.options.policy, request.spec, views);
     this.apply(request, { type: 'assessed', failure });
   }
 

@@ -1,14 +1,12 @@
 // The walk: one pass over the waiting requests in queue order. Pure: views, memos and a policy in;
 // dispatches, failures and reasons out. The reconciler does the I/O.
 import {
-  describeRequest,
-  isCannotServeCode,
-  noPhysicalMatch,
   physicalClaimKey,
   type DeviceSpec,
   type ErrorBody,
   type WorkerReason,
 } from '../api/index.js';
+import { failUnlessWaiting, failWhileWaiting } from './fail-now.js';
 import { heldRefusal, heldUnanswered, type RequestMemos } from './memos.js';
 import type { RoutingPolicy, WorkerView } from './routing/index.js';
 import { reasonsFor } from './reasons.js';
@@ -68,7 +66,7 @@ export function walk(
     // makes a request wait, never fail.
     if (memos.cannotServe.size > 0 || spec.physical === true) {
       const others = hypothetical().filter((view) => !memos.cannotServe.has(view.name));
-      const error = cannotBeServed(request, others, policy);
+      const error = failWhileWaiting(request, others, policy);
       if (error) {
         outcomes.set(request.key, { kind: 'fail', error });
         continue;
@@ -104,43 +102,10 @@ export function walk(
       claimedEarlier: (worker) => claimed(worker, spec),
     });
     if (spec.noWait === true && !request.holdDispatch) {
-      outcomes.set(request.key, {
-        kind: 'fail',
-        error: {
-          code: 'NO_CAPACITY',
-          message: `no worker can take ${describeRequest(spec)} now, and the request may not wait`,
-          details: { reason: 'no-free-worker' },
-        },
-      });
+      outcomes.set(request.key, { kind: 'fail', error: failUnlessWaiting(spec) });
       continue;
     }
     outcomes.set(request.key, { kind: 'wait', workers });
   }
   return outcomes;
-}
-
-/**
- * Why no worker left could ever serve the request, or undefined. The table's cannot-serve rows
- * decide; no worker left at all means the same for a request a worker refused (its code) and for a
- * physical one (no enrolled match). A worker whose view is not read yet might still serve.
- */
-function cannotBeServed(
-  request: WaitingRequest,
-  others: readonly WorkerView[],
-  policy: RoutingPolicy,
-): ErrorBody | undefined {
-  const refusedWith = request.lastCannotServe;
-  const assessment = policy.assess(request.spec, others);
-  const tableSays = assessment.kind === 'fail' && isCannotServeCode(assessment.code);
-  if (!tableSays && others.length > 0) return undefined;
-  if (refusedWith && isCannotServeCode(refusedWith.code)) {
-    return { code: refusedWith.code, message: refusedWith.message };
-  }
-  if (assessment.kind === 'fail' && tableSays) {
-    const details = assessment.details ? { details: { ...assessment.details } } : {};
-    return { code: assessment.code, message: assessment.message, ...details };
-  }
-  if (request.spec.physical !== true) return undefined;
-  const { message, details } = noPhysicalMatch(request.spec);
-  return { code: 'UNKNOWN_MODEL', message, details };
 }
