@@ -139,7 +139,7 @@ describe('the console in token mode', () => {
       fleet.name('a'),
       fleet.name('b'),
     ]);
-    await page.getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('link', { name: 'Fleet', exact: true }).click();
     await page.getByText('You may not list Workers').waitFor();
     expect(await page.locator('tbody tr').count()).toBe(0);
     await page.context().close();
@@ -160,7 +160,7 @@ describe('the console in token mode', () => {
       'worker-a',
       'worker-b',
     ]);
-    await page.getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('link', { name: 'Fleet', exact: true }).click();
     await page.locator(`tr[data-worker="${fleet.name('a')}"]`).waitFor();
     expect(await page.getByRole('button', { name: /^(Drain|Undrain) / }).count()).toBe(0);
     const answer = await page.request.post(

@@ -121,7 +121,7 @@ describe('the console, live in Chromium', () => {
     await page.locator('#events li').filter({ hasText: 'Granted' }).first().waitFor();
     expect(await page.locator('#request-status').textContent()).toContain('Granted');
     await shoot('request');
-    await page.getByRole('link', { name: 'Requests' }).click();
+    await page.getByRole('link', { name: 'Requests', exact: true }).click();
     await fleet.simlock(['release', 'req-3']);
     await fleet.simlock(['release', 'holder']);
   });
@@ -177,7 +177,7 @@ describe('the console, live in Chromium', () => {
   });
 
   it('takes a screenshot of a leased device through the proxy and the agent: the PNG the driver made', async () => {
-    await page.getByRole('link', { name: 'Leases' }).click();
+    await page.getByRole('link', { name: 'Leases', exact: true }).click();
     const key = `${fleet.fleet.namespace}/fleet-c`;
     const row = page.locator(`#leases tr[data-lease="${key}"]`);
     await row.getByRole('button', { name: 'Screenshot' }).click();
@@ -205,7 +205,7 @@ describe('the console, live in Chromium', () => {
     expect(deviceId).not.toBe('');
     await row.getByRole('button', { name: 'Release fleet-c' }).click();
     await row.waitFor({ state: 'detached', timeout: 20_000 });
-    await page.getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('link', { name: 'Fleet', exact: true }).click();
     for (const worker of ['worker-a', 'worker-b']) {
       const button = page.locator(`tr[data-worker="${fleet.worker(worker)}"] button.disclosure`);
       if ((await button.getAttribute('aria-expanded')) !== 'true') await button.click();
