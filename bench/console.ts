@@ -9,7 +9,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { startConsole } from '../console/index.js';
 import { silentLogger, simlockPath, type KubeClient } from '../runtime/index.js';
+import type { WorkerStatus } from '../api/index.js';
 import { launchBrowser } from '../test/browser.js';
+import { iosCapacity, iosStatus, iphoneSimulator } from '../test/fixtures/workers.js';
 import {
   CommandLine,
   createNamespace,
@@ -28,30 +30,16 @@ const writes = args.integer('--writes', 50);
 const jsonPath = args.optionalValue('--json');
 const NAMESPACE = 'bench';
 
-function workerStatus(health: 'running' | 'unhealthy') {
-  return {
-    protocol: 1,
+/** A worker with both iOS slots taken by leased simulators. */
+function workerStatus(health: 'running' | 'unhealthy'): WorkerStatus {
+  return iosStatus({
     agentVersion: 'bench',
     health,
-    capabilities: [],
-    capacity: {
-      global: { limit: 4, running: 2, evictable: 0 },
-      platforms: { ios: { limit: 2, running: 2, evictable: 0, atRamBudget: false } },
-    },
-    queueDepth: 0,
-    physicalQueueDepth: 0,
-    queue: [],
-    devices: [1, 2].map((index) => ({
-      id: `SIM-${index}`,
-      name: `iPhone 16 (${index})`,
-      model: 'iPhone 16',
-      platform: 'ios',
-      os: '18.4',
-      physical: false,
-      class: 'phone',
-      state: 'leased',
-    })),
-  };
+    capacity: iosCapacity({ running: 2 }, { running: 2 }),
+    devices: [1, 2].map((index) =>
+      iphoneSimulator(`SIM-${index}`, { name: `iPhone 16 (${index})`, state: 'leased' }),
+    ),
+  });
 }
 
 async function setUp(admin: KubeClient, workers: string[]): Promise<void> {

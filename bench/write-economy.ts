@@ -14,7 +14,8 @@
 //     [--seconds 30] [--progress-rates 100,0] [--json [FILE]]
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PROTOCOL, heartbeatLeaseName, type WorkerStatus } from '../api/index.js';
+import { heartbeatLeaseName, type WorkerStatus } from '../api/index.js';
+import { iosCapacity, iosStatus } from '../test/fixtures/workers.js';
 import {
   coordinationLeasePath,
   microTime,
@@ -48,27 +49,10 @@ const jsonPath = line.optionalValue('--json');
 
 /** A worker at its iOS running limit (or, `globalOnly`, at its global limit only). */
 function fullStatus(globalOnly: boolean, running = 2): WorkerStatus {
-  return {
-    protocol: PROTOCOL.current,
+  return iosStatus({
     agentVersion: '0.1.0-bench',
-    health: 'running',
-    capabilities: [],
-    catalog: {
-      platforms: ['ios'],
-      models: [{ name: 'iPhone 16', platform: 'ios', class: 'phone' }],
-      runtimes: [{ platform: 'ios', version: '18.4' }],
-    },
-    capacity: {
-      global: { limit: 2, running, evictable: 0 },
-      platforms: {
-        ios: { limit: globalOnly ? 4 : 2, running, evictable: 0, atRamBudget: false },
-      },
-    },
-    queueDepth: 0,
-    physicalQueueDepth: 0,
-    queue: [],
-    devices: [],
-  };
+    capacity: iosCapacity({ limit: globalOnly ? 4 : 2, running }, { limit: 2, running }),
+  });
 }
 
 async function addWorker(

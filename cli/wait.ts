@@ -1,9 +1,18 @@
-// Waits for a LeaseRequest to end (Granted, Failed or Released) or to be deleted: read it, then
-// watch it from that version; a watch the server ends is reopened, a failed one retried with
-// backoff, and nothing waits past the deadline.
+// Waits for a LeaseRequest to end (Granted, Failed or Released) or to be deleted, with the same
+// informer the controller and the agent use (runtime/informer.ts): list it by name, then watch it
+// from that version; a watch the server ends is reopened, a failed one retried with backoff. Only
+// a refusal that retrying will not change (401, 403) ends the wait with an error, and nothing
+// waits past the deadline.
 import { LeaseRequestObject } from '../api/index.js';
-import { KubeApiError, isNotFound, simlockPath, type KubeClient } from '../runtime/index.js';
-import { parseAnswer, type Parsed } from './kube.js';
+import {
+  Informer,
+  KubeApiError,
+  simlockPath,
+  type InformerEvent,
+  type KubeClient,
+  type KubeObject,
+} from '../runtime/index.js';
+import type { Parsed } from './kube.js';
 
 export type WaitOutcome =
   | { kind: 'ended'; request: Parsed<LeaseRequestObject> }
@@ -42,91 +51,55 @@ export async function waitForEnd(
   name: string,
   options: WaitOptions,
 ): Promise<WaitOutcome> {
-  const path = simlockPath('leaseRequest', { namespace, name });
-  const collection = simlockPath('leaseRequest', { namespace });
-  let backoffMs = 250;
+  if (options.signal.aborted) return { kind: 'stopped' };
+  const remainingMs = options.deadline - options.now();
+  if (remainingMs <= 0) return { kind: 'deadline' };
+  const key = `${namespace}/${name}`;
   let lastError: unknown;
-  for (;;) {
-    if (options.signal.aborted) return { kind: 'stopped' };
-    const remainingMs = options.deadline - options.now();
-    if (remainingMs <= 0) return { kind: 'deadline', lastError };
-    // One read and one watch, cut when the caller stops, at the deadline, or at the outcome.
-    const cut = new AbortController();
-    const onStop = () => cut.abort();
-    options.signal.addEventListener('abort', onStop, { once: true });
-    const deadlineTimer = setTimeout(() => cut.abort(), remainingMs);
-    // Set from the watch's callback: an object, so that every read sees the latest value.
-    const found: { outcome?: WaitOutcome | undefined } = {};
-    const see = (request: Parsed<LeaseRequestObject>) => {
-      options.onChange(request);
-      found.outcome = judge(request);
-      if (found.outcome) cut.abort();
-    };
-    try {
-      const current = parseAnswer(
-        LeaseRequestObject,
-        await client.get(path, { signal: cut.signal }),
-        'leaserequest',
-      );
-      see(current);
-      if (!found.outcome) {
-        const watchSeconds = Math.max(
-          1,
-          Math.min(options.watchSeconds, Math.ceil(remainingMs / 1000)),
-        );
-        await client.watch(
-          collection,
-          {
-            fieldSelector: `metadata.name=${name}`,
-            resourceVersion: current.object.metadata.resourceVersion,
-            timeoutSeconds: watchSeconds,
-            allowWatchBookmarks: true,
-          },
-          (event) => {
-            if (found.outcome) return;
-            if (event.type === 'DELETED') {
-              found.outcome = { kind: 'deleted' };
-              cut.abort();
-              return;
-            }
-            if (event.type !== 'ADDED' && event.type !== 'MODIFIED') return;
-            const parsed = LeaseRequestObject.safeParse(event.object);
-            if (parsed.success) {
-              see({ raw: event.object as Record<string, unknown>, object: parsed.data });
-            }
-          },
-          cut.signal,
-        );
-      }
-      backoffMs = 250;
-      lastError = undefined;
-    } catch (error) {
-      if (!found.outcome) {
-        if (options.signal.aborted) return { kind: 'stopped' };
-        if (isNotFound(error)) return { kind: 'deleted' };
-        if (isFinalError(error)) throw error;
-        if (!cut.signal.aborted) {
-          lastError = error;
-          await pause(backoffMs, options.signal);
-          backoffMs = Math.min(backoffMs * 2, 5000);
-        }
-      }
-    } finally {
-      clearTimeout(deadlineTimer);
-      options.signal.removeEventListener('abort', onStop);
-    }
-    if (found.outcome) return found.outcome;
-  }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
+  let settle: (outcome: WaitOutcome) => void = () => undefined;
+  let fail: (error: unknown) => void = () => undefined;
+  const outcome = new Promise<WaitOutcome>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
   });
+  const informer = new Informer(client, {
+    path: simlockPath('leaseRequest', { namespace }),
+    fieldSelector: `metadata.name=${name}`,
+    watchTimeoutSeconds: Math.max(1, Math.min(options.watchSeconds, Math.ceil(remainingMs / 1000))),
+    initialBackoffMs: 250,
+    maxBackoffMs: 5000,
+    onError: (error) => {
+      lastError = error;
+      if (isFinalError(error)) fail(error);
+    },
+    // The cluster answers again: an earlier failure no longer explains a deadline.
+    onListed: () => (lastError = undefined),
+  });
+  const see = (object: KubeObject) => {
+    const parsed = LeaseRequestObject.safeParse(object);
+    if (!parsed.success) return;
+    const request = { raw: object as Record<string, unknown>, object: parsed.data };
+    options.onChange(request);
+    const ended = judge(request);
+    if (ended) settle(ended);
+  };
+  informer.on((event: InformerEvent<KubeObject>) => {
+    if (event.type === 'deleted') settle({ kind: 'deleted' });
+    else see(event.object);
+  });
+  const onStop = () => settle({ kind: 'stopped' });
+  options.signal.addEventListener('abort', onStop, { once: true });
+  const deadline = setTimeout(() => settle({ kind: 'deadline', lastError }), remainingMs);
+  informer.start();
+  // Created before the wait began: a first list without it means it is gone already.
+  void informer.waitForSync().then(() => {
+    if (!informer.get(key)) settle({ kind: 'deleted' });
+  });
+  try {
+    return await outcome;
+  } finally {
+    clearTimeout(deadline);
+    options.signal.removeEventListener('abort', onStop);
+    await informer.stop();
+  }
 }

@@ -5,41 +5,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL, WorkerStatus, viewKey } from '../api/index.js';
+import { iosCapacity, iosStatus, iphoneSimulator } from '../test/fixtures/workers.js';
 import { buildWorker, parseHeartbeat } from './views.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
-/** A status the contract accepts, to mutate from. */
-const validStatus = {
-  protocol: PROTOCOL.current,
-  agentVersion: '0.1.0',
-  health: 'running',
+/** A status the contract accepts, to mutate from: a capability, one slot taken, one simulator. */
+const validStatus = iosStatus({
   capabilities: [{ name: 'camera', available: true }],
-  catalog: {
-    platforms: ['ios'],
-    models: [{ name: 'iPhone 16', platform: 'ios', class: 'phone' }],
-    runtimes: [{ platform: 'ios', version: '18.4' }],
-  },
-  capacity: {
-    global: { limit: 4, running: 1, evictable: 1 },
-    platforms: { ios: { limit: 2, running: 1, evictable: 1, atRamBudget: false } },
-  },
-  queueDepth: 0,
-  physicalQueueDepth: 0,
-  queue: [],
-  devices: [
-    {
-      id: 'sim-1',
-      name: 'iPhone 16',
-      model: 'iPhone 16',
-      platform: 'ios',
-      os: '18.4',
-      physical: false,
-      class: 'phone',
-      state: 'ready',
-    },
-  ],
-};
+  capacity: iosCapacity({ running: 1, evictable: 1 }, { running: 1, evictable: 1 }),
+  devices: [iphoneSimulator('sim-1')],
+});
 
 /** Anything JSON can carry, and some things it cannot. */
 const anyValue = fc.oneof(

@@ -24,6 +24,8 @@ export interface InformerOptions {
   /** Server-side watch timeout; the watch is reopened after it. */
   watchTimeoutSeconds?: number;
   onError?: (error: unknown) => void;
+  /** After each list that succeeded (the first, and each relist after a failure or a 410). */
+  onListed?: () => void;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -126,6 +128,7 @@ export class Informer {
       this.upsert(item);
     }
     for (const [key, object] of [...this.store]) if (!seen.has(key)) this.remove(object);
+    this.options.onListed?.();
     if (!this.syncedOnce) {
       this.syncedOnce = true;
       for (const resolve of this.syncWaiters.splice(0)) resolve();
