@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { iosStatus } from '../../test/fixtures/workers.js';
 import {
   CAPACITY_REASONS,
   WAITING_REASONS,
@@ -55,16 +56,7 @@ function worker(name: string, label?: string, queue: AgentQueueEntry[] = []): Wo
   return {
     metadata: { name },
     spec: { drained: false, ...(label !== undefined ? { label } : {}) },
-    status: {
-      protocol: 1,
-      agentVersion: '1',
-      health: 'running',
-      capabilities: [],
-      queueDepth: queue.length,
-      physicalQueueDepth: 0,
-      queue,
-      devices: [],
-    },
+    status: iosStatus({ agentVersion: '1', queueDepth: queue.length, queue }),
   };
 }
 

@@ -1,4 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import {
+  iosCapacity,
+  iosStatus,
+  iphoneSimulator,
+  physicalIphone,
+} from '../../test/fixtures/workers.js';
 import type { LeaseObject, WorkerObject } from '../../api/index.js';
 import {
   connection,
@@ -119,43 +125,18 @@ function workerObject(overrides: Partial<WorkerObject> = {}): WorkerObject {
   return {
     metadata: { name: 'mac-1', creationTimestamp: at(-7200) },
     spec: { drained: false, label: 'Mac one' },
-    status: {
-      protocol: 1,
+    status: iosStatus({
       agentVersion: '0.1.0',
-      health: 'running',
       endpoint: 'https://mac-1:8443',
-      capabilities: [],
-      capacity: {
-        global: { limit: 4, running: 1, evictable: 0 },
-        platforms: { ios: { limit: 2, running: 1, evictable: 0, atRamBudget: false } },
-      },
-      queueDepth: 0,
-      physicalQueueDepth: 0,
-      queue: [],
+      capacity: iosCapacity({ running: 1 }, { running: 1 }),
       devices: [
-        {
-          id: 'sim-1',
-          name: 'iPhone 16',
-          model: 'iPhone 16',
-          platform: 'ios',
-          os: '18.4',
-          physical: false,
-          class: 'phone',
-          state: 'leased',
-        },
-        {
+        iphoneSimulator('sim-1', { state: 'leased' }),
+        physicalIphone({
           id: '00008110',
-          name: "Tester's iPhone",
-          model: 'iPhone 15 Pro',
-          platform: 'ios',
-          os: '18.4',
-          physical: true,
-          class: 'phone',
-          state: 'ready',
           presence: { present: false, reason: 'locked' },
-        },
+        }),
       ],
-    },
+    }),
     ...overrides,
   };
 }
