@@ -70,7 +70,7 @@ describe('the agent core', () => {
     });
     await clock.advance(500);
     expect(last()?.devices).toEqual([expect.objectContaining({ id: 'warm', state: 'leased' })]);
-    const released = core.release('lease-1');
+    const released = core.reclaim('lease-1');
     await clock.advance(BOOT_MS);
     expect(await released).toBe('ready');
     await clock.advance(500);
@@ -113,7 +113,7 @@ describe('the agent core', () => {
       ],
     });
     // A fleet lease arriving while the local one waits is refused, even when capacity frees.
-    const released = core.release('fleet-1');
+    const released = core.reclaim('fleet-1');
     expect(await core.grant('fleet-2', { platform: 'ios' })).toMatchObject({
       kind: 'refused',
       refusal: { code: 'NO_CAPACITY' },

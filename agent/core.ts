@@ -1,7 +1,10 @@
 // The agent's core, without Kubernetes: one object that owns the inventory, the presence watcher,
 // the granter, the local queue, health and the view, and runs their timers on the injected clock.
 // The Kubernetes wiring (register the Worker, heartbeat, watch Leases, write Lease status) calls
-// grant / release / execArgv and subscribes to `views` (patch Worker status) and `expirations`.
+// grant / reclaim / execArgv and subscribes to `views` (patch Worker status) and `expirations`.
+// One meaning per word, as in the controller: a *grant* gives a device to a lease; a *reclaim*
+// takes it back (erase or shut down a simulator, free a phone), which is how the agent carries out
+// a lease's *release* (its holder let go, it expired, or the controller ended it).
 import type { DeviceSpec, GrantedDevice, WorkerStatus } from '../api/index.js';
 import type { AgentConfig } from './config.js';
 import type { Driver, ExecPlan } from './drivers/driver.js';
@@ -146,11 +149,11 @@ export class AgentCore {
   }
 
   /** Ends a lease (fleet or local) and reclaims its device; then local requests get a turn. */
-  async release(leaseId: string): Promise<ReclaimOutcome> {
+  async reclaim(leaseId: string): Promise<ReclaimOutcome> {
     const timer = this.#expiryTimers.get(leaseId);
     if (timer !== undefined) this.#clock.clearTimeout(timer);
     this.#expiryTimers.delete(leaseId);
-    const outcome = await this.granter.release(leaseId);
+    const outcome = await this.granter.reclaim(leaseId);
     this.#serveLocal();
     return outcome;
   }
@@ -232,7 +235,7 @@ export class AgentCore {
       () => {
         this.#expiryTimers.delete(leaseId);
         this.expirations.emit({ leaseId });
-        void this.release(leaseId);
+        void this.reclaim(leaseId);
       },
       Math.max(0, atMs - this.#clock.now()),
     );

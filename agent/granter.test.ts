@@ -237,7 +237,7 @@ describe('release', () => {
   it('erases a simulator and boots it again warm (erase-keep-warm)', async () => {
     const { granter, clock, driver, stateOf } = await setUp({ devices: [sim('a', true)] });
     await granter.grant('lease-1', iphone16);
-    const released = granter.release('lease-1');
+    const released = granter.reclaim('lease-1');
     expect(stateOf('a')?.state).toBe('reclaiming');
     await clock.advance(BOOT_MS);
     expect(await released).toBe('ready');
@@ -251,7 +251,7 @@ describe('release', () => {
       { reclaim: 'shutdown' },
     );
     await granter.grant('lease-1', iphone16);
-    expect(await granter.release('lease-1')).toBe('shut-down');
+    expect(await granter.reclaim('lease-1')).toBe('shut-down');
     expect(driver.operations.map((entry) => entry.operation)).toEqual(['shutdown']);
     expect(stateOf('a')?.state).toBe('shutdown');
   });
@@ -259,7 +259,7 @@ describe('release', () => {
   it('resets a phone and puts it back ready', async () => {
     const { granter, driver, stateOf } = await setUp({ devices: [iphone] });
     await granter.grant('lease-1', { platform: 'ios', physical: true });
-    expect(await granter.release('lease-1')).toBe('ready');
+    expect(await granter.reclaim('lease-1')).toBe('ready');
     expect(driver.operations.at(-1)).toEqual({ operation: 'reset', deviceId: UDID });
     expect(stateOf(UDID)?.state).toBe('ready');
   });
@@ -270,7 +270,7 @@ describe('release', () => {
       failures: { erase: ['a'] },
     });
     await granter.grant('lease-1', iphone16);
-    expect(await granter.release('lease-1')).toBe('quarantined');
+    expect(await granter.reclaim('lease-1')).toBe('quarantined');
     expect(stateOf('a')?.state).toBe('quarantined');
     granter.unquarantine('a');
     expect(stateOf('a')?.state).not.toBe('quarantined');
@@ -278,7 +278,7 @@ describe('release', () => {
 
   it('is a no-op for a lease it does not hold', async () => {
     const { granter } = await setUp({ devices: [sim('a', true)] });
-    expect(await granter.release('nope')).toBe('not-leased');
+    expect(await granter.reclaim('nope')).toBe('not-leased');
   });
 
   it('frees the device for the next lease', async () => {
@@ -288,7 +288,7 @@ describe('release', () => {
     );
     await granter.grant('lease-1', iphone16);
     expect((await granter.grant('lease-2', iphone16)).kind).toBe('refused');
-    const released = granter.release('lease-1');
+    const released = granter.reclaim('lease-1');
     await clock.advance(BOOT_MS);
     await released;
     expect(grantedId(await granter.grant('lease-2', iphone16))).toBe('a');

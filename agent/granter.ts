@@ -133,15 +133,15 @@ export class LeaseGranter {
   }
 
   /** Ends a lease and reclaims its device; resolves once the device is back (or quarantined). */
-  release(leaseId: string): Promise<ReclaimOutcome> {
+  reclaim(leaseId: string): Promise<ReclaimOutcome> {
     const inFlight = this.#inFlight.get(leaseId);
-    if (inFlight === undefined) return this.#releaseNow(leaseId);
-    const releaseNow = (): Promise<ReclaimOutcome> => this.#releaseNow(leaseId);
-    return inFlight.then(releaseNow, releaseNow);
+    if (inFlight === undefined) return this.#reclaimNow(leaseId);
+    const reclaimNow = (): Promise<ReclaimOutcome> => this.#reclaimNow(leaseId);
+    return inFlight.then(reclaimNow, reclaimNow);
   }
 
-  // Everything up to the first await runs at once: the device is reclaiming when release returns.
-  async #releaseNow(leaseId: string): Promise<ReclaimOutcome> {
+  // Everything up to the first await runs at once: the device is reclaiming when reclaim returns.
+  async #reclaimNow(leaseId: string): Promise<ReclaimOutcome> {
     const record = this.#leases.get(leaseId);
     if (record === undefined) return 'not-leased';
     this.#leases.delete(leaseId);
@@ -154,7 +154,7 @@ export class LeaseGranter {
     }
     inventory.hold(device.id, 'reclaiming');
     try {
-      const outcome = await this.#reclaim(device, record);
+      const outcome = await this.#reclaimDevice(device, record);
       inventory.hold(device.id, undefined);
       return outcome;
     } catch (error) {
@@ -332,7 +332,7 @@ export class LeaseGranter {
 
   // --- release ---
 
-  async #reclaim(device: DriverDevice, record: LeaseRecord): Promise<ReclaimOutcome> {
+  async #reclaimDevice(device: DriverDevice, record: LeaseRecord): Promise<ReclaimOutcome> {
     const { driver, inventory, reclaim } = this.#options;
     if (device.physical) {
       await driver.reset(device, record.baseline);

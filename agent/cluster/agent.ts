@@ -401,7 +401,7 @@ export class ClusterAgent {
         // Deleted or changed while we decided: give the device back. The change that beat us
         // comes as an event (now, or already while busy: then done() looks again).
         this.granted.delete(key);
-        await core.release(key);
+        await core.reclaim(key);
         return;
       }
       log.info('granted', {
@@ -510,7 +510,7 @@ export class ClusterAgent {
 
   private async reclaimDevice(key: string): Promise<void> {
     if (!this.granted.has(key)) return;
-    const outcome = await this.options.core.release(key);
+    const outcome = await this.options.core.reclaim(key);
     this.granted.delete(key);
     this.options.log.info('reclaimed', { lease: key, outcome });
   }

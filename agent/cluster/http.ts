@@ -223,7 +223,7 @@ export function createLocalApp(options: { core: AgentCore; log: Logger }): expre
       return;
     }
     core
-      .release(id)
+      .reclaim(id)
       .then((outcome) => {
         if (outcome === 'not-leased') sendError(res, 'NOT_FOUND', `no local lease ${id}`);
         else res.status(200).json({ released: id, outcome });
