@@ -10,3 +10,4 @@ export * from './summary.js';
 export * from './exec.js';
 export * from './exec-client.js';
 export * from './slots.js';
+export * from './lifetime.js';
