@@ -177,6 +177,25 @@ describe('the agent core', () => {
     core.stop();
   });
 
+  it('keeps an extended lease past its old expiry and releases it at the new one', async () => {
+    const { clock, core } = await startAgent(
+      { devices: [sim('warm', true)] },
+      { reclaim: 'shutdown' },
+    );
+    const expired: string[] = [];
+    core.expirations.add(({ leaseId }) => expired.push(leaseId));
+    await core.grant('lease-1', { platform: 'ios' }, clock.now() + 60_000);
+    core.extend('lease-1', clock.now() + 120_000);
+    await clock.advance(90_000);
+    expect(expired).toEqual([]);
+    expect(core.granter.lease('lease-1')).toBeDefined();
+    await clock.advance(30_000);
+    expect(expired).toEqual(['lease-1']);
+    core.extend('lease-1', clock.now() + 60_000);
+    expect(core.granter.lease('lease-1')).toBeUndefined();
+    core.stop();
+  });
+
   it('plans exec on the leased device and refuses a tool that does not fit', async () => {
     const { core } = await startAgent({ devices: [sim('warm', true)] });
     await core.grant('lease-1', { platform: 'ios' });

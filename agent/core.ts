@@ -48,6 +48,7 @@ export class AgentCore {
   readonly #agentVersion: string | undefined;
   readonly #differ: ViewDiffer;
   readonly #expiryTimers = new Map<string, TimerHandle>();
+  readonly #expiresAt = new Map<string, number>();
   #refreshTimer: TimerHandle | undefined;
   #healthTimer: TimerHandle | undefined;
   #running = false;
@@ -153,6 +154,7 @@ export class AgentCore {
     const timer = this.#expiryTimers.get(leaseId);
     if (timer !== undefined) this.#clock.clearTimeout(timer);
     this.#expiryTimers.delete(leaseId);
+    this.#expiresAt.delete(leaseId);
     const outcome = await this.granter.reclaim(leaseId);
     this.#serveLocal();
     return outcome;
@@ -230,10 +232,23 @@ export class AgentCore {
     void this.localQueue.serve((request) => this.granter.grant(request.id, request.spec, 'local'));
   }
 
+  /**
+   * A fleet lease whose expiry moved (extended: the Lease's spec.expiresAt): its timer is set
+   * again for the new time. Nothing happens for a lease this agent does not hold.
+   */
+  extend(leaseId: string, expiresAtMs: number): void {
+    if (!this.#expiryTimers.has(leaseId) || this.#expiresAt.get(leaseId) === expiresAtMs) return;
+    this.#expireAt(leaseId, expiresAtMs);
+  }
+
   #expireAt(leaseId: string, atMs: number): void {
+    const previous = this.#expiryTimers.get(leaseId);
+    if (previous !== undefined) this.#clock.clearTimeout(previous);
+    this.#expiresAt.set(leaseId, atMs);
     const timer = this.#clock.setTimeout(
       () => {
         this.#expiryTimers.delete(leaseId);
+        this.#expiresAt.delete(leaseId);
         this.expirations.emit({ leaseId });
         void this.reclaim(leaseId);
       },

@@ -10,3 +10,5 @@ export * from './summary.js';
 export * from './exec.js';
 export * from './exec-client.js';
 export * from './slots.js';
+export * from './lifetime.js';
+export * from './duration.js';

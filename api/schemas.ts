@@ -185,12 +185,104 @@ export const DeviceSpec = z.object({
 });
 export type DeviceSpec = z.infer<typeof DeviceSpec>;
 
-export const LeaseRequestSpec = DeviceSpec.extend({
+const LeaseRequestSpecFields = DeviceSpec.extend({
   noWait: z.boolean().optional().describe('Fail with NO_CAPACITY instead of waiting.'),
   waitTimeoutSeconds: z.number().int().min(1).max(86_400).default(300),
-  durationSeconds: z.number().int().min(1).max(604_800).default(3600).describe('Lease lifetime.'),
+  durationSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(604_800)
+    .default(3600)
+    .describe(
+      "Lease lifetime, counted from the dispatch. The one field that may change: it may only grow (kubectl simlock extend), up to the controller's --max-lease-duration.",
+    )
+    .meta(
+      celRules({
+        rule: 'self >= oldSelf',
+        message: 'spec.durationSeconds may only grow: a lease is extended, never shortened',
+      }),
+    ),
   holder: z.string().max(100).optional().describe('Who holds it: ci, local-agent, a job name.'),
-}).meta(celRules({ rule: 'self == oldSelf', message: 'spec is immutable after creation' }));
+  holderSession: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+      message: 'holderSession must be the name of a coordination.k8s.io Lease',
+    })
+    .optional()
+    .describe(
+      'The coordination.k8s.io Lease (same namespace) the holder renews; with holderRenewSeconds.',
+    ),
+  holderRenewSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .optional()
+    .describe(
+      'The holder renews holderSession at least this often; a request whose holder misses it by more than this is released (HolderGone).',
+    ),
+  idleTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(604_800)
+    .optional()
+    .describe(
+      'Released (Idle) after this long with no exec through the proxy; never while one runs.',
+    ),
+});
+
+/** CEL: each of `fields` is as it was; `required` ones are always there, the others maybe not. */
+function unchanged(fields: readonly string[], required: readonly string[]): string {
+  return fields
+    .map((key) =>
+      required.includes(key)
+        ? `self.${key} == oldSelf.${key}`
+        : `(has(self.${key}) ? has(oldSelf.${key}) && self.${key} == oldSelf.${key} : !has(oldSelf.${key}))`,
+    )
+    .join(' && ');
+}
+
+const IDLE_WITHIN_DURATION = 'spec.idleTimeoutSeconds must not be longer than spec.durationSeconds';
+const SESSION_WITH_RENEW =
+  'spec.holderSession and spec.holderRenewSeconds go together: name the session and how often it is renewed';
+
+export const LeaseRequestSpec = LeaseRequestSpecFields.refine(
+  (spec) =>
+    spec.idleTimeoutSeconds === undefined || spec.idleTimeoutSeconds <= spec.durationSeconds,
+  { message: IDLE_WITHIN_DURATION, path: ['idleTimeoutSeconds'] },
+)
+  .refine(
+    (spec) => (spec.holderSession === undefined) === (spec.holderRenewSeconds === undefined),
+    {
+      message: SESSION_WITH_RENEW,
+      path: ['holderRenewSeconds'],
+    },
+  )
+  .meta(
+    celRules(
+      {
+        rule: unchanged(
+          Object.keys(LeaseRequestSpecFields.shape).filter((key) => key !== 'durationSeconds'),
+          ['platform'],
+        ),
+        message: 'spec is immutable after creation, except spec.durationSeconds, which may grow',
+      },
+      {
+        rule: '!has(self.idleTimeoutSeconds) || self.idleTimeoutSeconds <= self.durationSeconds',
+        message: IDLE_WITHIN_DURATION,
+        fieldPath: '.idleTimeoutSeconds',
+      },
+      {
+        rule: 'has(self.holderSession) == has(self.holderRenewSeconds)',
+        message: SESSION_WITH_RENEW,
+        fieldPath: '.holderRenewSeconds',
+      },
+    ),
+  );
 export type LeaseRequestSpec = z.infer<typeof LeaseRequestSpec>;
 
 export const RequestPhase = z.enum([
@@ -266,6 +358,7 @@ export const LeaseRequestStatus = z.object({
   worker: z.string().max(253).optional(),
   lease: z.string().max(253).optional(),
   device: GrantedDevice.optional(),
+  expiresAt: timestamp.optional().describe('When the lease ends, once granted (moves on extend).'),
   error: ErrorBody.optional(),
   conditions: z
     .array(Condition)
@@ -279,14 +372,25 @@ export type LeaseRequestStatus = z.infer<typeof LeaseRequestStatus>;
 // ---------------------------------------------------------------------------------------------
 // Lease (namespaced, named as its request): one dispatch to one worker, answered by its agent.
 
-export const LeaseSpec = z
-  .object({
-    worker: name,
-    device: DeviceSpec,
-    expiresAt: timestamp,
-    holder: z.string().max(100).optional(),
-  })
-  .meta(celRules({ rule: 'self == oldSelf', message: 'spec is immutable after creation' }));
+const LeaseSpecFields = z.object({
+  worker: name,
+  device: DeviceSpec,
+  expiresAt: timestamp.describe('When the lease ends; the controller moves it later on extend.'),
+  durationSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(604_800)
+    .optional()
+    .describe('The request duration expiresAt counts (expiresAt minus it is the dispatch).'),
+  holder: z.string().max(100).optional(),
+});
+export const LeaseSpec = LeaseSpecFields.meta(
+  celRules({
+    rule: unchanged(['worker', 'device', 'holder'], ['worker', 'device']),
+    message: 'spec is immutable after creation, except expiresAt and durationSeconds (extend)',
+  }),
+);
 export type LeaseSpec = z.infer<typeof LeaseSpec>;
 
 export const LeasePhase = z.enum(['Pending', 'Granted', 'Refused', 'Released', 'Expired', 'Lost']);
@@ -302,6 +406,15 @@ export const Refusal = z.object({
 });
 export type Refusal = z.infer<typeof Refusal>;
 
+/** Exec activity on a lease, written by the exec proxy at most once per 30 s per lease. */
+export const LeaseActivity = z.object({
+  lastExecAt: timestamp.describe('When an exec last started or was last seen running.'),
+  runningUntil: timestamp
+    .optional()
+    .describe('An exec runs at least until then (renewed while it runs).'),
+});
+export type LeaseActivity = z.infer<typeof LeaseActivity>;
+
 export const LeaseStatus = z.object({
   phase: LeasePhase,
   device: GrantedDevice.optional(),
@@ -309,6 +422,7 @@ export const LeaseStatus = z.object({
   refusal: Refusal.optional(),
   grantedAt: timestamp.optional(),
   message: z.string().max(1024).optional(),
+  activity: LeaseActivity.optional(),
 });
 export type LeaseStatus = z.infer<typeof LeaseStatus>;
 

@@ -107,7 +107,7 @@ export async function runCli(args: readonly string[], io: CliIO): Promise<number
 
   let cli = globalFlags(
     yargs([...args])
-      .scriptName('kubectl-simlock')
+      .scriptName('kubectl simlock')
       .usage('kubectl simlock <command> [flags]\n\nLease mobile test devices from a simlock fleet.')
       // --no-wait and --no-headers are flags of their own, not the negation of --wait / --headers.
       .parserConfiguration({ 'boolean-negation': false }),

@@ -30,6 +30,8 @@ describe('lease flags', () => {
       }),
     ).toEqual({
       name: 'my-lease',
+      hold: false,
+      ownerPod: undefined,
       spec: {
         platform: 'ios',
         model: 'iPhone 16',
@@ -47,8 +49,35 @@ describe('lease flags', () => {
 
   it('fill the contract’s defaults: wait 300s, last 1h', () => {
     expect(leaseOrder({ platform: 'android' })).toEqual({
+      hold: false,
+      ownerPod: undefined,
       spec: { platform: 'android', waitTimeoutSeconds: 300, durationSeconds: 3600 },
     });
+  });
+
+  it('hold with a renewal interval, an idle timeout and an owner pod', () => {
+    const order = leaseOrder({
+      platform: 'ios',
+      hold: true,
+      renewEvery: '5s',
+      idleTimeout: '10m',
+      owner: 'pod/ci-job-1',
+    });
+    expect(order).toMatchObject({
+      hold: true,
+      ownerPod: 'ci-job-1',
+      spec: { holderRenewSeconds: 5, idleTimeoutSeconds: 600 },
+    });
+    expect(() => leaseOrder({ platform: 'ios', hold: true, detach: true })).toThrow(/--hold/);
+    expect(() => leaseOrder({ platform: 'ios', renewEvery: '5s' })).toThrow(
+      /--renew-every: needs --hold/,
+    );
+    expect(() => leaseOrder({ platform: 'ios', owner: 'job/x' })).toThrow(
+      /--owner: must be pod\/NAME/,
+    );
+    expect(() => leaseOrder({ platform: 'ios', duration: '1m', idleTimeout: '5m' })).toThrow(
+      /--idle-timeout: spec.idleTimeoutSeconds must not be longer than spec.durationSeconds/,
+    );
   });
 
   it('accept plain seconds and minutes', () => {

@@ -2,7 +2,7 @@
 // moment (ADR 0005): a grant within it is recorded as one Event, anything else records the held
 // one first. Events are bookkeeping: one that cannot be written is logged, not retried (as
 // client-go's event broadcaster drops what it cannot send), and never holds a request back.
-import { API_VERSION, RESOURCES } from '../api/index.js';
+import { API_VERSION, LIFETIME_REASONS, RESOURCES } from '../api/index.js';
 import { eventsPath, type Clock, type KubeClient, type Logger } from '../runtime/index.js';
 import { describeGrant } from './status-writer.js';
 import type { RequestTimer, TrackedRequest } from './tracked-request.js';
@@ -21,6 +21,12 @@ export interface EventRecorderOptions {
   setTimer: (request: TrackedRequest, which: RequestTimer, at: number) => void;
   clearTimer: (request: TrackedRequest, which: RequestTimer) => void;
 }
+
+const LIFETIME_RELEASES = new Set<string>([
+  LIFETIME_REASONS.holderGone,
+  LIFETIME_REASONS.idle,
+  LIFETIME_REASONS.forceReleased,
+]);
 
 export class EventRecorder {
   constructor(private readonly options: EventRecorderOptions) {}
@@ -74,13 +80,18 @@ export class EventRecorder {
         const { code = '', message = '' } = request.error ?? {};
         return this.record(request, 'Warning', 'Failed', `${code}: ${message}`);
       }
-      case 'released':
+      case 'released': {
+        // A lifetime rule's release is an Event of its own reason (HolderGone, Idle, ForceReleased).
+        const reason = LIFETIME_RELEASES.has(request.releasedReason ?? '')
+          ? (request.releasedReason ?? 'Released')
+          : 'Released';
         return this.record(
           request,
-          'Normal',
-          'Released',
+          reason === 'Released' ? 'Normal' : 'Warning',
+          reason,
           `Released: ${request.releasedBecause ?? ''}`,
         );
+      }
     }
   }
 

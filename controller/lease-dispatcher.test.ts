@@ -44,8 +44,19 @@ describe('leaseFor', () => {
         worker: 'mac-1',
         device: { platform: 'ios', model: 'iPhone 16', physical: false },
         expiresAt: '2026-01-01T01:00:00.000Z',
+        durationSeconds: 3600,
         holder: 'job-7',
       },
+    });
+  });
+
+  it('expires at the maximum lease duration when the request asks for more', () => {
+    const capped = leaseFor(request, 'mac-1', Date.parse('2026-01-01T00:00:00Z'), 1_800_000) as {
+      spec: Record<string, unknown>;
+    };
+    expect(capped.spec).toMatchObject({
+      expiresAt: '2026-01-01T00:30:00.000Z',
+      durationSeconds: 1800,
     });
   });
 });

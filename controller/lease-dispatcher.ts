@@ -53,6 +53,9 @@ export function parseLease(object: unknown): ParsedLease | undefined {
   const status = rawStatus === undefined ? undefined : LeaseStatus.safeParse(rawStatus);
   const expiresAt = Date.parse(spec.expiresAt);
   const namespace = metadata.namespace ?? '';
+  const activity = status?.success ? status.data.activity : undefined;
+  const lastExecAt = activity ? Date.parse(activity.lastExecAt) : NaN;
+  const runningUntil = activity?.runningUntil ? Date.parse(activity.runningUntil) : NaN;
   return {
     key: `${namespace}/${metadata.name}`,
     namespace,
@@ -61,6 +64,10 @@ export function parseLease(object: unknown): ParsedLease | undefined {
     worker: spec.worker,
     status: status?.success ? status.data : undefined,
     expiresAt: Number.isFinite(expiresAt) ? expiresAt : undefined,
+    durationSeconds: spec.durationSeconds,
+    activity: Number.isFinite(lastExecAt)
+      ? { lastExecAt, runningUntil: Number.isFinite(runningUntil) ? runningUntil : undefined }
+      : undefined,
     finalizers: metadata.finalizers ?? [],
     deleting: metadata.deletionTimestamp !== undefined,
     resourceVersion: metadata.resourceVersion,
@@ -79,9 +86,18 @@ export interface DispatchedRequest {
   spec: LeaseRequestSpec;
 }
 
-/** The Lease that dispatches `request` to `worker`, expiring `durationSeconds` from `now`. */
-export function leaseFor(request: DispatchedRequest, worker: string, now: number): object {
+/**
+ * The Lease that dispatches `request` to `worker`, expiring `durationSeconds` from `now`, or
+ * `maxLeaseMs` from it when the request asks for more.
+ */
+export function leaseFor(
+  request: DispatchedRequest,
+  worker: string,
+  now: number,
+  maxLeaseMs = Infinity,
+): object {
   const spec = request.spec;
+  const durationSeconds = Math.min(spec.durationSeconds, Math.floor(maxLeaseMs / 1000));
   const device: DeviceSpec = { platform: spec.platform };
   if (spec.model !== undefined) device.model = spec.model;
   if (spec.class !== undefined) device.class = spec.class;
@@ -112,7 +128,8 @@ export function leaseFor(request: DispatchedRequest, worker: string, now: number
     spec: {
       worker,
       device,
-      expiresAt: new Date(now + spec.durationSeconds * 1000).toISOString(),
+      expiresAt: new Date(now + durationSeconds * 1000).toISOString(),
+      durationSeconds,
       ...(spec.holder ? { holder: spec.holder } : {}),
     },
   };
@@ -137,6 +154,8 @@ export interface LeaseDispatcherOptions {
   /** Whether our Worker informer knows the worker (it sees only the workers we select). */
   workerKnown: (name: string) => boolean;
   observer?: WorkQueueObserver | undefined;
+  /** The controller's --max-lease-duration. */
+  maxLeaseMs?: number | undefined;
 }
 
 export class LeaseDispatcher {
@@ -164,7 +183,7 @@ export class LeaseDispatcher {
   }
 
   async create(request: DispatchedRequest, worker: string): Promise<CreateAnswer> {
-    const lease = leaseFor(request, worker, this.options.clock.now());
+    const lease = leaseFor(request, worker, this.options.clock.now(), this.options.maxLeaseMs);
     try {
       const created = await this.options.writes.run('dispatch', () =>
         this.options.client.create(simlockPath('lease', { namespace: request.namespace }), lease),
@@ -176,6 +195,17 @@ export class LeaseDispatcher {
       const key = `${request.namespace}/${request.name}`;
       return { kind: 'existed', lease: this.watched(key) ?? (await this.read(request)) };
     }
+  }
+
+  /** Moves the Lease's expiry (an extension); its agent honours spec.expiresAt. Throws on failure. */
+  async extend(
+    request: DispatchedRequest,
+    expiresAt: number,
+    durationSeconds: number,
+  ): Promise<void> {
+    const path = simlockPath('lease', { namespace: request.namespace, name: request.name });
+    const spec = { expiresAt: new Date(expiresAt).toISOString(), durationSeconds };
+    await this.options.writes.run('bookkeeping', () => this.options.client.patch(path, { spec }));
   }
 
   /**

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { z } from 'zod';
+import { parseDuration } from '../api/index.js';
 import { KubeClient, LeaderElector, createLogger, systemClock } from '../runtime/index.js';
 import { CONTROLLER_DEFAULTS as DEFAULTS } from './options.js';
 import { ControllerMetrics } from './metrics.js';
@@ -28,7 +29,24 @@ const Options = z.object({
   maxConcurrentWrites: z.number().int().min(1).max(1000),
   progressWritesPerSecond: z.number().min(0).max(100_000),
   kubeApiBurst: z.number().int().min(0).max(100_000),
+  maxLeaseDuration: durationFlag(60, 604_800),
+  expiringSoonBefore: durationFlag(0, 86_400),
 });
+
+/** A duration flag (24h, 90m, 300): whole seconds within the bounds. */
+function durationFlag(min: number, max: number) {
+  return z.union([z.string(), z.number()]).transform((value, context) => {
+    const seconds = typeof value === 'number' ? value : parseDuration(value);
+    if (seconds === undefined || !Number.isInteger(seconds) || seconds < min || seconds > max) {
+      context.addIssue({
+        code: 'custom',
+        message: `must be a duration such as 24h or 90m, from ${min}s to ${max}s`,
+      });
+      return z.NEVER;
+    }
+    return seconds;
+  });
+}
 
 async function main(): Promise<void> {
   const argv = await yargs(hideBin(process.argv))
@@ -92,6 +110,16 @@ async function main(): Promise<void> {
       describe:
         "waiting requests' reason and position writes per second, all together (0: no limit)",
     })
+    .option('max-lease-duration', {
+      type: 'string',
+      default: `${DEFAULTS.maxLeaseMs / 3_600_000}h`,
+      describe: 'the longest a lease may live, extensions included (the chart admits no more)',
+    })
+    .option('expiring-soon-before', {
+      type: 'string',
+      default: `${DEFAULTS.expiringSoonMs / 60_000}m`,
+      describe: 'mark a lease ExpiringSoon (condition and Event) this long before expiry; 0: never',
+    })
     .option('kube-api-burst', {
       type: 'number',
       default: DEFAULTS.kubeApiBurst,
@@ -152,6 +180,8 @@ async function main(): Promise<void> {
       maxConcurrentWrites: options.maxConcurrentWrites,
       progressWritesPerSecond: options.progressWritesPerSecond,
       identity: options.identity,
+      maxLeaseMs: options.maxLeaseDuration * 1000,
+      expiringSoonMs: options.expiringSoonBefore * 1000,
     });
     reconciler.start().catch((error: unknown) => {
       log.error('reconciler failed to start', { error });

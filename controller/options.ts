@@ -1,5 +1,6 @@
 // The controller's options and their defaults, in one place: the flags of controller/main.ts and
 // the Reconciler's options (tests and benchmarks build one in-process) read them from here.
+import { DEFAULT_EXPIRING_SOON_SECONDS, DEFAULT_MAX_LEASE_SECONDS } from '../api/index.js';
 import type { Clock, KubeClient, Logger } from '../runtime/index.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { RoutingPolicy } from './routing/index.js';
@@ -31,6 +32,10 @@ export const CONTROLLER_DEFAULTS = {
   assumeGrantsForMs: 3000,
   /** Name of this controller in Events, when none is given. */
   identity: 'simlock-controller',
+  /** The longest a lease may live, extensions included (--max-lease-duration). */
+  maxLeaseMs: DEFAULT_MAX_LEASE_SECONDS * 1000,
+  /** The ExpiringSoon condition and Event this long before a lease's expiry; 0: none. */
+  expiringSoonMs: DEFAULT_EXPIRING_SOON_SECONDS * 1000,
 } as const;
 
 export interface ReconcilerOptions {
@@ -75,4 +80,8 @@ export interface ReconcilerOptions {
    * reports its view debounced); see assume-cache.ts.
    */
   assumeGrantsForMs?: number;
+  /** The longest a lease may live, extensions included. */
+  maxLeaseMs?: number;
+  /** The expiring-soon warning this long before expiry; 0: none. */
+  expiringSoonMs?: number;
 }

@@ -9,7 +9,7 @@
 // started again loses no request and dispatches none twice (the Lease is named as its request, so a
 // second create answers AlreadyExists and is adopted). Memos (refusals, cannot-serve) live in
 // memory only; after a restart a worker may be asked once more, which costs one refusal.
-import { WORKER_LABEL } from '../api/index.js';
+import { HOLDER_SESSION_LABEL, WORKER_LABEL } from '../api/index.js';
 import {
   Informer,
   WorkQueue,
@@ -44,6 +44,8 @@ export class Reconciler {
   private readonly heartbeatInformer: Informer;
   private readonly requestInformer: Informer;
   private readonly leaseInformer: Informer;
+  /** Holder sessions: the coordination.k8s.io Leases holders renew (ADR 0008). */
+  private readonly sessionInformer: Informer;
   /** Requests whose timers fell due or whose writes are retried (keyed by namespace/name). */
   private readonly requestQueue: WorkQueue;
   /** One key, `walk`: walks are coalesced, and one is never run inside another. */
@@ -77,6 +79,13 @@ export class Reconciler {
     const namespace = { namespace: options.watchNamespace };
     this.requestInformer = informer('lease requests', simlockPath('leaseRequest', namespace));
     this.leaseInformer = informer('leases', simlockPath('lease', namespace), WORKER_LABEL);
+    this.sessionInformer = informer(
+      'holder sessions',
+      options.watchNamespace !== undefined
+        ? coordinationLeasePath(options.watchNamespace)
+        : '/apis/coordination.k8s.io/v1/leases',
+      HOLDER_SESSION_LABEL,
+    );
 
     this.requestQueue = new WorkQueue({
       name: 'requests',
@@ -109,6 +118,7 @@ export class Reconciler {
       leases: this.leaseInformer,
       workerKnown: (name) => this.workerInformer.get(name) !== undefined,
       observer: observers.observer('Lease'),
+      maxLeaseMs: options.maxLeaseMs ?? defaults.maxLeaseMs,
     });
     this.shell = new RequestShell({
       client: this.client,
@@ -125,6 +135,10 @@ export class Reconciler {
       walk,
       dispatchTimeoutMs: options.dispatchTimeoutMs ?? defaults.dispatchTimeoutMs,
       grantTimeoutMs: options.grantTimeoutMs ?? defaults.grantTimeoutMs,
+      limits: {
+        maxLeaseMs: options.maxLeaseMs ?? defaults.maxLeaseMs,
+        expiringSoonMs: options.expiringSoonMs ?? defaults.expiringSoonMs,
+      },
     });
     const shell = this.shell;
     const timers = {
@@ -192,6 +206,13 @@ export class Reconciler {
     this.letGoOfOrphans();
     this.requestInformer.start();
     await this.requestInformer.waitForSync();
+    // A renewal is news when its renewTime moves; seen by our clock, so skew does not count.
+    this.sessionInformer.on((event) => {
+      if (event.type === 'deleted') return;
+      const { namespace = '', name } = event.object.metadata;
+      this.shell.holderRenewed(namespace, name);
+    });
+    this.sessionInformer.start();
     this.options.log.info('controller synced', {
       workers: this.fleet.size,
       requests: this.shell.requests.size,
@@ -210,6 +231,7 @@ export class Reconciler {
       this.heartbeatInformer.stop(),
       this.requestInformer.stop(),
       this.leaseInformer.stop(),
+      this.sessionInformer.stop(),
     ]);
   }
 

@@ -26,7 +26,19 @@ export type RequestLife =
       seen: boolean;
       acknowledged: boolean;
     }
-  | { kind: 'granted'; worker: string; leaseUid: string | undefined; expiresAt?: number }
+  | {
+      kind: 'granted';
+      worker: string;
+      leaseUid: string | undefined;
+      expiresAt?: number;
+      /** When the lease started (its dispatch): an extension counts from here (lease-lifetime.ts). */
+      startedAt?: number;
+      /** When this process saw the grant: idle time counts from here before any exec. */
+      grantedAt?: number;
+      activity?: LeaseActivityFacts | undefined;
+      /** The expiring-soon warning was given for the current expiry. */
+      warned?: boolean;
+    }
   | { kind: 'ended'; outcome: Outcome }
   /** The request is being deleted: its Lease goes, then its finalizer. */
   | { kind: 'releasing' };
@@ -41,6 +53,33 @@ export interface LeaseFacts {
   status: LeaseStatus | undefined;
   /** spec.expiresAt, in milliseconds since the epoch, when readable. */
   expiresAt: number | undefined;
+  /** spec.durationSeconds: the duration expiresAt counts from the dispatch, when written. */
+  durationSeconds?: number | undefined;
+  activity?: LeaseActivityFacts | undefined;
+}
+
+/** The exec proxy's record of exec activity on the Lease, in milliseconds since the epoch. */
+export interface LeaseActivityFacts {
+  lastExecAt: number;
+  runningUntil: number | undefined;
+}
+
+/**
+ * What the request's spec and metadata say of its lifetime, and what the shell saw of its holder:
+ * given to every step (the machine reads no clock and no object).
+ */
+export interface Lifetime {
+  durationMs: number;
+  /** The controller's --max-lease-duration. */
+  maxLeaseMs: number;
+  /** The expiring-soon warning this long before expiry; 0: none. */
+  expiringSoonMs: number;
+  holderRenewMs?: number | undefined;
+  /** When the shell last saw the holder's session renewed (its own clock; first sight counts). */
+  holderRenewedAt?: number | undefined;
+  idleTimeoutMs?: number | undefined;
+  /** The operator who force-released it (the annotation, admitted by the chart's policy). */
+  forceReleasedBy?: string | undefined;
 }
 
 export type RequestEvent =
@@ -68,11 +107,15 @@ export type RequestEvent =
    * the grant got there first, and the agent holds a device for the request. The Lease, granted.
    */
   | { type: 'withdrawalLostToGrant'; lease: LeaseFacts }
+  /** The request changed: extended (spec.durationSeconds grew), or force-released. */
+  | { type: 'requestChanged' }
+  /** The holder renewed its session (context.lifetime.holderRenewedAt says when). */
+  | { type: 'holderRenewed' }
   /** The worker of the current dispatch disconnected (its heartbeat lapsed). */
   | { type: 'workerGone'; worker: string }
   | { type: 'timerDue'; timer: MachineTimer };
 
-export type MachineTimer = 'wait' | 'dispatch' | 'expiry';
+export type MachineTimer = 'wait' | 'dispatch' | 'expiry' | 'expiringSoon' | 'holder' | 'idle';
 
 export type StatusChange =
   | { kind: 'queued' }
@@ -82,7 +125,9 @@ export type StatusChange =
   | { kind: 'failed'; error: ErrorBody }
   /** Failed TIMEOUT: the shell words it (it knows the last reasons). */
   | { kind: 'timedOut' }
-  | { kind: 'released'; reason: string; message: string };
+  | { kind: 'released'; reason: string; message: string }
+  /** The lease's expiry, and whether it is within the warning time of it (ExpiringSoon). */
+  | { kind: 'expiry'; expiresAt: number; expiringSoon: boolean };
 
 export type Effect =
   /** Add the release finalizer, then assess against the fleet (answered by `assessed`). */
@@ -98,6 +143,10 @@ export type Effect =
   | { type: 'writeStatus'; change: StatusChange }
   /** Held a moment for the dispatch (ADR 0005); the other Events at once. */
   | { type: 'recordEvent'; event: 'dispatched' | 'granted' | 'failed' | 'released' }
+  /** An Event of the lease's lifetime (Extended, ExpiringSoon), with its message. */
+  | { type: 'recordLifetimeEvent'; reason: string; message: string; warning?: boolean }
+  /** Move the Lease's expiry (an extension); the agent honours it. */
+  | { type: 'extendLease'; expiresAt: number; durationSeconds: number }
   /** Remember the worker for this request (memos.ts): a refusal, or a silence. */
   | { type: 'remember'; memo: { kind: 'refusal'; refusal: unknown } | { kind: 'unanswered' } }
   | { type: 'wakeAt'; timer: MachineTimer; at: number }
@@ -113,6 +162,8 @@ export interface MachineContext {
   waitDeadline: number | undefined;
   dispatchTimeoutMs: number;
   grantTimeoutMs: number;
+  /** Absent in stories that do not need it: no extension, renewal, idle or warning rules. */
+  lifetime?: Lifetime | undefined;
 }
 
 export interface Step {
@@ -168,6 +219,11 @@ export const TRANSITIONS: readonly (readonly [LifeKind, RequestEvent['type'], Li
   ['granted', 'leaseSeen', 'ended'],
   ['granted', 'leaseGone', 'ended'],
   ['granted', 'timerDue', 'ended'],
+  // The lease's lifetime (lease-lifetime.ts): extended, warned, released by an operator.
+  ['granted', 'requestChanged', 'granted'],
+  ['granted', 'timerDue', 'granted'],
+  ['granted', 'requestChanged', 'ended'],
+  ['waiting', 'requestChanged', 'ended'],
   ['new', 'requestDeleting', 'releasing'],
   ['admitting', 'requestDeleting', 'releasing'],
   ['waiting', 'requestDeleting', 'releasing'],

@@ -26,6 +26,12 @@ const pastDeadline: MachineContext = { ...context, waitDeadline: NOW - 1 };
 
 const walked = new Set<string>();
 const edge = (from: string, event: string, to: string) => `${from} --${event}--> ${to}`;
+/** Rows of the table that stay in their kind (a lease's lifetime): walked when the life changes. */
+const selfLoops = new Set(
+  TRANSITIONS.filter(([from, , to]) => from === to).map(([from, event, to]) =>
+    edge(from, event, to),
+  ),
+);
 
 /** Runs the events in order from `life`; answers the last life and every effect, in order. */
 function run(
@@ -36,7 +42,8 @@ function run(
   const effects: Effect[] = [];
   for (const event of events) {
     const step = next(life, event, at);
-    if (step.life.kind !== life.kind) walked.add(edge(life.kind, event.type, step.life.kind));
+    const row = edge(life.kind, event.type, step.life.kind);
+    if (step.life.kind !== life.kind || (step.life !== life && selfLoops.has(row))) walked.add(row);
     effects.push(...step.effects);
     life = step.life;
   }
@@ -154,8 +161,15 @@ describe('a dispatch', () => {
     const { life, effects } = run(dispatched, [
       { type: 'leaseSeen', lease: lease({ phase: 'Granted' }) },
     ]);
-    expect(life).toEqual(granted);
-    expect(types(effects)).toEqual(['cancel', 'writeStatus', 'wakeAt', 'recordEvent', 'walk']);
+    expect(life).toMatchObject(granted);
+    expect(types(effects)).toEqual([
+      'cancel',
+      'writeStatus',
+      'wakeAt',
+      'writeStatus',
+      'recordEvent',
+      'walk',
+    ]);
     expect(effects).toContainEqual({ type: 'wakeAt', timer: 'expiry', at: NOW + 3_600_000 });
   });
 
@@ -525,6 +539,206 @@ describe('endings', () => {
       { type: 'timerDue', timer: 'expiry' },
     ] as RequestEvent[])
       expect(run(ended, [event]).life).toEqual(ended);
+  });
+});
+
+describe("a lease's lifetime", () => {
+  const MINUTE = 60_000;
+  const lifetime = {
+    durationMs: 60 * MINUTE,
+    maxLeaseMs: 24 * 60 * MINUTE,
+    expiringSoonMs: 5 * MINUTE,
+  };
+  const at = (now: number, more: Partial<MachineContext['lifetime'] & object> = {}) => ({
+    ...context,
+    now,
+    lifetime: { ...lifetime, ...more },
+  });
+  const grantedLease = lease({
+    phase: 'Granted',
+    expiresAt: NOW + 60 * MINUTE,
+    durationSeconds: 3600,
+  });
+  /** Dispatched, then granted at NOW with the lifetime `more`. */
+  const grant = (more: Partial<MachineContext['lifetime'] & object> = {}) =>
+    run(dispatched, [{ type: 'leaseSeen', lease: grantedLease }], at(NOW, more));
+
+  it('a grant writes the expiry and wakes five minutes before it for the warning', () => {
+    const { life, effects } = grant();
+    expect(life).toMatchObject({ kind: 'granted', expiresAt: NOW + 60 * MINUTE, startedAt: NOW });
+    expect(effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'expiry', expiresAt: NOW + 60 * MINUTE, expiringSoon: false },
+    });
+    expect(effects).toContainEqual({
+      type: 'wakeAt',
+      timer: 'expiringSoon',
+      at: NOW + 55 * MINUTE,
+    });
+  });
+
+  it('five minutes before expiry the request is marked expiring soon, once, with a warning Event', () => {
+    const { life } = grant();
+    const warned = run(life, [{ type: 'timerDue', timer: 'expiringSoon' }], at(NOW + 55 * MINUTE));
+    expect(warned.life).toMatchObject({ kind: 'granted', warned: true });
+    expect(warned.effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'expiry', expiresAt: NOW + 60 * MINUTE, expiringSoon: true },
+    });
+    expect(warned.effects).toContainEqual(
+      expect.objectContaining({
+        type: 'recordLifetimeEvent',
+        reason: 'ExpiringSoon',
+        warning: true,
+      }),
+    );
+    const again = run(
+      warned.life,
+      [{ type: 'timerDue', timer: 'expiringSoon' }],
+      at(NOW + 56 * MINUTE),
+    );
+    expect(again.effects).toEqual([]);
+  });
+
+  it('an extension moves the Lease and the expiry timer, clears the warning, and is recorded', () => {
+    const { life } = grant();
+    const warned = run(life, [{ type: 'timerDue', timer: 'expiringSoon' }], at(NOW + 55 * MINUTE));
+    const extended = run(
+      warned.life,
+      [{ type: 'requestChanged' }],
+      at(NOW + 56 * MINUTE, { durationMs: 90 * MINUTE }),
+    );
+    expect(extended.life).toMatchObject({ expiresAt: NOW + 90 * MINUTE, warned: false });
+    expect(extended.effects).toContainEqual({
+      type: 'extendLease',
+      expiresAt: NOW + 90 * MINUTE,
+      durationSeconds: 5400,
+    });
+    expect(extended.effects).toContainEqual({
+      type: 'wakeAt',
+      timer: 'expiry',
+      at: NOW + 90 * MINUTE,
+    });
+    expect(extended.effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'expiry', expiresAt: NOW + 90 * MINUTE, expiringSoon: false },
+    });
+    expect(extended.effects).toContainEqual(
+      expect.objectContaining({ type: 'recordLifetimeEvent', reason: 'Extended' }),
+    );
+    // The old expiry timer fires late: the lease is not released (it looks at its expiresAt).
+    // Our own status write comes back as a change too: it extends nothing more.
+    expect(
+      run(
+        extended.life,
+        [{ type: 'requestChanged' }],
+        at(NOW + 57 * MINUTE, { durationMs: 90 * MINUTE }),
+      ).effects,
+    ).toEqual([]);
+  });
+
+  it('an extension past the maximum is capped there', () => {
+    const { life } = grant({ maxLeaseMs: 120 * MINUTE });
+    const extended = run(
+      life,
+      [{ type: 'requestChanged' }],
+      at(NOW + MINUTE, { durationMs: 600 * MINUTE, maxLeaseMs: 120 * MINUTE }),
+    );
+    expect(extended.life).toMatchObject({ expiresAt: NOW + 120 * MINUTE });
+  });
+
+  it('a holder that stops renewing: released HolderGone one interval after its last renewal', () => {
+    const renewing = { holderRenewMs: 2000, holderRenewedAt: NOW };
+    const { life, effects } = grant(renewing);
+    expect(effects).toContainEqual({ type: 'wakeAt', timer: 'holder', at: NOW + 2000 });
+    const renewed = run(
+      life,
+      [{ type: 'holderRenewed' }],
+      at(NOW + 700, { ...renewing, holderRenewedAt: NOW + 700 }),
+    );
+    expect(renewed.effects).toEqual([{ type: 'wakeAt', timer: 'holder', at: NOW + 2700 }]);
+    // The first wake finds the later renewal: not yet.
+    const early = run(
+      life,
+      [{ type: 'timerDue', timer: 'holder' }],
+      at(NOW + 2000, { ...renewing, holderRenewedAt: NOW + 700 }),
+    );
+    expect(early.life.kind).toBe('granted');
+    const gone = run(
+      life,
+      [{ type: 'timerDue', timer: 'holder' }],
+      at(NOW + 2700, { ...renewing, holderRenewedAt: NOW + 700 }),
+    );
+    expect(gone.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(gone.effects).toContainEqual({
+      type: 'writeStatus',
+      change: {
+        kind: 'released',
+        reason: 'HolderGone',
+        message: 'its holder did not renew its session within 2s',
+      },
+    });
+    expect(types(gone.effects)).toContain('deleteLease');
+  });
+
+  it('a waiting request whose holder is gone is released too, with nothing to delete', () => {
+    const renewing = { holderRenewMs: 2000, holderRenewedAt: NOW };
+    const gone = run(waiting, [{ type: 'timerDue', timer: 'holder' }], at(NOW + 2000, renewing));
+    expect(gone.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(types(gone.effects)).not.toContain('deleteLease');
+  });
+
+  it('idle reclaim: released Idle after the timeout with no exec, never while one runs', () => {
+    const idle = { idleTimeoutMs: 5000 };
+    const { life, effects } = grant(idle);
+    expect(effects).toContainEqual({ type: 'wakeAt', timer: 'idle', at: NOW + 5000 });
+    // An exec started at +1 s runs (the proxy renews runningUntil while it does).
+    const busy = run(
+      life,
+      [
+        {
+          type: 'leaseSeen',
+          lease: {
+            ...grantedLease,
+            activity: { lastExecAt: NOW + 1000, runningUntil: NOW + 46_000 },
+          },
+        },
+      ],
+      at(NOW + 1000, idle),
+    );
+    expect(busy.effects).toContainEqual({ type: 'wakeAt', timer: 'idle', at: NOW + 51_000 });
+    const stillRunning = run(
+      busy.life,
+      [{ type: 'timerDue', timer: 'idle' }],
+      at(NOW + 6000, idle),
+    );
+    expect(stillRunning.life.kind).toBe('granted');
+    const released = run(busy.life, [{ type: 'timerDue', timer: 'idle' }], at(NOW + 51_000, idle));
+    expect(released.effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'released', reason: 'Idle', message: 'no exec on it for 5s' },
+    });
+  });
+
+  it('force release by an operator ends a granted or waiting request and names them', () => {
+    const { life } = grant();
+    const forced = run(
+      life,
+      [{ type: 'requestChanged' }],
+      at(NOW, { forceReleasedBy: 'ops-olga' }),
+    );
+    expect(forced.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(forced.effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'released', reason: 'ForceReleased', message: 'force-released by ops-olga' },
+    });
+    expect(types(forced.effects)).toContain('deleteLease');
+    const queued = run(
+      waiting,
+      [{ type: 'requestChanged' }],
+      at(NOW, { forceReleasedBy: 'ops-olga' }),
+    );
+    expect(queued.life).toEqual({ kind: 'ended', outcome: 'Released' });
   });
 });
 

@@ -24,6 +24,14 @@ import type {
   RequestLife,
   Step,
 } from './request-life.js';
+import {
+  grantedLeaseSeen,
+  holderRenewed,
+  lifetimeTimerDue,
+  release,
+  requestChanged,
+  waitingWakes,
+} from './lease-lifetime.js';
 
 export * from './request-life.js';
 
@@ -92,6 +100,10 @@ export function next(life: RequestLife, event: RequestEvent, context: MachineCon
       return stay(life);
     case 'timerDue':
       return timerDue(life, event.timer, context);
+    case 'requestChanged':
+      return requestChanged(life, context);
+    case 'holderRenewed':
+      return holderRenewed(life, context);
   }
 }
 
@@ -159,7 +171,7 @@ function enqueue(context: MachineContext): Step {
   const effects: Effect[] = [{ type: 'writeStatus', change: { kind: 'queued' } }];
   if (context.waitDeadline !== undefined)
     effects.push({ type: 'wakeAt', timer: 'wait', at: context.waitDeadline });
-  effects.push({ type: 'walk' });
+  effects.push(...waitingWakes(context), { type: 'walk' });
   return { life: { kind: 'waiting' }, effects };
 }
 
@@ -212,18 +224,6 @@ function fail(error?: ErrorBody): Step {
         change: error ? { kind: 'failed', error } : { kind: 'timedOut' },
       },
       { type: 'recordEvent', event: 'failed' },
-      { type: 'walk' },
-    ],
-  };
-}
-
-function release(reason: string, message: string): Step {
-  return {
-    life: { kind: 'ended', outcome: 'Released' },
-    effects: [
-      { type: 'cancel', timers: 'all' },
-      { type: 'writeStatus', change: { kind: 'released', reason, message } },
-      { type: 'recordEvent', event: 'released' },
       { type: 'walk' },
     ],
   };
@@ -299,21 +299,17 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
     switch (status.phase) {
       case 'Granted': {
         const leaseUid = life.kind === 'dispatched' ? (life.leaseUid ?? lease.uid) : lease.uid;
-        const effects: Effect[] = [
-          { type: 'cancel', timers: ['dispatch', 'wait'] },
-          { type: 'writeStatus', change: { kind: 'granted', device: status.device } },
-        ];
-        if (lease.expiresAt !== undefined)
-          effects.push({ type: 'wakeAt', timer: 'expiry', at: lease.expiresAt });
-        effects.push({ type: 'recordEvent', event: 'granted' }, { type: 'walk' });
+        const granted: RequestLife = { kind: 'granted', worker: life.worker, leaseUid };
+        const settled = grantedLeaseSeen(granted, lease, context);
         return {
-          life: {
-            kind: 'granted',
-            worker: life.worker,
-            leaseUid,
-            ...(lease.expiresAt !== undefined ? { expiresAt: lease.expiresAt } : {}),
-          },
-          effects,
+          life: settled.life,
+          effects: [
+            { type: 'cancel', timers: ['dispatch', 'wait'] },
+            { type: 'writeStatus', change: { kind: 'granted', device: status.device } },
+            ...settled.effects,
+            { type: 'recordEvent', event: 'granted' },
+            { type: 'walk' },
+          ],
         };
       }
       case 'Refused':
@@ -328,20 +324,7 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
         return refused({ code: 'LOST', message: `the worker marked it ${status.phase}` }, context);
     }
   }
-  if (life.kind === 'granted') {
-    if (status && status.phase !== 'Granted') {
-      const released = release(
-        status.phase,
-        status.message ?? `the worker marked the lease ${status.phase}`,
-      );
-      return { life: released.life, effects: [...released.effects, { type: 'deleteLease' }] };
-    }
-    if (life.expiresAt === undefined && lease.expiresAt !== undefined) {
-      return stay({ ...life, expiresAt: lease.expiresAt }, [
-        { type: 'wakeAt', timer: 'expiry', at: lease.expiresAt },
-      ]);
-    }
-  }
+  if (life.kind === 'granted') return grantedLeaseSeen(life, lease, context);
   return stay(life);
 }
 
@@ -387,9 +370,8 @@ function timerDue(life: RequestLife, timer: MachineTimer, context: MachineContex
         : stay(life);
     case 'expiry':
       if (life.kind !== 'granted') return stay(life);
-      {
-        const released = release('Expired', 'the lease reached its expiry');
-        return { life: released.life, effects: [...released.effects, { type: 'deleteLease' }] };
-      }
+      return release('Expired', 'the lease reached its expiry', true);
+    default:
+      return lifetimeTimerDue(life, timer, context) ?? stay(life);
   }
 }

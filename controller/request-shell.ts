@@ -2,7 +2,12 @@
 // out the effects the machine answers (request-machine.ts decides; this file only does). Every
 // timer and every retry of a request is its key in the request work queue: a timer is a moment in
 // `request.timers`, a failed write is made again after the key's backoff, never dropped.
-import { LeaseRequestObject, ObjectMeta, REQUEST_FINALIZER } from '../api/index.js';
+import {
+  FORCE_RELEASE_ANNOTATION,
+  LeaseRequestObject,
+  ObjectMeta,
+  REQUEST_FINALIZER,
+} from '../api/index.js';
 import {
   isNotFound,
   simlockPath,
@@ -23,8 +28,10 @@ import { next, type Effect, type RequestEvent } from './request-machine.js';
 import type { RoutingPolicy } from './routing/index.js';
 import type { StatusWriter } from './status-writer.js';
 import {
+  lifetimeOf,
   trackRequest,
   waitDeadline,
+  type LifetimeLimits,
   type RequestRetry,
   type RequestTimer,
   type TrackedRequest,
@@ -48,6 +55,7 @@ export interface RequestShellOptions {
   walk: () => void;
   dispatchTimeoutMs: number;
   grantTimeoutMs: number;
+  limits: LifetimeLimits;
 }
 
 export class RequestShell {
@@ -89,14 +97,25 @@ export class RequestShell {
         createdAt: Date.parse(String(metadata.creationTimestamp ?? '')) || this.options.clock.now(),
         status,
       });
+      // A holder's renewals count from our first sight (a restarted controller gives it one).
+      if (spec.holderRenewSeconds !== undefined) request.holderRenewedAt = this.options.clock.now();
       this.requests.set(key, request);
       this.onQueueChange();
     }
+    const forceReleasedBy = metadata.annotations?.[FORCE_RELEASE_ANNOTATION];
+    const changed =
+      tracked !== undefined &&
+      (spec.durationSeconds !== tracked.spec.durationSeconds ||
+        forceReleasedBy !== tracked.forceReleasedBy);
+    request.spec = spec;
+    request.forceReleasedBy = forceReleasedBy;
     request.hasFinalizer = (metadata.finalizers ?? []).includes(REQUEST_FINALIZER);
     request.generation = metadata.generation;
     if (metadata.deletionTimestamp !== undefined) {
       const leaseExists = this.options.leases.watched(key) !== undefined;
       this.apply(request, { type: 'requestDeleting', leaseExists });
+    } else if (changed) {
+      this.apply(request, { type: 'requestChanged' });
     } else if (!tracked) {
       const lease = this.options.leases.watched(key);
       this.apply(request, {
@@ -127,6 +146,15 @@ export class RequestShell {
     if (request) this.apply(request, { type: 'leaseSeen', lease });
   }
 
+  /** A holder session (coordination.k8s.io Lease) was renewed: seen now, by our clock. */
+  holderRenewed(namespace: string, session: string): void {
+    for (const request of this.requests.values()) {
+      if (request.namespace !== namespace || request.spec.holderSession !== session) continue;
+      request.holderRenewedAt = this.options.clock.now();
+      this.apply(request, { type: 'holderRenewed' });
+    }
+  }
+
   workerGone(worker: string): void {
     for (const request of this.requests.values()) {
       const life = request.life;
@@ -145,6 +173,7 @@ export class RequestShell {
       waitDeadline: waitDeadline(request),
       dispatchTimeoutMs: this.options.dispatchTimeoutMs,
       grantTimeoutMs: this.options.grantTimeoutMs,
+      lifetime: lifetimeOf(request, this.options.limits),
     });
     request.life = step.life;
     for (const effect of step.effects) this.carryOut(request, effect);
@@ -171,6 +200,15 @@ export class RequestShell {
         return this.status.change(request, effect.change);
       case 'recordEvent':
         return this.recordEvent(request, effect.event);
+      case 'recordLifetimeEvent':
+        return this.events.record(
+          request,
+          effect.warning === true ? 'Warning' : 'Normal',
+          effect.reason,
+          effect.message,
+        );
+      case 'extendLease':
+        return void this.extendLease(request, effect.expiresAt, effect.durationSeconds);
       case 'remember':
         return this.remember(request, effect.memo);
       case 'wakeAt':
@@ -297,6 +335,21 @@ export class RequestShell {
     }
     this.succeeded(request);
     this.apply(request, { type: 'leaseDeleteAnswered', outright });
+  }
+
+  /** Moves the Lease's expiry; retried after the request's backoff until it is written. */
+  private async extendLease(request: TrackedRequest, at: number, seconds: number): Promise<void> {
+    try {
+      await this.options.leases.extend(request, at, seconds);
+      this.succeeded(request);
+    } catch (error) {
+      if (isNotFound(error) || request.life.kind !== 'granted') return;
+      this.options.log.warn('could not extend the lease; retrying', {
+        request: request.key,
+        error,
+      });
+      this.retry(request, 'extendLease', error, () => this.extendLease(request, at, seconds));
+    }
   }
 
   private async withdrawLease(request: TrackedRequest): Promise<void> {

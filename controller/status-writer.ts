@@ -2,7 +2,12 @@
 // status when it changed (ADR 0004): an outcome (Granted, Failed, Released) at once, the way there
 // (Waiting, its reasons and position, Dispatched) at most once per reason-write interval. Writes
 // wait their turn in the write queue; a failed one is made again after the request's backoff.
-import { canonicalJson, type ErrorBody } from '../api/index.js';
+import {
+  EXPIRING_SOON_CONDITION,
+  LIFETIME_REASONS,
+  canonicalJson,
+  type ErrorBody,
+} from '../api/index.js';
 import {
   isNotFound,
   mergePatch,
@@ -103,8 +108,34 @@ export class StatusWriter {
         this.end(request, 'Failed');
         break;
       }
+      case 'expiry': {
+        request.expiresAt = change.expiresAt;
+        const had = request.conditions.some((c) => c.type === EXPIRING_SOON_CONDITION);
+        if (change.expiringSoon || had) {
+          const at = new Date(change.expiresAt).toISOString();
+          request.conditions = setCondition(
+            request.conditions,
+            change.expiringSoon
+              ? {
+                  type: EXPIRING_SOON_CONDITION,
+                  status: 'True',
+                  reason: LIFETIME_REASONS.expiringSoon,
+                  message: `the lease expires at ${at}`,
+                }
+              : {
+                  type: EXPIRING_SOON_CONDITION,
+                  status: 'False',
+                  reason: LIFETIME_REASONS.extended,
+                  message: `extended to ${at}`,
+                },
+            now,
+          );
+        }
+        break;
+      }
       case 'released':
         request.releasedBecause = change.message;
+        request.releasedReason = change.reason;
         request.conditions = setCondition(
           request.conditions,
           { type: 'Granted', status: 'False', reason: change.reason, message: change.message },

@@ -19,6 +19,8 @@ export interface RequestState {
   worker?: string | undefined;
   lease?: string | undefined;
   device?: GrantedDevice | undefined;
+  /** Once granted: when the lease ends (moves on extend). */
+  expiresAt?: number | undefined;
   error?: ErrorBody | undefined;
   conditions: Condition[];
 }
@@ -34,6 +36,8 @@ export function desiredStatus(state: RequestState): LeaseRequestStatus {
   if (state.worker !== undefined && state.phase !== 'Waiting') status.worker = state.worker;
   if (state.lease !== undefined) status.lease = state.lease;
   if (state.device !== undefined) status.device = state.device;
+  if (state.expiresAt !== undefined && state.phase === 'Granted')
+    status.expiresAt = new Date(state.expiresAt).toISOString();
   if (state.error !== undefined) status.error = state.error;
   if (state.conditions.length > 0) status.conditions = state.conditions;
   if (state.generation !== undefined) status.observedGeneration = state.generation;

@@ -3,13 +3,14 @@
 // queue. Built from the object on first sight, so a restarted controller starts from the API.
 import type { LeaseRequestSpec, LeaseRequestStatus } from '../api/index.js';
 import { emptyMemos, type RequestMemos } from './memos.js';
-import type { MachineTimer, RequestLife } from './request-machine.js';
+import type { Lifetime, MachineTimer, RequestLife } from './request-machine.js';
 import type { RequestState } from './status.js';
 
 /** The machine's timers, and the status writer's and event recorder's own. */
 export type RequestTimer = MachineTimer | 'write' | 'dispatchEvent';
 /** Writes that failed and are made again after the request's backoff. */
-export type RequestRetry = 'admit' | 'removeFinalizer' | 'write' | 'deleteLease' | 'dispatch';
+export type RequestRetry =
+  'admit' | 'removeFinalizer' | 'write' | 'deleteLease' | 'dispatch' | 'extendLease';
 
 export interface TrackedRequest extends RequestState {
   key: string;
@@ -42,8 +43,13 @@ export interface TrackedRequest extends RequestState {
    * Event (ADR 0005); anything else records it before its own.
    */
   dispatchEvent?: string | undefined;
-  /** Why it was released, for its Event. */
+  /** Why it was released, for its Event: the message, and the condition's reason. */
   releasedBecause?: string | undefined;
+  releasedReason?: string | undefined;
+  /** The operator named by the force-release annotation (admitted by the chart's policy). */
+  forceReleasedBy?: string | undefined;
+  /** When this process last saw the holder's session renewed (first sight counts as one). */
+  holderRenewedAt?: number | undefined;
   /** The status last known to be on the server, and when reasons were last written. */
   written?: Record<string, unknown> | undefined;
   lastReasonWriteAt: number;
@@ -99,4 +105,26 @@ export function waitDeadline(request: TrackedRequest): number | undefined {
   return request.spec.noWait
     ? undefined
     : request.createdAt + request.spec.waitTimeoutSeconds * 1000;
+}
+
+/** The controller's limits on a lease's lifetime (its flags). */
+export interface LifetimeLimits {
+  maxLeaseMs: number;
+  expiringSoonMs: number;
+}
+
+/** What the request machine needs of a request's lifetime (lease-lifetime.ts). */
+export function lifetimeOf(request: TrackedRequest, limits: LifetimeLimits): Lifetime {
+  const { spec } = request;
+  return {
+    durationMs: spec.durationSeconds * 1000,
+    maxLeaseMs: limits.maxLeaseMs,
+    expiringSoonMs: limits.expiringSoonMs,
+    holderRenewMs:
+      spec.holderRenewSeconds !== undefined ? spec.holderRenewSeconds * 1000 : undefined,
+    holderRenewedAt: request.holderRenewedAt,
+    idleTimeoutMs:
+      spec.idleTimeoutSeconds !== undefined ? spec.idleTimeoutSeconds * 1000 : undefined,
+    forceReleasedBy: request.forceReleasedBy,
+  };
 }

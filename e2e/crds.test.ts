@@ -33,7 +33,7 @@ describe('LeaseRequest as served by the API server', () => {
     const byName = await cluster.kubectl(['get', 'leaserequests', '-n', cluster.namespace]);
     expect(byName.exitCode).toBe(0);
     expect(byName.stdout.split('\n')[0]).toMatch(
-      /^NAME\s+PHASE\s+PLATFORM\s+MODEL\s+WORKER\s+REASONS\s+AGE$/,
+      /^NAME\s+PHASE\s+PLATFORM\s+MODEL\s+DEVICE\s+WORKER\s+REASONS\s+AGE$/,
     );
     expect(byName.stdout).toMatch(/columns\s+ios\s+iPhone 16/);
 
@@ -42,7 +42,7 @@ describe('LeaseRequest as served by the API server', () => {
     expect(byCategory.stdout).toContain('leaserequest.simlock.dev/columns');
 
     const byShortName = await cluster.kubectl(['get', 'lr', '-n', cluster.namespace, '-o', 'wide']);
-    expect(byShortName.stdout.split('\n')[0]).toMatch(/ERROR\s+POSITION\s+HOLDER/);
+    expect(byShortName.stdout.split('\n')[0]).toMatch(/ERROR\s+POSITION\s+HOLDER\s+EXPIRES/);
   });
 
   it('fills defaults for the wait timeout and the duration', async () => {
@@ -74,6 +74,31 @@ describe('LeaseRequest as served by the API server', () => {
       /spec\.durationSeconds.*should be greater than or equal to 1/,
     ],
     ['a missing platform', {}, /spec\.platform.*Required value/],
+    [
+      'a zero renewal interval',
+      { platform: 'ios', holderSession: 'session-1', holderRenewSeconds: 0 },
+      /spec\.holderRenewSeconds.*should be greater than or equal to 1/,
+    ],
+    [
+      'a negative idle timeout',
+      { platform: 'ios', idleTimeoutSeconds: -1 },
+      /spec\.idleTimeoutSeconds.*should be greater than or equal to 1/,
+    ],
+    [
+      'a zero idle timeout',
+      { platform: 'ios', idleTimeoutSeconds: 0 },
+      /spec\.idleTimeoutSeconds.*should be greater than or equal to 1/,
+    ],
+    [
+      'an idle timeout longer than the duration',
+      { platform: 'ios', durationSeconds: 60, idleTimeoutSeconds: 120 },
+      /spec\.idleTimeoutSeconds: Invalid value.*must not be longer than spec\.durationSeconds/,
+    ],
+    [
+      'a renewal interval without a session',
+      { platform: 'ios', holderRenewSeconds: 5 },
+      /spec\.holderRenewSeconds: Invalid value.*go together/,
+    ],
   ])('refuses %s, naming the field', async (_case, spec, message) => {
     expect(await refusal(`bad-${Math.random().toString(36).slice(2, 8)}`, spec)).toMatch(message);
   });
@@ -86,6 +111,23 @@ describe('LeaseRequest as served by the API server', () => {
     );
     const change = cluster.admin.patch(path, { spec: { model: 'iPhone 16' } });
     await expect(change).rejects.toThrow(/spec: Invalid value.*spec is immutable after creation/);
+    const added = cluster.admin.patch(path, { spec: { idleTimeoutSeconds: 60 } });
+    await expect(added).rejects.toThrow(/spec is immutable after creation/);
+  });
+
+  it('lets spec.durationSeconds grow (extend), and refuses a decrease naming the field', async () => {
+    const path = simlockPath('leaseRequest', { namespace: cluster.namespace, name: 'extended' });
+    await cluster.admin.create(
+      simlockPath('leaseRequest', { namespace: cluster.namespace }),
+      leaseRequest('extended', { platform: 'ios', durationSeconds: 600 }),
+    );
+    const grown = (await cluster.admin.patch(path, { spec: { durationSeconds: 900 } })) as {
+      spec: { durationSeconds: number };
+    };
+    expect(grown.spec.durationSeconds).toBe(900);
+    await expect(cluster.admin.patch(path, { spec: { durationSeconds: 300 } })).rejects.toThrow(
+      /spec\.durationSeconds: Invalid value.*may only grow/,
+    );
   });
 
   it('refuses a capacity reason on anything but full, and one worker twice', async () => {
@@ -192,7 +234,7 @@ describe('Worker and Lease as served by the API server', () => {
     });
     const listed = await cluster.kubectl(['get', 'dl', '-n', cluster.namespace]);
     expect(listed.stdout.split('\n')[0]).toMatch(
-      /^NAME\s+WORKER\s+DEVICE\s+PHASE\s+EXPIRES\s+AGE$/,
+      /^NAME\s+WORKER\s+DEVICE\s+PHASE\s+EXPIRES\s+IDLE\s+AGE$/,
     );
     expect(listed.stdout).toMatch(/one\s+worker-a/);
   });

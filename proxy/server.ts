@@ -16,6 +16,7 @@ import {
   type KubeClient,
   type Logger,
 } from '../runtime/index.js';
+import type { ActivityRecorder } from './activity.js';
 import { bearerToken, mayExec, reviewToken } from './auth.js';
 
 export interface ProxyOptions {
@@ -24,6 +25,8 @@ export interface ProxyOptions {
   /** The token the proxy presents to agents (its service account's). */
   agentToken: () => string;
   metrics?: ProxyMetrics;
+  /** Records exec activity on leases for idle reclaim; none: not recorded. */
+  activity?: ActivityRecorder | undefined;
 }
 
 export class ProxyMetrics {
@@ -201,6 +204,8 @@ async function handleExec(
     tool: body.data.tool,
   });
   startEventStream(res);
+  // Activity from its start and all the while it runs (idle reclaim never takes a busy lease).
+  const ended = options.activity?.started(namespace, name);
   // Copy chunk by chunk; when the client reads slowly, stop reading the agent (backpressure).
   try {
     for await (const chunk of answer.body) {
@@ -210,6 +215,8 @@ async function handleExec(
     outcome('streamed');
   } catch {
     outcome(upstream.signal.aborted ? 'client-gone' : 'agent-gone');
+  } finally {
+    ended?.();
   }
   res.end();
 }

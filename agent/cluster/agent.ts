@@ -269,6 +269,10 @@ export class ClusterAgent {
       void this.answer(key, lease);
     } else if (phase === 'Granted' && this.granted.get(key) !== lease.metadata.uid) {
       void this.adopt(key, lease);
+    } else if (phase === 'Granted') {
+      // Extended (kubectl simlock extend): the controller moved spec.expiresAt; keep the device.
+      const expiresAt = Date.parse(lease.spec.expiresAt);
+      if (Number.isFinite(expiresAt)) this.options.core.extend(key, expiresAt);
     }
   }
 

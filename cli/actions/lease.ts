@@ -25,7 +25,10 @@ import { getObject, parseAnswer, workersForLabels, type Parsed } from '../kube.j
 import { leaseOrder } from '../lease-flags.js';
 import { connect } from '../options.js';
 import { ProgressView } from '../progress-view.js';
+import { HolderSession } from '../holder-session.js';
+import { ownPod, podOwner } from '../owner.js';
 import { waitForEnd } from '../wait.js';
+import { hold } from './hold.js';
 
 /**
  * The controller fails a request that waited past its timeout itself (TIMEOUT); the plugin gives up
@@ -44,12 +47,32 @@ export async function lease(argv: Record<string, unknown>, io: CliIO): Promise<n
   // created while the signal arrives is withdrawn too.
   const stop = new AbortController();
   let stoppedBy: StopSignal | undefined;
+  let onStopped: (signal: StopSignal) => void = () => undefined;
+  const stopped = new Promise<StopSignal>((resolve) => (onStopped = resolve));
   const unsubscribe = io.onStop((signal) => {
     stoppedBy ??= signal;
+    onStopped(signal);
     stop.abort();
   });
   let view: ProgressView | undefined;
+  let holder: HolderSession | undefined;
+  let held = false;
   try {
+    const warn = (line: string) => io.err(`warning: ${line}`);
+    const podName = order.ownerPod ?? ownPod(namespace);
+    const owner =
+      podName !== undefined
+        ? await podOwner(client, namespace, podName, order.ownerPod !== undefined, warn)
+        : undefined;
+    if (order.hold) {
+      holder = await HolderSession.start(
+        client,
+        namespace,
+        order.spec.holderRenewSeconds ?? 10,
+        warn,
+      );
+      order.spec.holderSession = holder.name;
+    }
     const created = parseAnswer(
       LeaseRequestObject,
       await client.create(simlockPath('leaseRequest', { namespace }), {
@@ -59,6 +82,7 @@ export async function lease(argv: Record<string, unknown>, io: CliIO): Promise<n
           ...(order.name !== undefined ? { name: order.name } : { generateName: 'lease-' }),
           // The controller's release finalizer from the start saves it a write (ADR 0005).
           finalizers: [REQUEST_FINALIZER],
+          ...(owner ? { ownerReferences: [owner] } : {}),
         },
         spec: order.spec,
       }),
@@ -105,18 +129,23 @@ export async function lease(argv: Record<string, unknown>, io: CliIO): Promise<n
           `no answer within ${formatDuration(Math.round(waitMs / 1000))} (is the controller running?); ${withdrawn}`,
         );
       }
-      default:
-        return await ended(outcome.request, {
+      default: {
+        const code = await ended(outcome.request, {
           client,
           io,
           worker,
           workers,
           format: globals.output,
         });
+        if (!holder) return code;
+        held = true;
+        return await hold(client, io, holder, name, stopped);
+      }
     }
   } finally {
     view?.finish();
     unsubscribe();
+    if (holder && !held) await holder.stop();
   }
 }
 

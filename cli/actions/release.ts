@@ -2,7 +2,7 @@
 // controller's finalizer deletes the Lease, the agent reclaims the device and drops the Lease's
 // finalizer, then the controller lets the request go: gone means released.
 import { z } from 'zod';
-import { LeaseRequestObject, SimlockError } from '../../api/index.js';
+import { FORCE_RELEASE_ANNOTATION, LeaseRequestObject, SimlockError } from '../../api/index.js';
 import { isNotFound, simlockPath, type KubeClient } from '../../runtime/index.js';
 import { durationFlag, objectName, parseFlags, parseGlobals, rejectOutput } from '../flags.js';
 import { resourceName } from '../format/output.js';
@@ -13,6 +13,7 @@ import { connect } from '../options.js';
 const ReleaseFlags = z.object({
   lease: objectName,
   noWait: z.boolean().default(false),
+  force: z.boolean().default(false),
   timeout: durationFlag(1, 3600).default(60),
 });
 
@@ -23,6 +24,7 @@ export async function release(argv: Record<string, unknown>, io: CliIO): Promise
     lease: '<lease>',
     noWait: '--no-wait',
     timeout: '--timeout',
+    force: '--force',
   });
   const { client, namespace } = connect(globals);
   const path = simlockPath('leaseRequest', { namespace, name: flags.lease });
@@ -32,6 +34,11 @@ export async function release(argv: Record<string, unknown>, io: CliIO): Promise
       name: flags.lease,
     });
 
+  if (flags.force) {
+    await forceRelease(client, path, flags.lease, namespace);
+    io.out(`Lease ${flags.lease} force-released`);
+    return 0;
+  }
   let granted: boolean;
   let worker: string | undefined;
   try {
@@ -78,5 +85,50 @@ async function untilGone(
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
     intervalMs = Math.min(intervalMs * 2, 1000);
+  }
+}
+
+/**
+ * --force: the annotation naming who releases it, which the chart's admission policy allows only
+ * to who may `force-release` leaserequests, under their own name; the controller releases the
+ * lease at once (ForceReleased) and its Event names them. Waits until it is Released.
+ */
+async function forceRelease(
+  client: KubeClient,
+  path: string,
+  lease: string,
+  namespace: string,
+): Promise<void> {
+  const review = (await client.create('/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'SelfSubjectReview',
+  })) as { status?: { userInfo?: { username?: string } } };
+  const username = review.status?.userInfo?.username;
+  if (!username) throw new SimlockError('INTERNAL', 'the API server did not say who you are');
+  try {
+    await client.patch(path, {
+      metadata: { annotations: { [FORCE_RELEASE_ANNOTATION]: username } },
+    });
+  } catch (error) {
+    if (isNotFound(error))
+      throw new SimlockError('NOT_FOUND', `lease "${lease}" not found in namespace "${namespace}"`);
+    throw error;
+  }
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const current = await getObject(client, path, LeaseRequestObject, 'leaserequest').catch(
+      (error: unknown) => {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      },
+    );
+    const phase = current?.object.status?.phase;
+    if (current === undefined || phase === 'Released' || phase === 'Failed') return;
+    if (Date.now() > deadline)
+      throw new SimlockError(
+        'TIMEOUT',
+        `lease ${lease} was not released within 30s (is the controller running?)`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

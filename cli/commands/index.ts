@@ -4,6 +4,7 @@ import type { Argv } from 'yargs';
 import { consoleCommand } from './console.js';
 import { deviceCommand } from './device.js';
 import { execCommand } from './exec.js';
+import { extendCommand } from './extend.js';
 import { leaseCommand } from './lease.js';
 import { listCommand } from './list.js';
 import { releaseCommand } from './release.js';
@@ -15,6 +16,7 @@ export type { ActionLoader, CommandRunner } from './runner.js';
 export const COMMANDS: readonly ((cli: Argv, run: CommandRunner) => Argv)[] = [
   leaseCommand,
   releaseCommand,
+  extendCommand,
   listCommand,
   workerCommand,
   deviceCommand,

@@ -26,8 +26,31 @@ export function leaseCommand(cli: Argv, run: CommandRunner): Argv {
         .option('duration', { type: 'string', describe: 'lease lifetime (default 1h)' })
         .option('holder', { type: 'string', describe: 'who holds it: ci, local-agent, a job' })
         .option('name', { type: 'string', describe: 'request name (default: lease-<random>)' })
+        .option('idle-timeout', {
+          type: 'string',
+          describe:
+            'release it after this long with no exec through the proxy (never while one runs)',
+        })
+        .option('hold', {
+          type: 'boolean',
+          describe: 'stay in the foreground renewing; release on exit, Ctrl-C or SIGTERM',
+        })
+        .option('renew-every', {
+          type: 'string',
+          describe: 'with --hold: released when not renewed within this (default 10s)',
+        })
+        .option('detach', {
+          type: 'boolean',
+          describe: 'print the grant and exit, the lease lives on (the default)',
+        })
+        .option('owner', {
+          type: 'string',
+          describe:
+            'pod/NAME that owns the request: deleting the pod releases it (default: this pod, in a pod)',
+        })
         .example('$0 lease --platform ios --device "iPhone 16"', '')
-        .example('$0 lease --platform android --physical --os ">=34" -o json', ''),
+        .example('$0 lease --platform android --physical --os ">=34" -o json', '')
+        .example('$0 lease --platform ios --hold --renew-every 10s', ''),
     run(async () => (await import('../actions/lease.js')).lease),
   );
 }

@@ -10,7 +10,11 @@ export function releaseCommand(cli: Argv, run: CommandRunner): Argv {
       command
         .positional('lease', { type: 'string', describe: 'name of the lease or request' })
         .option('no-wait', { type: 'boolean', describe: 'return once the delete is accepted' })
-        .option('timeout', { type: 'string', describe: 'how long to wait (default 60s)' }),
+        .option('timeout', { type: 'string', describe: 'how long to wait (default 60s)' })
+        .option('force', {
+          type: 'boolean',
+          describe: "operators: release anyone's lease at once, even while an exec runs",
+        }),
     run(async () => (await import('../actions/release.js')).release),
   );
 }

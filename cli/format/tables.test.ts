@@ -118,6 +118,7 @@ describe('leases', () => {
       'lease-x   mac-1   <none>   Pending   expired',
     ]);
     expect(expires('garbage', NOW)).toBe('<unknown>');
+    expect(expires(new Date(NOW + 240_000).toISOString(), NOW)).toBe('in 4m, expiring soon');
   });
 });
 

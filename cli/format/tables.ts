@@ -1,7 +1,11 @@
 // kubectl-style tables: upper-case headers, columns padded to their widest cell plus three spaces,
 // `<none>` for an empty cell, `-o wide` adding columns, `--no-headers` dropping the header. Plus
 // the tables of simlock Leases, Workers and devices. Pure: objects and the time in, lines out.
-import type { LeaseObject, WorkerObject } from '../../api/index.js';
+import {
+  DEFAULT_EXPIRING_SOON_SECONDS,
+  type LeaseObject,
+  type WorkerObject,
+} from '../../api/index.js';
 
 export interface Column<Row> {
   header: string;
@@ -88,11 +92,13 @@ export function leaseColumns(now: number, withNamespace: boolean): Column<LeaseO
     : columns;
 }
 
-/** "in 59m", or "expired" once past. */
+/** "in 59m", "in 4m, expiring soon" within the controller's default warning time, "expired". */
 export function expires(expiresAt: string, now: number): string {
   const time = timeOf(expiresAt);
   if (time === undefined) return '<unknown>';
-  return time <= now ? 'expired' : `in ${humanDuration(time - now)}`;
+  if (time <= now) return 'expired';
+  const soon = time - now <= DEFAULT_EXPIRING_SOON_SECONDS * 1000 ? ', expiring soon' : '';
+  return `in ${humanDuration(time - now)}${soon}`;
 }
 
 // ---------------------------------------------------------------------------------------------

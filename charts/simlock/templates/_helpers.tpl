@@ -149,16 +149,30 @@ priorityClassName: {{ . }}
   - apiGroups: ['']
     resources: [events]
     verbs: [create, patch]
+  # Holder sessions (label simlock.dev/holder-session): a request whose holder stops renewing is
+  # released, HolderGone (ADR 0008).
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [get, list, watch]
 {{- end }}
 
 {{/* What a user of simlock may do in a namespace. */}}
 {{- define "simlock.userRules" }}
+  # patch: kubectl simlock extend (spec.durationSeconds may only grow; CEL).
   - apiGroups: [simlock.dev]
     resources: [leaserequests]
-    verbs: [create, delete, get, list, watch]
+    verbs: [create, delete, get, list, watch, patch]
   - apiGroups: [simlock.dev]
     resources: [leases]
     verbs: [get, list, watch]
+  # kubectl simlock lease --hold renews a holder session, a coordination.k8s.io Lease.
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [create, get, update, delete]
+  # A request made from a pod (or with --owner pod/NAME) is owned by it: its uid is read.
+  - apiGroups: ['']
+    resources: [pods]
+    verbs: [get]
   # Checked by the exec proxy with a SubjectAccessReview; no such subresource is served.
   - apiGroups: [simlock.dev]
     resources: [leases/exec]

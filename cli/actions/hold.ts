@@ -1,0 +1,57 @@
+// `lease --hold` after the grant: stay in the foreground while the holder session is renewed,
+// warn when the lease is about to expire, and release it on exit, Ctrl-C or SIGTERM.
+import { EXPIRING_SOON_CONDITION, LeaseRequestObject, SimlockError } from '../../api/index.js';
+import { isNotFound, simlockPath, type KubeClient } from '../../runtime/index.js';
+import { INTERRUPTED_EXIT, TERMINATED_EXIT } from '../errors.js';
+import type { HolderSession } from '../holder-session.js';
+import type { CliIO, StopSignal } from '../io.js';
+import { getObject } from '../kube.js';
+
+const POLL_MS = 1000;
+
+export async function hold(
+  client: KubeClient,
+  io: CliIO,
+  session: HolderSession,
+  name: string,
+  stopped: Promise<StopSignal>,
+): Promise<number> {
+  const path = simlockPath('leaseRequest', { namespace: session.namespace, name });
+  io.err(
+    `Holding lease ${name} (renewed every ${session.renewSeconds}s); Ctrl-C or SIGTERM releases it`,
+  );
+  let warned = false;
+  let signal: StopSignal | undefined;
+  void stopped.then((value) => (signal = value));
+  try {
+    for (;;) {
+      await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, POLL_MS))]);
+      if (signal) break;
+      let request;
+      try {
+        request = (await getObject(client, path, LeaseRequestObject, 'leaserequest')).object;
+      } catch (error) {
+        if (isNotFound(error))
+          throw new SimlockError('LEASE_LOST', `lease ${name} was deleted while held`);
+        continue;
+      }
+      const status = request.status;
+      if (status?.phase !== 'Granted') {
+        const why = status?.conditions?.find((c) => c.type === 'Granted')?.message ?? status?.phase;
+        throw new SimlockError('LEASE_LOST', `lease ${name} ended while held: ${why ?? 'unknown'}`);
+      }
+      const soon = status.conditions?.find((c) => c.type === EXPIRING_SOON_CONDITION);
+      if (soon?.status === 'True' && !warned) {
+        warned = true;
+        io.err(
+          `warning: lease ${name} ${soon.message}; kubectl simlock extend ${name} --by 30m keeps it`,
+        );
+      } else if (soon?.status !== 'True') warned = false;
+    }
+  } finally {
+    await session.stop();
+    await client.delete(path).catch(() => undefined);
+  }
+  io.err(`Lease ${name} released`);
+  return signal === 'SIGTERM' ? TERMINATED_EXIT : INTERRUPTED_EXIT;
+}

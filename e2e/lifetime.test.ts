@@ -1,0 +1,289 @@
+// A lease's lifetime (issue 16, ADR 0008) with real processes: a real agent with the fake driver,
+// the controller in-process, the real proxy recording exec activity, the plugin as a process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execThroughProxy } from '../api/index.js';
+import type { Reconciler } from '../controller/index.js';
+import { ActivityRecorder, createProxyApp } from '../proxy/index.js';
+import { silentLogger } from '../runtime/index.js';
+import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
+import { controllerFor } from '../test/cluster/controller.js';
+import { TestFleet } from '../test/cluster/fleet.js';
+import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
+
+const cluster = useCluster('lifetime');
+const plugin = join(fileURLToPath(new URL('../bin/', import.meta.url)), 'kubectl-simlock');
+let fleet: TestFleet;
+let agent: AgentProcess;
+let reconciler: Reconciler;
+let proxy: Server;
+let proxyUrl: string;
+let token: string;
+
+function simlock(...args: string[]) {
+  return runCommand(plugin, [
+    ...args,
+    '--kubeconfig',
+    cluster.kubeconfigPath,
+    '-n',
+    fleet.namespace,
+  ]);
+}
+
+beforeAll(async () => {
+  fleet = await TestFleet.create(cluster);
+  const ns = fleet.namespace;
+  await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'simlock-proxy' },
+  });
+  token = (
+    (await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts/simlock-proxy/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 3600 },
+    })) as { status: { token: string } }
+  ).status.token;
+  // The test calls exec with the proxy's own token: it may exec in this namespace.
+  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'lease-exec' },
+    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
+  });
+  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'proxy-exec' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
+    subjects: [{ kind: 'ServiceAccount', name: 'simlock-proxy', namespace: ns }],
+  });
+  agent = await startAgent({
+    admin: cluster.admin,
+    kubeconfigPath: cluster.kubeconfigPath,
+    name: fleet.name('a'),
+    label: 'worker-a',
+    namespace: ns,
+    fleet: ns,
+    // simctl runs 10 s: an exec that lasts longer than the idle timeout.
+    script: iosSimulatorScript({ tools: { simctl: { delayMs: 10_000, stdout: 'done\n' } } }),
+    execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
+  });
+  reconciler = controllerFor(cluster, fleet, { expiringSoonMs: 3000 });
+  await reconciler.start();
+  const app = createProxyApp({
+    client: cluster.admin,
+    log: silentLogger,
+    agentToken: () => token,
+    activity: new ActivityRecorder({ client: cluster.admin, log: silentLogger }),
+  });
+  await new Promise<void>((resolve) => {
+    proxy = app.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = proxy.address();
+  proxyUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}, 60_000);
+
+afterAll(async () => {
+  proxy.close();
+  await reconciler.stop();
+  await agent.kill('SIGKILL');
+});
+
+const released = (name: string) =>
+  fleet.requestWhere(name, (r) => r.status?.phase === 'Released' || r.status === undefined, 20_000);
+
+async function gone(name: string, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  await eventually(
+    async () => {
+      try {
+        const request = await fleet.request(name);
+        return request.status?.phase === 'Released' ? true : undefined;
+      } catch {
+        return true;
+      }
+    },
+    { timeoutMs, intervalMs: 50, what: `request ${name} released` },
+  );
+  return Date.now() - started;
+}
+
+describe('extend', () => {
+  it('moves expiresAt, and the agent keeps the device past the old expiry', async () => {
+    await fleet.createRequest('ext', { platform: 'ios', durationSeconds: 6 });
+    await fleet.phase('ext', 'Granted', 20_000);
+    const before = Date.parse((await fleet.lease('ext'))?.spec.expiresAt ?? '');
+    const extended = await simlock('extend', 'ext', '--by', '60s');
+    expect(extended.stderr).toBe('');
+    expect(extended.stdout).toMatch(/^Lease ext extended to \S+Z\n$/);
+    const after = Date.parse((await fleet.lease('ext'))?.spec.expiresAt ?? '');
+    expect(after - before).toBe(60_000);
+    // Past the old expiry: still granted, the Lease still Granted by the agent.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, before - Date.now() + 2000)));
+    expect((await fleet.request('ext')).status?.phase).toBe('Granted');
+    expect((await fleet.lease('ext'))?.status?.phase).toBe('Granted');
+    const events = await cluster.kubectl([
+      'get',
+      'events',
+      '-n',
+      fleet.namespace,
+      '--field-selector',
+      'involvedObject.name=ext',
+    ]);
+    expect(events.stdout).toMatch(/Extended\s+leaserequest\/ext\s+Extended to/);
+    // A decrease is refused by the API server, naming the field.
+    const shorter = await cluster.kubectl([
+      'patch',
+      'lr',
+      'ext',
+      '-n',
+      fleet.namespace,
+      '--type=merge',
+      '-p',
+      '{"spec":{"durationSeconds":5}}',
+    ]);
+    expect(shorter.stderr).toMatch(/spec\.durationSeconds: Invalid value.*may only grow/);
+    await simlock('release', 'ext');
+  });
+
+  it('marks a lease expiring soon, then releases it at its expiry', async () => {
+    await fleet.createRequest('soon', { platform: 'ios', durationSeconds: 5 });
+    await fleet.phase('soon', 'Granted', 20_000);
+    const warned = await fleet.requestWhere(
+      'soon',
+      (r) =>
+        (
+          r.status as { conditions?: { type: string; status: string }[] } | undefined
+        )?.conditions?.some((c) => c.type === 'ExpiringSoon' && c.status === 'True') === true,
+    );
+    expect(warned.status?.phase).toBe('Granted');
+    const listed = await simlock('list', '--leases');
+    expect(listed.stdout).toMatch(/soon.*expiring soon/);
+    await released('soon');
+  });
+});
+
+describe('idle reclaim', () => {
+  it('releases a lease with no exec after its idle timeout (Idle); a running exec keeps one', async () => {
+    await fleet.createRequest('idle', {
+      platform: 'ios',
+      durationSeconds: 600,
+      idleTimeoutSeconds: 5,
+    });
+    await fleet.createRequest('busy', {
+      platform: 'ios',
+      durationSeconds: 600,
+      idleTimeoutSeconds: 5,
+    });
+    await fleet.phase('idle', 'Granted', 20_000);
+    await fleet.phase('busy', 'Granted', 20_000);
+    const grantedAt = Date.now();
+    const exec = execThroughProxy({
+      url: proxyUrl,
+      token,
+      namespace: fleet.namespace,
+      lease: 'busy',
+      tool: 'simctl',
+      args: ['listapps'],
+      onOutput: () => undefined,
+    });
+    const idle = await fleet.requestWhere('idle', (r) => r.status?.phase === 'Released', 15_000);
+    // Granted a moment before grantedAt was taken: released about 5 s after its grant.
+    expect(Date.now() - grantedAt).toBeGreaterThanOrEqual(3000);
+    expect(JSON.stringify(idle.status)).toMatch(/"reason":"Idle"/);
+    // The 10 s exec runs past the idle timeout: its lease is still held when it ends.
+    const { exitCode } = await exec;
+    expect(exitCode).toBe(0);
+    expect(Date.now() - grantedAt).toBeGreaterThan(9000);
+    expect((await fleet.request('busy')).status?.phase).toBe('Granted');
+    const shown = await cluster.kubectl(['get', 'dl', 'busy', '-n', fleet.namespace]);
+    expect(shown.stdout.split('\n')[0]).toMatch(/IDLE/);
+    expect(shown.stdout).toMatch(/busy\s+\S+\s+.*Granted\s+\S+\s+\d+s/);
+    await simlock('release', 'busy');
+  }, 40_000);
+});
+
+describe('lease --hold', () => {
+  function hold(name: string): Promise<ChildProcess> {
+    const child = spawn(plugin, [
+      'lease',
+      '--platform',
+      'ios',
+      '--name',
+      name,
+      '--hold',
+      '--renew-every',
+      '2s',
+      '--kubeconfig',
+      cluster.kubeconfigPath,
+      '-n',
+      fleet.namespace,
+    ]);
+    return new Promise((resolve, reject) => {
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes('Holding lease')) resolve(child);
+      });
+      child.on('exit', () => reject(new Error(`lease --hold exited: ${stderr}`)));
+    });
+  }
+
+  it('killed with SIGKILL: released within the renewal interval plus 1 s, HolderGone', async () => {
+    const child = await hold('held-kill');
+    expect((await fleet.request('held-kill')).status?.phase).toBe('Granted');
+    child.kill('SIGKILL');
+    const took = await gone('held-kill', 5000);
+    expect(took).toBeLessThanOrEqual(3000);
+    const request = await fleet.request('held-kill');
+    expect(JSON.stringify(request.status)).toMatch(/"reason":"HolderGone"/);
+  });
+
+  it('SIGTERM and Ctrl-C release at once', async () => {
+    for (const [name, signal] of [
+      ['held-term', 'SIGTERM'],
+      ['held-int', 'SIGINT'],
+    ] as const) {
+      const child = await hold(name);
+      const exited = new Promise<number | null>((resolve) =>
+        child.on('exit', (code) => resolve(code)),
+      );
+      child.kill(signal);
+      expect(await gone(name, 1500)).toBeLessThan(1500);
+      expect(await exited).toBe(signal === 'SIGTERM' ? 143 : 130);
+    }
+  });
+});
+
+describe('release --force', () => {
+  it('releases at once, and its condition and Event name who did it', async () => {
+    await fleet.createRequest('forced', { platform: 'ios' });
+    await fleet.phase('forced', 'Granted', 20_000);
+    const forced = await simlock('release', '--force', 'forced');
+    expect(forced.stdout).toBe('Lease forced force-released\n');
+    const request = await fleet.request('forced');
+    const condition = (
+      request.status as { conditions?: { type: string; reason: string; message: string }[] }
+    ).conditions?.find((c) => c.type === 'Granted');
+    expect(condition).toMatchObject({
+      reason: 'ForceReleased',
+      message: 'force-released by admin',
+    });
+    const events = await cluster.kubectl([
+      'get',
+      'events',
+      '-n',
+      fleet.namespace,
+      '--field-selector',
+      'involvedObject.name=forced',
+    ]);
+    expect(events.stdout).toMatch(
+      /ForceReleased\s+leaserequest\/forced\s+Released: force-released by admin/,
+    );
+  });
+});
