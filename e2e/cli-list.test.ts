@@ -136,7 +136,7 @@ describe('list --requests', () => {
 
     const all = await simlock(fleet, 'list', '--requests', '-A');
     expect(all.stdout).toMatch(
-      new RegExp(`^Request ${fleet.namespace}/j1: -, android -, queued at -, waiting \\d+s$`, 'm'),
+      new RegExp(`^Request ${fleet.namespace}/j1: android, waiting \\d+s$`, 'm'),
     );
   });
 

@@ -267,10 +267,10 @@ describe('an agent’s own entry', () => {
     ]);
   });
 
-  it('shows - for a missing holder and model', () => {
+  it('leaves out a missing holder and model', () => {
     const bare: AgentQueueEntry = { id: 'x', platform: 'android', reason: 'full' };
     expect(agentEntryLine(bare, 'host', 1, NOW)).toBe(
-      'Request x: - on host, android -, queued at 1, waiting 0s — full',
+      'Request x: on host, android, queued at 1, waiting 0s — full',
     );
   });
 });
@@ -295,8 +295,8 @@ describe('which requests, in which order', () => {
       'Request first: ci, ios iPhone 16, queued at 1, waiting 40s',
       'Request second: ci, ios iPhone 16, queued at 2, waiting 30s',
       // Same age: by name.
-      'Request dispatched: ci, ios iPhone 16, queued at -, waiting 60s',
-      'Request new: -, ios tablet, queued at -, waiting 60s',
+      'Request dispatched: ci, ios iPhone 16, waiting 60s',
+      'Request new: ios tablet, waiting 60s',
     ]);
   });
 

@@ -47,9 +47,14 @@ function requestName(request: LeaseRequestObject, withNamespace: boolean | undef
   return withNamespace && namespace ? `${namespace}/${name}` : name;
 }
 
-/** What was asked for: the model, else the class, else "-". */
-function asked(request: LeaseRequestObject): string {
-  return request.spec.model ?? request.spec.class ?? '-';
+/** What was asked for: the platform, and the model or else the class when one was named. */
+function asked(platform: string, modelOrClass: string | undefined): string {
+  return modelOrClass === undefined ? platform : `${platform} ${modelOrClass}`;
+}
+
+/** The parts of a line that are there, comma-separated: absent ones are left out, never "-". */
+function present(...parts: (string | undefined)[]): string {
+  return parts.filter((part) => part !== undefined && part !== '').join(', ');
 }
 
 /**
@@ -64,9 +69,13 @@ export function controllerRequestLines(
   const { spec, status } = request;
   const since = status?.queuedAt ?? request.metadata.creationTimestamp;
   const head =
-    `Request ${requestName(request, options.withNamespace)}: ${spec.holder ?? '-'}, ` +
-    `${spec.platform} ${asked(request)}, queued at ${status?.position ?? '-'}, ` +
-    `waiting ${waitingSeconds(since, options.now)}s`;
+    `Request ${requestName(request, options.withNamespace)}: ` +
+    present(
+      spec.holder,
+      asked(spec.platform, spec.model ?? spec.class),
+      status?.position === undefined ? undefined : `queued at ${status.position}`,
+      `waiting ${waitingSeconds(since, options.now)}s`,
+    );
   const lines = [head];
   if (status?.phase === 'Waiting') {
     for (const entry of status.workers ?? []) {
@@ -87,9 +96,14 @@ export function agentEntryLine(
   now: number,
 ): string {
   return (
-    `Request ${entry.id}: ${entry.holder ?? '-'} on ${workerLabel}, ` +
-    `${entry.platform} ${entry.model ?? '-'}, queued at ${position}, ` +
-    `waiting ${waitingSeconds(entry.queuedAt, now)}s — ${reasonLine(entry, entry.platform)}`
+    `Request ${entry.id}: ` +
+    present(
+      entry.holder === undefined ? `on ${workerLabel}` : `${entry.holder} on ${workerLabel}`,
+      asked(entry.platform, entry.model),
+      `queued at ${position}`,
+      `waiting ${waitingSeconds(entry.queuedAt, now)}s`,
+    ) +
+    ` — ${reasonLine(entry, entry.platform)}`
   );
 }
 
