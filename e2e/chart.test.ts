@@ -73,8 +73,17 @@ const simlock = (resources: string[], verbs: string[]): PolicyRule => ({
   verbs,
 });
 const userRules = [
-  simlock(['leaserequests'], ['create', 'delete', 'get', 'list', 'watch']),
+  // patch: to extend a lease, and to ask for a force release (refused unless force-release).
+  simlock(['leaserequests'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
   simlock(['leases'], ['get', 'list', 'watch']),
+  // A holder session renewed by `lease --hold` (ADR 0008).
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['create', 'get', 'update', 'delete'],
+  },
+  // --owner pod/NAME reads the pod's uid for the ownerReference.
+  { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
   simlock(['leases/exec'], ['create']),
 ];
 
@@ -111,6 +120,7 @@ describe('helm lint and helm template', () => {
       '--listen=0.0.0.0:8080',
       '--leader-election=true',
       '--lease-duration-seconds=15',
+      '--max-lease-duration=24h',
       '--identity=$(POD_NAME)',
     ]);
     expect(container?.livenessProbe?.httpGet?.path).toBe('/healthz');
@@ -154,6 +164,12 @@ describe('helm lint and helm template', () => {
       simlock(['leaserequests/finalizers'], ['update']),
       simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      // Holder sessions, in the namespaces of their requests.
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'list', 'watch'],
+      },
     ]);
     expect(rules(objects, 'Role', 'simlock-controller')).toEqual([
       {
@@ -177,6 +193,8 @@ describe('helm lint and helm template', () => {
         verbs: ['create'],
       },
       simlock(['leases', 'workers'], ['get']),
+      // Exec activity, for idle reclaim.
+      simlock(['leases/status'], ['patch']),
     ]);
     expect(rules(objects, 'ClusterRole', 'simlock-agent')).toEqual([
       simlock(['workers', 'workers/status'], ['get', 'create', 'update', 'patch']),
@@ -201,6 +219,7 @@ describe('helm lint and helm template', () => {
     expect(rules(objects, 'ClusterRole', 'simlock-operator')).toEqual([
       ...userRules,
       simlock(['workers'], ['get', 'list', 'watch', 'patch', 'update']),
+      simlock(['leaserequests'], ['force-release']),
     ]);
 
     // Nothing anywhere grants everything, or reads Secrets.
@@ -222,10 +241,15 @@ describe('helm lint and helm template', () => {
       'simlock-agent-own-leases',
       'simlock-agent-own-worker',
       'simlock-controller-writes-request-status',
+      'simlock-force-release',
+      'simlock-max-lease-duration',
     ]);
     for (const policy of policies) {
-      // Admins are exempt from every one: tests and break-glass write status as system:masters.
-      expect(JSON.stringify(policy)).toContain("!('system:masters' in request.userInfo.groups)");
+      // Admins are exempt from every rule of who may write what (tests and break-glass write status
+      // as system:masters); the maximum lease duration is a limit for everyone, and force release
+      // asks the authorizer, which allows admins anyway.
+      if (!['simlock-max-lease-duration', 'simlock-force-release'].includes(policy.metadata.name))
+        expect(JSON.stringify(policy)).toContain("!('system:masters' in request.userInfo.groups)");
       expect(find(objects, 'ValidatingAdmissionPolicyBinding', policy.metadata.name)).toMatchObject(
         { spec: { policyName: policy.metadata.name, validationActions: ['Deny'] } },
       );
