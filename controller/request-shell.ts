@@ -2,15 +2,8 @@
 // out the effects the machine answers (request-machine.ts decides; this file only does). Every
 // timer and every retry of a request is its key in the request work queue: a timer is a moment in
 // `request.timers`, a failed write is made again after the key's backoff, never dropped.
+import { FORCE_RELEASE_ANNOTATION, LeaseRequestObject, REQUEST_FINALIZER } from '../api/index.js';
 import {
-  FORCE_RELEASE_ANNOTATION,
-  LeaseRequestObject,
-  ObjectMeta,
-  REQUEST_FINALIZER,
-} from '../api/index.js';
-import {
-  isNotFound,
-  simlockPath,
   type Clock,
   type KubeClient,
   type KubeObject,
@@ -20,8 +13,8 @@ import {
 import type { AssumeCache } from './assume-cache.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { FleetCache } from './fleet-cache.js';
-import type { LeaseDispatcher, ParsedLease, WithdrawAnswer } from './lease-dispatcher.js';
-import { failOnAdmission } from './fail-now.js';
+import type { LeaseDispatcher, ParsedLease } from './lease-dispatcher.js';
+import { RequestWrites } from './request-writes.js';
 import { rememberAnswer, type Answer } from './memos.js';
 import type { ControllerMetrics } from './metrics.js';
 import { next, type Effect, type RequestEvent } from './request-machine.js';
@@ -66,7 +59,11 @@ export class RequestShell {
   /** Requests came or went, or were queued: the queue must be sorted again. */
   onQueueChange: () => void = () => undefined;
 
-  constructor(private readonly options: RequestShellOptions) {}
+  private readonly requestWrites: RequestWrites;
+
+  constructor(private readonly options: RequestShellOptions) {
+    this.requestWrites = new RequestWrites(options, this);
+  }
 
   // --- What the controller sees -----------------------------------------------------------------
 
@@ -183,15 +180,15 @@ export class RequestShell {
   private carryOut(request: TrackedRequest, effect: Effect): void {
     switch (effect.type) {
       case 'admit':
-        return void this.admit(request);
+        return void this.requestWrites.admit(request);
       case 'createLease':
-        return void this.createLease(request, effect.worker);
+        return void this.requestWrites.createLease(request, effect.worker);
       case 'withdrawLease':
-        return void this.withdrawLease(request);
+        return void this.requestWrites.withdrawLease(request);
       case 'deleteLease':
-        return void this.deleteLease(request);
+        return void this.requestWrites.deleteLease(request);
       case 'removeFinalizer':
-        return void this.removeFinalizer(request);
+        return void this.requestWrites.removeFinalizer(request);
       case 'writeStatus':
         if (effect.change.kind === 'dispatched')
           request.routedRevision = this.options.fleet.revision(effect.change.worker);
@@ -208,7 +205,11 @@ export class RequestShell {
           effect.message,
         );
       case 'extendLease':
-        return void this.extendLease(request, effect.expiresAt, effect.durationSeconds);
+        return void this.requestWrites.extendLease(
+          request,
+          effect.expiresAt,
+          effect.durationSeconds,
+        );
       case 'remember':
         return this.remember(request, effect.memo);
       case 'wakeAt':
@@ -271,142 +272,6 @@ export class RequestShell {
       this.options.log.warn('no answer from the worker', { request: request.key, worker });
     else
       this.options.log.info('refused', { request: request.key, worker, refusal: answer.refusal });
-  }
-
-  // --- Writes -----------------------------------------------------------------------------------
-
-  private async admit(request: TrackedRequest): Promise<void> {
-    if (!request.hasFinalizer) {
-      try {
-        await this.patchFinalizers(request, (names) => [...names, REQUEST_FINALIZER]);
-        request.hasFinalizer = true;
-        this.succeeded(request);
-      } catch (error) {
-        if (isNotFound(error)) return;
-        this.options.log.warn('could not add the release finalizer; retrying', {
-          request: request.key,
-          error,
-        });
-        this.retry(request, 'admit', error, async () => {
-          if (request.life.kind === 'admitting') await this.admit(request);
-        });
-        return;
-      }
-    }
-    const views = this.options.fleet.current().views;
-    const failure = failOnAdmission(this.options.policy, request.spec, views);
-    this.apply(request, { type: 'assessed', failure });
-  }
-
-  private async createLease(request: TrackedRequest, worker: string): Promise<void> {
-    const answer = await this.options.leases.create(request, worker);
-    switch (answer.kind) {
-      case 'created': {
-        this.succeeded(request);
-        const watched =
-          answer.uid !== undefined && this.options.leases.watched(request.key)?.uid === answer.uid;
-        return this.apply(request, { type: 'leaseCreated', worker, uid: answer.uid, watched });
-      }
-      case 'existed':
-        this.options.log.info('lease already exists; adopting it', { request: request.key });
-        return this.apply(request, { type: 'leaseExisted', worker, lease: answer.lease });
-      case 'failed':
-        this.options.log.warn('could not create the lease; back to the queue', {
-          request: request.key,
-          worker,
-          error: answer.error,
-        });
-        return this.apply(request, { type: 'leaseCreateFailed', worker });
-    }
-  }
-
-  private async deleteLease(request: TrackedRequest): Promise<void> {
-    let outright: boolean;
-    try {
-      ({ outright } = await this.options.leases.delete(request));
-    } catch (error) {
-      // Until its Lease is gone the request cannot be dispatched again nor let go: retried.
-      this.options.log.warn('could not delete the lease; retrying', {
-        request: request.key,
-        error,
-      });
-      this.retry(request, 'deleteLease', error, () => this.deleteLease(request));
-      return;
-    }
-    this.succeeded(request);
-    this.apply(request, { type: 'leaseDeleteAnswered', outright });
-  }
-
-  /** Moves the Lease's expiry; retried after the request's backoff until it is written. */
-  private async extendLease(request: TrackedRequest, at: number, seconds: number): Promise<void> {
-    try {
-      await this.options.leases.extend(request, at, seconds);
-      this.succeeded(request);
-    } catch (error) {
-      if (isNotFound(error) || request.life.kind !== 'granted') return;
-      this.options.log.warn('could not extend the lease; retrying', {
-        request: request.key,
-        error,
-      });
-      this.retry(request, 'extendLease', error, () => this.extendLease(request, at, seconds));
-    }
-  }
-
-  private async withdrawLease(request: TrackedRequest): Promise<void> {
-    let answer: WithdrawAnswer;
-    try {
-      answer = await this.options.leases.withdraw(request);
-    } catch (error) {
-      this.options.log.warn('could not withdraw the lease; retrying', {
-        request: request.key,
-        error,
-      });
-      this.retry(request, 'deleteLease', error, () => this.withdrawLease(request));
-      return;
-    }
-    this.succeeded(request);
-    if (answer.kind === 'deleted')
-      return this.apply(request, { type: 'leaseDeleteAnswered', outright: answer.outright });
-    this.options.log.info('the agent granted the Lease before our withdrawal; keeping the grant', {
-      request: request.key,
-    });
-    this.apply(request, { type: 'withdrawalLostToGrant', lease: answer.lease });
-  }
-
-  private async removeFinalizer(request: TrackedRequest): Promise<void> {
-    if (!this.finalizersOf(request).includes(REQUEST_FINALIZER)) return;
-    try {
-      await this.patchFinalizers(request, (names) => names);
-      this.succeeded(request);
-    } catch (error) {
-      if (isNotFound(error)) return;
-      this.options.log.warn('could not remove the release finalizer; retrying', {
-        request: request.key,
-        error,
-      });
-      this.retry(request, 'removeFinalizer', error, () => this.removeFinalizer(request));
-    }
-  }
-
-  /** Sets the request's finalizers to `change` of the others, onto the version our informer has. */
-  private async patchFinalizers(
-    request: TrackedRequest,
-    change: (others: string[]) => string[],
-  ): Promise<void> {
-    const resourceVersion = this.options.lookup(request.key)?.metadata.resourceVersion;
-    const others = this.finalizersOf(request).filter((name) => name !== REQUEST_FINALIZER);
-    await this.options.writes.run('bookkeeping', () =>
-      this.options.client.patch(
-        simlockPath('leaseRequest', { namespace: request.namespace, name: request.name }),
-        { metadata: { finalizers: change(others), resourceVersion } },
-      ),
-    );
-  }
-
-  /** The request's finalizers as our informer has them. */
-  private finalizersOf(request: TrackedRequest): string[] {
-    const metadata = ObjectMeta.safeParse(this.options.lookup(request.key)?.metadata);
-    return metadata.success ? (metadata.data.finalizers ?? []) : [];
   }
 
   // --- Timers and retries: the request's key in the work queue ---------------------------------
