@@ -1,23 +1,18 @@
-// The agent in the cluster: registers (creates or adopts) its Worker, keeps Worker status equal to
-// its view, renews its heartbeat, and answers the Leases labelled with its worker: granted or
-// refused at once by the core's planner, reclaimed when deleted or expired, its finalizer removed
-// after. Anything read off the API is parsed before use.
+// The agent in the cluster: its Worker and its status (worker-writer.ts), its heartbeat
+// (heartbeat.ts), and the Leases labelled with its worker, here: answered (lease-answer.ts),
+// adopted after a restart, reclaimed when deleted or expired with its finalizer removed after,
+// marked Lost or Expired. One Lease's work at a time; writes that fail are retried through the
+// lease work queue. Anything read off the API is parsed before use.
 import {
-  API_VERSION,
   LEASE_FINALIZER,
   LEASE_WITHDRAWN_ANNOTATION,
   LeaseObject,
-  RESOURCES,
   WORKER_LABEL,
-  type GrantedDevice,
-  type WorkerStatus,
 } from '../../api/index.js';
 import {
   Informer,
-  isConflict,
   isNotFound,
   isTransient,
-  mergePatch,
   retryWithBackoff,
   simlockPath,
   type Clock,
@@ -30,6 +25,8 @@ import {
 import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
 import { Heartbeat } from './heartbeat.js';
+import { answerLease, type AnswerContext } from './lease-answer.js';
+import { WorkerWriter } from './worker-writer.js';
 
 export interface ClusterAgentOptions {
   client: KubeClient;
@@ -64,15 +61,13 @@ export class ClusterAgent {
   private readonly dirty = new Set<string>();
   /** Leases this agent granted in this process, by key, with the uid of the Lease object. */
   private readonly granted = new Map<string, string>();
-  private written: WorkerStatus | undefined;
-  /** One key, `status`: the Worker status is written one write at a time, the latest view winning. */
-  private readonly statusQueue: WorkQueue<'status'>;
+  private readonly worker: WorkerWriter;
+  private readonly answerContext: AnswerContext;
   /** Leases whose acknowledgement falls due, or whose write failed and is retried. */
   private readonly leaseQueue: WorkQueue;
   /** Answers in progress whose acknowledgement has not been written yet: when it falls due. */
   private readonly acknowledgements = new Map<string, { at: number; write: () => void }>();
   private readonly leaseRetries = new Map<string, Map<LeaseRetry, () => Promise<void>>>();
-  private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly options: ClusterAgentOptions) {
     const { client, config, log } = options;
@@ -81,12 +76,7 @@ export class ClusterAgent {
       labelSelector: `${WORKER_LABEL}=${config.name}`,
       onError: (error) => log.warn('lease informer restarting', { error }),
     });
-    this.statusQueue = new WorkQueue({
-      name: 'worker-status',
-      clock: options.clock,
-      observer: options.queueMetrics?.observer('Worker'),
-      reconcile: () => this.writeLatestStatus(),
-    });
+    this.worker = new WorkerWriter(options);
     this.leaseQueue = new WorkQueue({
       name: 'leases',
       clock: options.clock,
@@ -103,6 +93,19 @@ export class ClusterAgent {
       durationSeconds: config.heartbeat.durationSeconds,
       renewEveryMs: config.heartbeat.renewEverySeconds * 1000,
     });
+    this.answerContext = {
+      client,
+      core: options.core,
+      clock: options.clock,
+      log,
+      acknowledgeAfterMs: options.acknowledgeAfterMs ?? 2000,
+      granted: this.granted,
+      acknowledgeAt: (key, at, write) => {
+        this.acknowledgements.set(key, { at, write });
+        this.leaseQueue.addAfter(key, at - options.clock.now());
+        return { cancel: () => this.acknowledgements.delete(key) };
+      },
+    };
   }
 
   get name(): string {
@@ -123,17 +126,17 @@ export class ClusterAgent {
   async start(): Promise<void> {
     const { core, log, clock } = this.options;
     // An API server restarting (or not reachable yet) is waited out; a refusal is not.
-    await retryWithBackoff(() => this.register(), {
+    await retryWithBackoff(() => this.worker.register(), {
       clock,
       attempts: 10,
       retryable: isTransient,
       onRetry: (error, delayMs) =>
         log.warn('could not register the Worker; retrying', { error, delayMs }),
     });
-    this.unsubscribe = core.views.add(() => this.statusQueue.add('status'));
+    this.worker.follow();
     core.expirations.add(({ leaseId }) => void this.markExpired(leaseId));
     await core.start();
-    this.statusQueue.add('status');
+    this.worker.writeNow();
     this.heartbeat.start();
     // The first list is taken in two passes: Leases granted before a restart are adopted before any
     // new one is answered. In list order (by name) a new Lease could otherwise take the device of
@@ -157,66 +160,11 @@ export class ClusterAgent {
 
   async stop(): Promise<void> {
     this.heartbeat.stop();
-    this.unsubscribe?.();
     await this.leases.stop();
     this.options.core.stop();
     await this.leaseQueue.shutDown();
     // The last view is written before the agent goes (as long as the API server takes it).
-    await this.statusQueue.idle();
-    await this.statusQueue.shutDown();
-  }
-
-  // --- the Worker ------------------------------------------------------------------------------
-
-  private async register(): Promise<void> {
-    const { client, config } = this.options;
-    const path = simlockPath('worker', { name: config.name });
-    const labels = config.labels;
-    try {
-      const existing = (await client.get(path)) as {
-        spec?: { label?: string };
-        metadata?: { labels?: Record<string, string> };
-      };
-      const labelsMissing = Object.entries(labels).some(
-        ([key, value]) => existing.metadata?.labels?.[key] !== value,
-      );
-      const labelChanged = config.label !== undefined && existing.spec?.label !== config.label;
-      if (labelsMissing || labelChanged) {
-        await client.patch(path, {
-          ...(labelsMissing ? { metadata: { labels } } : {}),
-          ...(labelChanged ? { spec: { label: config.label } } : {}),
-        });
-      }
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      await client.create(simlockPath('worker'), {
-        apiVersion: API_VERSION,
-        kind: RESOURCES.worker.kind,
-        metadata: { name: config.name, labels },
-        spec: { drained: false, ...(config.label !== undefined ? { label: config.label } : {}) },
-      });
-    }
-  }
-
-  /**
-   * Writes the view as Worker status. A failure throws: the queue retries with backoff, and a
-   * newer view asked for meanwhile is the one the retry writes.
-   */
-  private async writeLatestStatus(): Promise<void> {
-    const status = this.options.core.status();
-    const previous = this.written;
-    if (previous && JSON.stringify(previous) === JSON.stringify(status)) return;
-    try {
-      await this.options.client.patch(
-        simlockPath('worker', { name: this.name, subresource: 'status' }),
-        { status: mergePatch(previous, status) },
-      );
-    } catch (error) {
-      this.options.log.warn('worker status write failed; retrying', { error });
-      throw error;
-    }
-    this.written = status;
-    this.statusQueue.forget('status');
+    await this.worker.stop();
   }
 
   // --- The lease queue: acknowledgements that fall due, and writes to retry --------------------
@@ -326,96 +274,8 @@ export class ClusterAgent {
 
   private async answer(key: string, lease: LeaseObject): Promise<void> {
     if (!this.claim(key)) return;
-    const { core, client, clock, log } = this.options;
-    const [namespace, name] = [lease.metadata.namespace ?? '', lease.metadata.name];
-    const statusPath = simlockPath('lease', { namespace, name, subresource: 'status' });
-    // Every write of our answer is made onto the Lease as we last saw or wrote it (a
-    // resourceVersion precondition): a Lease deleted or withdrawn meanwhile makes it fail (a
-    // conflict), and we give the device back, so the grant and the withdrawal never both win.
-    let expectedVersion = lease.metadata.resourceVersion;
-    let acknowledging: Promise<void> | undefined;
-    // A cold boot takes a while: tell the controller the Lease is being worked on. Not retried: a
-    // failed acknowledgement only means the controller may give up sooner, and the grant follows.
-    const acknowledgeAfterMs = this.options.acknowledgeAfterMs ?? 2000;
-    this.acknowledgements.set(key, {
-      at: clock.now() + acknowledgeAfterMs,
-      write: () => {
-        acknowledging = client
-          .patch(statusPath, {
-            metadata: { resourceVersion: expectedVersion },
-            status: { phase: 'Pending', message: 'accepted: preparing the device' },
-          })
-          .then((written) => {
-            expectedVersion = resourceVersionOf(written) ?? expectedVersion;
-          })
-          .catch(() => undefined);
-      },
-    });
-    this.leaseQueue.addAfter(key, acknowledgeAfterMs);
-    const acknowledge = { cancel: () => this.acknowledgements.delete(key) };
     try {
-      const expiresAt = Date.parse(lease.spec.expiresAt);
-      const outcome = await core.grant(
-        key,
-        lease.spec.device,
-        Number.isFinite(expiresAt) ? expiresAt : undefined,
-      );
-      acknowledge.cancel();
-      // An acknowledgement in flight lands first, or fails, before the answer is written.
-      await acknowledging;
-      if (outcome.kind === 'refused') {
-        const { code, message, capacityReason } = outcome.refusal;
-        await client.patch(statusPath, {
-          status: {
-            phase: 'Refused',
-            refusal: { code, message, ...(capacityReason ? { capacityReason } : {}) },
-          },
-        });
-        log.info('refused', { lease: key, code, capacityReason });
-        return;
-      }
-      const grant = {
-        status: {
-          phase: 'Granted',
-          device: grantedDevice(outcome.lease.device),
-          source: outcome.lease.source,
-          grantedAt: new Date(clock.now()).toISOString(),
-          message: null,
-        },
-      };
-      try {
-        if ((lease.metadata.finalizers ?? []).includes(LEASE_FINALIZER)) {
-          // The controller created the Lease holding our finalizer: the grant is one write.
-          this.granted.set(key, lease.metadata.uid ?? '');
-          await client.patch(statusPath, {
-            metadata: { resourceVersion: expectedVersion },
-            ...grant,
-          });
-        } else {
-          // A Lease made without it: hold the Lease until the device is reclaimed, the
-          // finalizer first, then the grant.
-          await client.patch(simlockPath('lease', { namespace, name }), {
-            metadata: { finalizers: [LEASE_FINALIZER], resourceVersion: expectedVersion },
-          });
-          this.granted.set(key, lease.metadata.uid ?? '');
-          await client.patch(statusPath, grant);
-        }
-      } catch (error) {
-        if (!isNotFound(error) && !isConflict(error)) throw error;
-        // Deleted or changed while we decided: give the device back. The change that beat us
-        // comes as an event (now, or already while busy: then done() looks again).
-        this.granted.delete(key);
-        await core.reclaim(key);
-        return;
-      }
-      log.info('granted', {
-        lease: key,
-        device: outcome.lease.device.id,
-        source: outcome.lease.source,
-      });
-    } catch (error) {
-      acknowledge.cancel();
-      log.warn('answering a lease failed', { lease: key, error });
+      await answerLease(this.answerContext, key, lease);
     } finally {
       this.done(key);
     }
@@ -518,22 +378,4 @@ export class ClusterAgent {
     this.granted.delete(key);
     this.options.log.info('reclaimed', { lease: key, outcome });
   }
-}
-
-function grantedDevice(device: GrantedDevice): GrantedDevice {
-  return {
-    id: device.id,
-    name: device.name,
-    model: device.model,
-    platform: device.platform,
-    os: device.os,
-    ...(device.class ? { class: device.class } : {}),
-    physical: device.physical,
-  };
-}
-
-function resourceVersionOf(object: unknown): string | undefined {
-  const version = (object as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata
-    ?.resourceVersion;
-  return typeof version === 'string' ? version : undefined;
 }

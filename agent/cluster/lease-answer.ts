@@ -1,0 +1,137 @@
+// The agent's answer to a new Lease: the core's planner grants a device or refuses, and the answer
+// is written onto the Lease as last seen or written (a resourceVersion precondition), so that a
+// Lease deleted or withdrawn meanwhile makes the write fail and the device goes back: the grant and
+// the controller's withdrawal never both win (ADR 0005). A cold boot is acknowledged first.
+import { LEASE_FINALIZER, type GrantedDevice, type LeaseObject } from '../../api/index.js';
+import {
+  isConflict,
+  isNotFound,
+  simlockPath,
+  type Clock,
+  type KubeClient,
+  type Logger,
+} from '../../runtime/index.js';
+import type { AgentCore } from '../core.js';
+
+export interface AnswerContext {
+  client: KubeClient;
+  core: AgentCore;
+  clock: Clock;
+  log: Logger;
+  /** After this long without an answer, the answer writes an acknowledgement (status Pending). */
+  acknowledgeAfterMs: number;
+  /** Leases granted in this process, by key, with the uid of the Lease object. */
+  granted: Map<string, string>;
+  /** Makes `write` at `at` unless cancelled first (the agent's lease work queue). */
+  acknowledgeAt: (key: string, at: number, write: () => void) => { cancel: () => void };
+}
+
+export async function answerLease(
+  context: AnswerContext,
+  key: string,
+  lease: LeaseObject,
+): Promise<void> {
+  const { core, client, clock, log, granted } = context;
+  const [namespace, name] = [lease.metadata.namespace ?? '', lease.metadata.name];
+  const statusPath = simlockPath('lease', { namespace, name, subresource: 'status' });
+  // Every write of our answer is made onto the Lease as we last saw or wrote it (a
+  // resourceVersion precondition): a Lease deleted or withdrawn meanwhile makes it fail (a
+  // conflict), and we give the device back, so the grant and the withdrawal never both win.
+  let expectedVersion = lease.metadata.resourceVersion;
+  let acknowledging: Promise<void> | undefined;
+  // A cold boot takes a while: tell the controller the Lease is being worked on. Not retried: a
+  // failed acknowledgement only means the controller may give up sooner, and the grant follows.
+  const acknowledge = context.acknowledgeAt(key, clock.now() + context.acknowledgeAfterMs, () => {
+    acknowledging = client
+      .patch(statusPath, {
+        metadata: { resourceVersion: expectedVersion },
+        status: { phase: 'Pending', message: 'accepted: preparing the device' },
+      })
+      .then((written) => {
+        expectedVersion = resourceVersionOf(written) ?? expectedVersion;
+      })
+      .catch(() => undefined);
+  });
+  try {
+    const expiresAt = Date.parse(lease.spec.expiresAt);
+    const outcome = await core.grant(
+      key,
+      lease.spec.device,
+      Number.isFinite(expiresAt) ? expiresAt : undefined,
+    );
+    acknowledge.cancel();
+    // An acknowledgement in flight lands first, or fails, before the answer is written.
+    await acknowledging;
+    if (outcome.kind === 'refused') {
+      const { code, message, capacityReason } = outcome.refusal;
+      await client.patch(statusPath, {
+        status: {
+          phase: 'Refused',
+          refusal: { code, message, ...(capacityReason ? { capacityReason } : {}) },
+        },
+      });
+      log.info('refused', { lease: key, code, capacityReason });
+      return;
+    }
+    const grant = {
+      status: {
+        phase: 'Granted',
+        device: grantedDevice(outcome.lease.device),
+        source: outcome.lease.source,
+        grantedAt: new Date(clock.now()).toISOString(),
+        message: null,
+      },
+    };
+    try {
+      if ((lease.metadata.finalizers ?? []).includes(LEASE_FINALIZER)) {
+        // The controller created the Lease holding our finalizer: the grant is one write.
+        granted.set(key, lease.metadata.uid ?? '');
+        await client.patch(statusPath, {
+          metadata: { resourceVersion: expectedVersion },
+          ...grant,
+        });
+      } else {
+        // A Lease made without it: hold the Lease until the device is reclaimed, the
+        // finalizer first, then the grant.
+        await client.patch(simlockPath('lease', { namespace, name }), {
+          metadata: { finalizers: [LEASE_FINALIZER], resourceVersion: expectedVersion },
+        });
+        granted.set(key, lease.metadata.uid ?? '');
+        await client.patch(statusPath, grant);
+      }
+    } catch (error) {
+      if (!isNotFound(error) && !isConflict(error)) throw error;
+      // Deleted or changed while we decided: give the device back. The change that beat us
+      // comes as an event (now, or already while busy: then done() looks again).
+      granted.delete(key);
+      await core.reclaim(key);
+      return;
+    }
+    log.info('granted', {
+      lease: key,
+      device: outcome.lease.device.id,
+      source: outcome.lease.source,
+    });
+  } catch (error) {
+    acknowledge.cancel();
+    log.warn('answering a lease failed', { lease: key, error });
+  }
+}
+
+function grantedDevice(device: GrantedDevice): GrantedDevice {
+  return {
+    id: device.id,
+    name: device.name,
+    model: device.model,
+    platform: device.platform,
+    os: device.os,
+    ...(device.class ? { class: device.class } : {}),
+    physical: device.physical,
+  };
+}
+
+function resourceVersionOf(object: unknown): string | undefined {
+  const version = (object as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata
+    ?.resourceVersion;
+  return typeof version === 'string' ? version : undefined;
+}
