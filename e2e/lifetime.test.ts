@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execThroughProxy } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
-import { ActivityRecorder, createProxyApp } from '../proxy/index.js';
+import { ActivityRecorder, createProxyApp, leaseStatusActivityWriter } from '../proxy/index.js';
 import { silentLogger } from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { controllerFor } from '../test/cluster/controller.js';
@@ -79,7 +79,10 @@ beforeAll(async () => {
     client: cluster.admin,
     log: silentLogger,
     agentToken: () => token,
-    activity: new ActivityRecorder({ client: cluster.admin, log: silentLogger }),
+    activity: new ActivityRecorder({
+      write: leaseStatusActivityWriter(cluster.admin),
+      log: silentLogger,
+    }),
   });
   await new Promise<void>((resolve) => {
     proxy = app.listen(0, '127.0.0.1', () => resolve());

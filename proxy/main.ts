@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { KubeClient, createLogger } from '../runtime/index.js';
-import { ActivityRecorder } from './activity.js';
+import { ActivityRecorder, leaseStatusActivityWriter } from './activity.js';
 import { ProxyMetrics, createProxyApp } from './server.js';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const app = createProxyApp({
     client,
     log,
-    activity: new ActivityRecorder({ client, log }),
+    activity: new ActivityRecorder({ write: leaseStatusActivityWriter(client), log }),
     metrics: new ProxyMetrics(true),
     agentToken: () => readFileSync(argv['agent-token-file'], 'utf8').trim(),
   });
