@@ -155,7 +155,10 @@ describe('extend', () => {
   });
 
   it('marks a lease expiring soon, then releases it at its expiry', async () => {
+    // Two minutes left, but the controller warns 3 s before: not expiring soon.
+    await fleet.createRequest('later', { platform: 'ios', durationSeconds: 120 });
     await fleet.createRequest('soon', { platform: 'ios', durationSeconds: 5 });
+    await fleet.phase('later', 'Granted', 20_000);
     await fleet.phase('soon', 'Granted', 20_000);
     const warned = await fleet.requestWhere(
       'soon',
@@ -167,7 +170,10 @@ describe('extend', () => {
     expect(warned.status?.phase).toBe('Granted');
     const listed = await simlock('list', '--leases');
     expect(listed.stdout).toMatch(/soon.*expiring soon/);
+    const later = listed.stdout.split('\n').find((line) => line.startsWith('later '));
+    expect(later).toMatch(/Granted +in \d+s$/);
     await released('soon');
+    await simlock('release', 'later');
   });
 });
 

@@ -1,5 +1,6 @@
 // `kubectl simlock list --requests | --leases`.
 import { z } from 'zod';
+import { EXPIRING_SOON_CONDITION } from '../../api/index.js';
 import { parseFlags, parseGlobals, usageError, type GlobalFlags } from '../flags.js';
 import { asList, resourceName, serialise, withKind } from '../format/output.js';
 import { isUnfinished, requestListLines } from '../format/requests.js';
@@ -84,8 +85,24 @@ async function listLeasesCommand(session: Session, io: CliIO): Promise<number> {
     nothingFound(io, 'leases', session);
     return 0;
   }
+  // A lease is marked expiring soon when the controller says so on its request (its warning time
+  // is a controller flag); the requests are read for that alone, and a failure leaves it unmarked.
+  const requests = await listRequests(client, session.listNamespace, warnTo(io)).catch(() => []);
+  const expiringSoon = new Set(
+    requests
+      .filter((request) =>
+        request.object.status?.conditions?.some(
+          (condition) => condition.type === EXPIRING_SOON_CONDITION && condition.status === 'True',
+        ),
+      )
+      .map(
+        (request) => `${request.object.metadata.namespace ?? ''}/${request.object.metadata.name}`,
+      ),
+  );
   const lines = renderTable(
-    leaseColumns(io.now(), session.listNamespace === undefined),
+    leaseColumns(io.now(), session.listNamespace === undefined, (lease) =>
+      expiringSoon.has(`${lease.metadata.namespace ?? ''}/${lease.metadata.name}`),
+    ),
     leases.map((lease) => lease.object),
     { wide: globals.output === 'wide', noHeaders: globals.noHeaders },
   );

@@ -1,11 +1,7 @@
 // kubectl-style tables: upper-case headers, columns padded to their widest cell plus three spaces,
 // `<none>` for an empty cell, `-o wide` adding columns, `--no-headers` dropping the header. Plus
 // the tables of simlock Leases, Workers and devices. Pure: objects and the time in, lines out.
-import {
-  DEFAULT_EXPIRING_SOON_SECONDS,
-  type LeaseObject,
-  type WorkerObject,
-} from '../../api/index.js';
+import { type LeaseObject, type WorkerObject } from '../../api/index.js';
 
 export interface Column<Row> {
   header: string;
@@ -76,13 +72,20 @@ export function age(created: string | Date | undefined, now: number): string | u
 // ---------------------------------------------------------------------------------------------
 // simlock Leases
 
-export function leaseColumns(now: number, withNamespace: boolean): Column<LeaseObject>[] {
+export function leaseColumns(
+  now: number,
+  withNamespace: boolean,
+  expiringSoon: (lease: LeaseObject) => boolean = () => false,
+): Column<LeaseObject>[] {
   const columns: Column<LeaseObject>[] = [
     { header: 'name', cell: (lease) => lease.metadata.name },
     { header: 'worker', cell: (lease) => lease.spec.worker },
     { header: 'device', cell: (lease) => lease.status?.device?.name },
     { header: 'phase', cell: (lease) => lease.status?.phase ?? 'Pending' },
-    { header: 'expires', cell: (lease) => expires(lease.spec.expiresAt, now) },
+    {
+      header: 'expires',
+      cell: (lease) => expires(lease.spec.expiresAt, now, expiringSoon(lease)),
+    },
     { header: 'device-id', cell: (lease) => lease.status?.device?.id, wide: true },
     { header: 'holder', cell: (lease) => lease.spec.holder, wide: true },
     { header: 'age', cell: (lease) => age(lease.metadata.creationTimestamp, now), wide: true },
@@ -92,13 +95,12 @@ export function leaseColumns(now: number, withNamespace: boolean): Column<LeaseO
     : columns;
 }
 
-/** "in 59m", "in 4m, expiring soon" within the controller's default warning time, "expired". */
-export function expires(expiresAt: string, now: number): string {
+/** "in 59m", "in 4m, expiring soon" (as the controller's condition on its request says), "expired". */
+export function expires(expiresAt: string, now: number, expiringSoon = false): string {
   const time = timeOf(expiresAt);
   if (time === undefined) return '<unknown>';
   if (time <= now) return 'expired';
-  const soon = time - now <= DEFAULT_EXPIRING_SOON_SECONDS * 1000 ? ', expiring soon' : '';
-  return `in ${humanDuration(time - now)}${soon}`;
+  return `in ${humanDuration(time - now)}${expiringSoon ? ', expiring soon' : ''}`;
 }
 
 // ---------------------------------------------------------------------------------------------
