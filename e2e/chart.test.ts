@@ -73,8 +73,16 @@ const simlock = (resources: string[], verbs: string[]): PolicyRule => ({
   verbs,
 });
 const userRules = [
-  simlock(['leaserequests'], ['create', 'delete', 'get', 'list', 'watch']),
+  // patch: kubectl simlock extend; the force-release annotation is the admission policy's to refuse.
+  simlock(['leaserequests'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
   simlock(['leases'], ['get', 'list', 'watch']),
+  // lease --hold renews a holder session; --owner pod/NAME reads the pod's uid.
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['create', 'get', 'update', 'delete'],
+  },
+  { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
   simlock(['leases/exec'], ['create']),
 ];
 
@@ -111,6 +119,7 @@ describe('helm lint and helm template', () => {
       '--listen=0.0.0.0:8080',
       '--leader-election=true',
       '--lease-duration-seconds=15',
+      '--max-lease-duration=24h',
       '--identity=$(POD_NAME)',
     ]);
     expect(container?.livenessProbe?.httpGet?.path).toBe('/healthz');
@@ -154,6 +163,12 @@ describe('helm lint and helm template', () => {
       simlock(['leaserequests/finalizers'], ['update']),
       simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      // Holder sessions (coordination.k8s.io Leases) in every namespace that has requests.
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'list', 'watch'],
+      },
     ]);
     expect(rules(objects, 'Role', 'simlock-controller')).toEqual([
       {
@@ -177,6 +192,8 @@ describe('helm lint and helm template', () => {
         verbs: ['create'],
       },
       simlock(['leases', 'workers'], ['get']),
+      // Exec activity for idle reclaim, on the Lease's status.
+      simlock(['leases/status'], ['patch']),
     ]);
     expect(rules(objects, 'ClusterRole', 'simlock-agent')).toEqual([
       simlock(['workers', 'workers/status'], ['get', 'create', 'update', 'patch']),
@@ -201,6 +218,7 @@ describe('helm lint and helm template', () => {
     expect(rules(objects, 'ClusterRole', 'simlock-operator')).toEqual([
       ...userRules,
       simlock(['workers'], ['get', 'list', 'watch', 'patch', 'update']),
+      simlock(['leaserequests'], ['force-release']),
     ]);
 
     // Nothing anywhere grants everything, or reads Secrets.
@@ -222,10 +240,19 @@ describe('helm lint and helm template', () => {
       'simlock-agent-own-leases',
       'simlock-agent-own-worker',
       'simlock-controller-writes-request-status',
+      'simlock-force-release',
+      'simlock-max-lease-duration',
     ]);
     for (const policy of policies) {
-      // Admins are exempt from every one: tests and break-glass write status as system:masters.
-      expect(JSON.stringify(policy)).toContain("!('system:masters' in request.userInfo.groups)");
+      // Admins are exempt from the identity policies: tests and break-glass write status as
+      // system:masters. The lifetime policies hold for everyone: the maximum is the maximum, and
+      // an admin may force-release (the authorizer allows them the verb) under their own name.
+      const exempt = !['simlock-force-release', 'simlock-max-lease-duration'].includes(
+        policy.metadata.name,
+      );
+      expect(
+        JSON.stringify(policy).includes("!('system:masters' in request.userInfo.groups)"),
+      ).toBe(exempt);
       expect(find(objects, 'ValidatingAdmissionPolicyBinding', policy.metadata.name)).toMatchObject(
         { spec: { policyName: policy.metadata.name, validationActions: ['Deny'] } },
       );
