@@ -1,6 +1,6 @@
 // A lease's lifetime (issue 16, ADR 0008) with real processes: a real agent with the fake driver,
 // the controller in-process, the real proxy recording exec activity, the plugin as a process.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -320,7 +320,8 @@ describe('release on the holder’s death in the cluster (kube-controller-manage
       '--owner',
       `pod/${pod}`,
     );
-    expect(leased.stderr).toBe('');
+    // Progress lines may come while it waits; no warning (its pod unreadable) and no error.
+    expect(leased.stderr).not.toMatch(/warning|"error"/);
     expect(leased.exitCode).toBe(0);
     const request = (await cluster.admin.get(
       `/apis/simlock.dev/v1alpha1/namespaces/${fleet.namespace}/leaserequests/${name}`,
@@ -353,6 +354,84 @@ describe('release on the holder’s death in the cluster (kube-controller-manage
     await cluster.admin.delete(`${podsPath()}/ci-pod`);
     await releasedAndReclaimed('owned', device);
   });
+
+  // In a pod, the plugin finds its own pod as a kubelet-run container shows it: KUBERNETES_SERVICE_HOST
+  // and HOSTNAME (the pod's name) in its environment, and the service-account volume's namespace
+  // file. The plugin runs here in a mount namespace of its own (root; unshare) with a tmpfs on
+  // /var/run holding that file, as the kubelet mounts it: the host's /var/run is not touched.
+  const canMount =
+    process.getuid?.() === 0 &&
+    spawnSync('unshare', ['--mount', 'true'], { stdio: 'ignore' }).status === 0;
+
+  function leaseInPod(name: string, pod: string, podNamespace: string) {
+    const script = [
+      'mount -t tmpfs tmpfs /var/run',
+      'mkdir -p /var/run/secrets/kubernetes.io/serviceaccount',
+      'printf %s "$POD_NAMESPACE" > /var/run/secrets/kubernetes.io/serviceaccount/namespace',
+      'exec "$@"',
+    ].join(' && ');
+    return runCommand(
+      'unshare',
+      [
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        script,
+        'sh',
+        plugin,
+        'lease',
+        '--platform',
+        'ios',
+        '--name',
+        name,
+        '--kubeconfig',
+        cluster.kubeconfigPath,
+        '-n',
+        fleet.namespace,
+      ],
+      {
+        env: {
+          ...process.env,
+          KUBERNETES_SERVICE_HOST: '10.0.0.1',
+          KUBERNETES_SERVICE_PORT: '443',
+          HOSTNAME: pod,
+          POD_NAMESPACE: podNamespace,
+        },
+      },
+    );
+  }
+
+  it.skipIf(!canMount)(
+    'run inside a pod (its environment and service-account namespace file), the plugin makes the pod the owner',
+    async () => {
+      const uid = await createPod('ci-runner-7f9c');
+      const leased = await leaseInPod('in-pod', 'ci-runner-7f9c', fleet.namespace);
+      // Progress lines may come while it waits; no warning (its pod unreadable) and no error.
+      expect(leased.stderr).not.toMatch(/warning|"error"/);
+      expect(leased.exitCode).toBe(0);
+      const request = (await cluster.admin.get(
+        `/apis/simlock.dev/v1alpha1/namespaces/${fleet.namespace}/leaserequests/in-pod`,
+      )) as { metadata: { ownerReferences?: Record<string, unknown>[] } };
+      expect(request.metadata.ownerReferences).toEqual([
+        { apiVersion: 'v1', kind: 'Pod', name: 'ci-runner-7f9c', uid },
+      ]);
+      const device = (await fleet.phase('in-pod', 'Granted', 20_000)).status?.device?.id ?? '';
+      await cluster.admin.delete(`${podsPath()}/ci-runner-7f9c`);
+      await releasedAndReclaimed('in-pod', device);
+
+      // A pod of another namespace is not this request's owner (an ownerReference cannot cross
+      // namespaces): no owner, and the request outlives it.
+      const elsewhere = await leaseInPod('not-in-pod', 'ci-runner-7f9c', 'another-namespace');
+      expect(elsewhere.exitCode).toBe(0);
+      const unowned = (await cluster.admin.get(
+        `/apis/simlock.dev/v1alpha1/namespaces/${fleet.namespace}/leaserequests/not-in-pod`,
+      )) as { metadata: { ownerReferences?: unknown[] } };
+      expect(unowned.metadata.ownerReferences).toBeUndefined();
+      await simlock('release', 'not-in-pod');
+    },
+  );
 
   it('and with the Job that owns the pod, deleted with propagationPolicy Background', async () => {
     const job = (await cluster.admin.create(jobsPath(), {
