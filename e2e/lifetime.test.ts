@@ -1,6 +1,6 @@
 // A lease's lifetime (issue 16, ADR 0008) with real processes: a real agent with the fake driver,
 // the controller in-process, the real proxy recording exec activity, the plugin as a process.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execThroughProxy } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
 import { ActivityRecorder, createProxyApp, leaseStatusActivityWriter } from '../proxy/index.js';
-import { silentLogger } from '../runtime/index.js';
+import { isNotFound, silentLogger } from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet } from '../test/cluster/fleet.js';
@@ -294,5 +294,188 @@ describe('release --force', () => {
     expect(events.stdout).toMatch(
       /ForceReleased\s+leaserequest\/forced\s+Released: force-released by admin/,
     );
+  });
+});
+
+describe('release on the holder’s death in the cluster (kube-controller-manager’s garbage collector)', () => {
+  const podsPath = () => `/api/v1/namespaces/${fleet.namespace}/pods`;
+  const jobsPath = () => `/apis/batch/v1/namespaces/${fleet.namespace}/jobs`;
+
+  /** A Pod object as a CI job's pod would be; no kubelet runs, so it stays Pending for good. */
+  async function createPod(
+    name: string,
+    ownerReferences: Record<string, unknown>[] = [],
+  ): Promise<string> {
+    const pod = (await cluster.admin.create(podsPath(), {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, ...(ownerReferences.length > 0 ? { ownerReferences } : {}) },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'ci', image: 'ci-runner:1' }] },
+    })) as { metadata: { uid: string } };
+    return pod.metadata.uid;
+  }
+
+  const deviceState = async (id: string | undefined) =>
+    (await agent.status())?.devices.find((device) => device.id === id)?.state;
+
+  /** `kubectl simlock lease --owner pod/POD`: granted, owned by the pod, its device leased. */
+  async function leaseOwnedBy(name: string, pod: string, podUid: string): Promise<string> {
+    const leased = await simlock(
+      'lease',
+      '--platform',
+      'ios',
+      '--name',
+      name,
+      '--owner',
+      `pod/${pod}`,
+    );
+    // Progress lines may come while it waits; no warning (its pod unreadable) and no error.
+    expect(leased.stderr).not.toMatch(/warning|"error"/);
+    expect(leased.exitCode).toBe(0);
+    const request = (await cluster.admin.get(
+      `/apis/simlock.dev/v1alpha1/namespaces/${fleet.namespace}/leaserequests/${name}`,
+    )) as { metadata: { ownerReferences?: Record<string, unknown>[] } };
+    expect(request.metadata.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'Pod', name: pod, uid: podUid },
+    ]);
+    const granted = await fleet.phase(name, 'Granted', 20_000);
+    const device = granted.status?.device?.id;
+    await eventually(async () => ((await deviceState(device)) === 'leased' ? true : undefined), {
+      what: `device ${device} leased`,
+    });
+    return device ?? '';
+  }
+
+  /** Gone from the API (its release finished), its Lease withdrawn, its device ready again. */
+  async function releasedAndReclaimed(name: string, device: string): Promise<void> {
+    await fleet.requestGone(name);
+    await fleet.leaseGone(name);
+    await eventually(async () => ((await deviceState(device)) === 'ready' ? true : undefined), {
+      what: `device ${device} reclaimed by the agent`,
+    });
+  }
+
+  it('a request made with --owner pod/NAME goes with the pod: released, its device reclaimed', async () => {
+    const uid = await createPod('ci-pod');
+    const device = await leaseOwnedBy('owned', 'ci-pod', uid);
+    // While the pod is there, nothing collects the request.
+    expect((await fleet.request('owned')).status?.phase).toBe('Granted');
+    await cluster.admin.delete(`${podsPath()}/ci-pod`);
+    await releasedAndReclaimed('owned', device);
+  });
+
+  // In a pod, the plugin finds its own pod as a kubelet-run container shows it: KUBERNETES_SERVICE_HOST
+  // and HOSTNAME (the pod's name) in its environment, and the service-account volume's namespace
+  // file. The plugin runs here in a mount namespace of its own (root; unshare) with a tmpfs on
+  // /var/run holding that file, as the kubelet mounts it: the host's /var/run is not touched.
+  const canMount =
+    process.getuid?.() === 0 &&
+    spawnSync('unshare', ['--mount', 'true'], { stdio: 'ignore' }).status === 0;
+
+  function leaseInPod(name: string, pod: string, podNamespace: string) {
+    const script = [
+      'mount -t tmpfs tmpfs /var/run',
+      'mkdir -p /var/run/secrets/kubernetes.io/serviceaccount',
+      'printf %s "$POD_NAMESPACE" > /var/run/secrets/kubernetes.io/serviceaccount/namespace',
+      'exec "$@"',
+    ].join(' && ');
+    return runCommand(
+      'unshare',
+      [
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        script,
+        'sh',
+        plugin,
+        'lease',
+        '--platform',
+        'ios',
+        '--name',
+        name,
+        '--kubeconfig',
+        cluster.kubeconfigPath,
+        '-n',
+        fleet.namespace,
+      ],
+      {
+        env: {
+          ...process.env,
+          KUBERNETES_SERVICE_HOST: '10.0.0.1',
+          KUBERNETES_SERVICE_PORT: '443',
+          HOSTNAME: pod,
+          POD_NAMESPACE: podNamespace,
+        },
+      },
+    );
+  }
+
+  it.skipIf(!canMount)(
+    'run inside a pod (its environment and service-account namespace file), the plugin makes the pod the owner',
+    async () => {
+      const uid = await createPod('ci-runner-7f9c');
+      const leased = await leaseInPod('in-pod', 'ci-runner-7f9c', fleet.namespace);
+      // Progress lines may come while it waits; no warning (its pod unreadable) and no error.
+      expect(leased.stderr).not.toMatch(/warning|"error"/);
+      expect(leased.exitCode).toBe(0);
+      const request = (await cluster.admin.get(
+        `/apis/simlock.dev/v1alpha1/namespaces/${fleet.namespace}/leaserequests/in-pod`,
+      )) as { metadata: { ownerReferences?: Record<string, unknown>[] } };
+      expect(request.metadata.ownerReferences).toEqual([
+        { apiVersion: 'v1', kind: 'Pod', name: 'ci-runner-7f9c', uid },
+      ]);
+      const device = (await fleet.phase('in-pod', 'Granted', 20_000)).status?.device?.id ?? '';
+      await cluster.admin.delete(`${podsPath()}/ci-runner-7f9c`);
+      await releasedAndReclaimed('in-pod', device);
+
+      // A pod of another namespace is not this request's owner (an ownerReference cannot cross
+      // namespaces): no owner, and the request outlives it.
+      const elsewhere = await leaseInPod('not-in-pod', 'ci-runner-7f9c', 'another-namespace');
+      expect(elsewhere.exitCode).toBe(0);
+      const unowned = (await cluster.admin.get(
+        `/apis/simlock.dev/v1alpha1/namespaces/${fleet.namespace}/leaserequests/not-in-pod`,
+      )) as { metadata: { ownerReferences?: unknown[] } };
+      expect(unowned.metadata.ownerReferences).toBeUndefined();
+      await simlock('release', 'not-in-pod');
+    },
+  );
+
+  it('and with the Job that owns the pod, deleted with propagationPolicy Background', async () => {
+    const job = (await cluster.admin.create(jobsPath(), {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'ci' },
+      spec: {
+        template: {
+          spec: { restartPolicy: 'Never', containers: [{ name: 'ci', image: 'ci-runner:1' }] },
+        },
+      },
+    })) as { metadata: { uid: string } };
+    // No job controller runs: the test makes the Job's pod, owned as the job controller owns it.
+    const podUid = await createPod('ci-job-pod', [
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        name: 'ci',
+        uid: job.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    const device = await leaseOwnedBy('job-owned', 'ci-job-pod', podUid);
+    await cluster.admin.delete(`${jobsPath()}/ci`, {
+      query: { propagationPolicy: 'Background' },
+    });
+    await eventually(
+      () =>
+        cluster.admin.get(`${podsPath()}/ci-job-pod`).then(
+          () => undefined,
+          (error: unknown) => (isNotFound(error) ? true : undefined),
+        ),
+      { what: 'the Job’s pod collected' },
+    );
+    await releasedAndReclaimed('job-owned', device);
   });
 });

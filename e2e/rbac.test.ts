@@ -460,10 +460,16 @@ describe('the controller and an agent, each with only its chart identity', () =>
       { timeoutMs: 40_000, what: 'the request granted' },
     );
     expect(granted.worker).toBe(workerC);
-    const events = (await cluster.admin.get(`/api/v1/namespaces/${namespace}/events`, {
-      query: { fieldSelector: 'involvedObject.name=end-to-end' },
-    })) as { items: { reason: string }[] };
-    expect(events.items.map((event) => event.reason)).toContain('Granted');
+    // The Event is written after the status that says Granted: poll for it.
+    await eventually(
+      async () => {
+        const events = (await cluster.admin.get(`/api/v1/namespaces/${namespace}/events`, {
+          query: { fieldSelector: 'involvedObject.name=end-to-end' },
+        })) as { items: { reason: string }[] };
+        return events.items.some((event) => event.reason === 'Granted') ? true : undefined;
+      },
+      { what: 'a Granted Event for end-to-end' },
+    );
     const election = (await cluster.admin.get(
       coordinationLeasePath(namespace, 'simlock-controller'),
     )) as { spec: { holderIdentity?: string } };

@@ -3,7 +3,7 @@
 // Binaries come from build.sh (built once, cached outside the repository).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +71,13 @@ export interface ControlPlane {
    * answers with errors and its watches end.
    */
   restartEtcd(): Promise<void>;
+  /**
+   * Starts kube-controller-manager with only the garbage collector (ownerReference cascades, e.g. a
+   * LeaseRequest owned by a pod), as the admin, no leader election, serving nothing. Resolves once
+   * the collector has synced its monitors, so start it after the CRDs whose objects it must see
+   * (it rediscovers resources only every 30 s). Stopped by stop(), before kube-apiserver.
+   */
+  startControllerManager(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -279,7 +286,37 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     );
 
     let identities = 0;
+    let controllerManager: ChildProcess | undefined;
     return {
+      async startControllerManager() {
+        if (controllerManager) return;
+        const logPath = join(dir, 'kube-controller-manager.log');
+        const child = startProcess(
+          join(binDir, 'kube-controller-manager'),
+          [
+            `--kubeconfig=${kubeconfigPath}`,
+            '--controllers=garbage-collector-controller',
+            '--leader-elect=false',
+            '--secure-port=0',
+            '--v=1',
+          ],
+          logPath,
+        );
+        controllerManager = child;
+        watchExit('kube-controller-manager', child);
+        // The collector says so once every resource's informer has synced; until then it deletes
+        // nothing, and a test's deadline would be spent waiting for it.
+        await waitFor(
+          'kube-controller-manager',
+          async () =>
+            (await readFile(logPath, 'utf8').catch(() => '')).includes(
+              'all resource monitors have synced',
+            ),
+          60_000,
+          () => exits.get(child),
+        );
+        log('kube-controller-manager (garbage collector) ready');
+      },
       async restartApiServer() {
         const stopping = apiserver;
         await stopProcess(stopping);
