@@ -103,16 +103,42 @@ function settle(life: Granted, context: MachineContext): { life: Granted; effect
 /** The request changed: force-released by an operator, or extended. */
 export function requestChanged(life: RequestLife, context: MachineContext): Step {
   const by = context.lifetime?.forceReleasedBy;
-  if (by !== undefined && (life.kind === 'granted' || life.kind === 'waiting'))
-    return release(
-      LIFETIME_REASONS.forceReleased,
-      `force-released by ${by}`,
-      life.kind === 'granted',
-    );
+  if (by !== undefined) {
+    switch (life.kind) {
+      case 'granted':
+      case 'dispatched':
+        return forceRelease(by, true);
+      // A withdrawal in flight deletes the Lease; one that loses to a grant deletes it then.
+      case 'waiting':
+      case 'withdrawing':
+      case 'admitting':
+        return forceRelease(by, false);
+      // The create is in flight: let go once it answers (see `unlessForced`).
+      default:
+        return stay(life);
+    }
+  }
   if (life.kind !== 'granted') return stay(life);
   const settled = settle(life, context);
   if (settled.life === life) return stay(life);
   return { life: settled.life, effects: [...settled.effects, ...wakes(settled.life, context)] };
+}
+
+/**
+ * A force-released request never stays dispatched or granted: a step that would leave it so (a
+ * create that answered after the release was asked, a grant, an adoption after a restart) lets the
+ * Lease go instead, after the step's own effects.
+ */
+export function unlessForced(step: Step, context: MachineContext): Step {
+  const by = context.lifetime?.forceReleasedBy;
+  if (by === undefined || (step.life.kind !== 'dispatched' && step.life.kind !== 'granted'))
+    return step;
+  const released = forceRelease(by, true);
+  return { life: released.life, effects: [...step.effects, ...released.effects] };
+}
+
+function forceRelease(by: string, deleteLease: boolean): Step {
+  return release(LIFETIME_REASONS.forceReleased, `force-released by ${by}`, deleteLease);
 }
 
 /** The holder renewed: its deadline moves. */

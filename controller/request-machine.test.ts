@@ -740,6 +740,42 @@ describe("a lease's lifetime", () => {
     );
     expect(queued.life).toEqual({ kind: 'ended', outcome: 'Released' });
   });
+
+  it('force release mid-way ends the request: its Lease goes, and no grant keeps it', () => {
+    const forcedBy = at(NOW, { forceReleasedBy: 'ops-olga' });
+    const changed = { type: 'requestChanged' } as const;
+    // Dispatched: the Lease exists, and goes.
+    const onDispatched = run(dispatched, [changed], forcedBy);
+    expect(onDispatched.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(types(onDispatched.effects)).toContain('deleteLease');
+    // Admitting or withdrawing: no Lease to delete (the withdrawal in flight deletes its own).
+    for (const life of [{ kind: 'admitting' }, { kind: 'withdrawing' }] as const) {
+      const ended = run(life, [changed], forcedBy);
+      expect(ended.life).toEqual({ kind: 'ended', outcome: 'Released' });
+      expect(types(ended.effects)).not.toContain('deleteLease');
+    }
+    // The create in flight: let go once it answers, never left dispatched.
+    const creatingStill = run(creating, [changed], forcedBy);
+    expect(creatingStill.life).toEqual(creating);
+    const created = run(
+      creatingStill.life,
+      [{ type: 'leaseCreated', worker: 'mac-1', uid: 'uid-1', watched: true }],
+      forcedBy,
+    );
+    expect(created.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(types(created.effects)).toContain('deleteLease');
+    expect(created.effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'released', reason: 'ForceReleased', message: 'force-released by ops-olga' },
+    });
+    // A grant that races the release does not keep it either.
+    const grantedAfter = run(
+      dispatched,
+      [{ type: 'leaseSeen', lease: lease({ phase: 'Granted' }) }],
+      forcedBy,
+    );
+    expect(grantedAfter.life).toEqual({ kind: 'ended', outcome: 'Released' });
+  });
 });
 
 describe('the table and its drawing', () => {

@@ -30,6 +30,7 @@ import {
   lifetimeTimerDue,
   release,
   requestChanged,
+  unlessForced,
   waitingWakes,
 } from './lease-lifetime.js';
 
@@ -38,6 +39,10 @@ export * from './request-life.js';
 const stay = (life: RequestLife, effects: Effect[] = []): Step => ({ life, effects });
 
 export function next(life: RequestLife, event: RequestEvent, context: MachineContext): Step {
+  return unlessForced(nextStep(life, event, context), context);
+}
+
+function nextStep(life: RequestLife, event: RequestEvent, context: MachineContext): Step {
   if (life.kind === 'releasing') return whileReleasing(event);
   if (event.type === 'requestDeleting') {
     return {

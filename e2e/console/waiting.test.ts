@@ -159,7 +159,7 @@ describe('the console, live in Chromium', () => {
       },
     );
     const localRows = await rows('#local-requests');
-    expect(localRows).toHaveLength(1);
+    expect(localRows, JSON.stringify(localRows)).toHaveLength(1);
     expect(localRows[0]?.slice(1)).toEqual([
       'worker-a',
       'local-agent',
