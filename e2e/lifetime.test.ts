@@ -267,6 +267,22 @@ describe('lease --hold', () => {
       expect(await exited).toBe(signal === 'SIGTERM' ? 143 : 130);
     }
   });
+
+  it('warns once the lease expires soon, and ends LEASE_LOST when it expires while held', async () => {
+    const child = spawn(plugin, [
+      ...['lease', '--platform', 'ios', '--name', 'held-short', '--duration', '5s', '--hold'],
+      ...['--kubeconfig', cluster.kubeconfigPath, '-n', fleet.namespace],
+    ]);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // The controller warns 3 s before the expiry here (expiringSoonMs).
+    expect(stderr).toMatch(
+      /^warning: lease held-short: the lease expires at \S+Z; kubectl simlock extend held-short --by 30m keeps it$/m,
+    );
+    expect(code).toBe(21);
+    expect(stderr).toMatch(/lease held-short ended while held/);
+  }, 30_000);
 });
 
 describe('release --force', () => {

@@ -44,7 +44,7 @@ export async function hold(
       if (soon?.status === 'True' && !warned) {
         warned = true;
         io.err(
-          `warning: lease ${name} ${soon.message}; kubectl simlock extend ${name} --by 30m keeps it`,
+          `warning: lease ${name}: ${soon.message}; kubectl simlock extend ${name} --by 30m keeps it`,
         );
       } else if (soon?.status !== 'True') warned = false;
     }
