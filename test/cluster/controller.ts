@@ -2,7 +2,8 @@
 // and its Workers (by label), as a test that plays or runs the agents needs it.
 import { ControllerMetrics, Reconciler, type ReconcilerOptions } from '../../controller/index.js';
 import { KubeClient, silentLogger, systemClock } from '../../runtime/index.js';
-import type { TestFleet } from './fleet.js';
+import { afterEach } from 'vitest';
+import { TestFleet } from './fleet.js';
 import type { ClusterTestContext } from './harness.js';
 
 /** A Reconciler for `fleet`, not started yet; `options` override the defaults. */
@@ -22,4 +23,37 @@ export function controllerFor(
     reasonWriteIntervalMs: 100,
     ...options,
   });
+}
+
+/**
+ * For a test file of controller stories: `setup()` gives a fresh fleet and a controller for it
+ * (started by `start()`), both stopped and cleaned up after each test; `metric()` sums a metric.
+ */
+export function controllerStories(cluster: ClusterTestContext) {
+  const running: Reconciler[] = [];
+  const fleets: TestFleet[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((reconciler) => reconciler.stop()));
+    await Promise.all(fleets.splice(0).map((fleet) => fleet.cleanup()));
+  });
+  return {
+    setup: async (
+      options: {
+        dispatchTimeoutMs?: number;
+        reasonWriteIntervalMs?: number;
+        dispatchEventHoldMs?: number;
+      } = {},
+    ) => {
+      const fleet = await TestFleet.create(cluster);
+      fleets.push(fleet);
+      const metrics = new ControllerMetrics();
+      const reconciler = controllerFor(cluster, fleet, { metrics, ...options });
+      running.push(reconciler);
+      return { fleet, reconciler, metrics, start: () => reconciler.start() };
+    },
+    metric: async (metrics: ControllerMetrics, name: string): Promise<number> => {
+      const values = (await metrics.registry.getSingleMetric(name)?.get())?.values ?? [];
+      return values.reduce((sum, value) => sum + value.value, 0);
+    },
+  };
 }
