@@ -147,7 +147,7 @@ describe('DESIGN.md §4.5: never refuse while capacity exists elsewhere, never h
         names.map(async (name) => {
           const request = await fleet.request(name);
           const lease = await fleet.lease(name);
-          return `${name}: ${request?.status?.phase ?? '?'} lease=${lease ? `${lease.spec.worker}/${lease.status?.phase ?? 'unanswered'}` : 'none'}${granted.has(name) ? ' (answered)' : ''}`;
+          return `${name}: ${request?.status?.phase ?? '?'} ${JSON.stringify(request?.status?.workers ?? [])} lease=${lease ? `${lease.spec.worker}/${lease.status?.phase ?? 'unanswered'}` : 'none'}${granted.has(name) ? ' (answered)' : ''}`;
         }),
       );
       throw new Error(`${String(error)}\n${states.join('\n')}`);
