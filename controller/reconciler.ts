@@ -51,7 +51,6 @@ export class Reconciler {
   /** One key, `walk`: walks are coalesced, and one is never run inside another. */
   private readonly walkQueue: WorkQueue<'walk'>;
   /** When the first grant assumption expires and the walk should look again, if it is set. */
-  private assumptionExpiresAt: number | undefined;
   private started = false;
   private stopped = false;
 
@@ -271,16 +270,10 @@ export class Reconciler {
   private runWalk(): void {
     const now = this.options.clock.now();
     const { fleet, nextExpiry } = this.assumptions.fleetAt(this.fleet.current(), now);
-    // Look again when the first grant assumption expires: its worker may have room again.
-    if (this.assumptionExpiresAt !== undefined && this.assumptionExpiresAt < now)
-      this.assumptionExpiresAt = undefined;
-    if (
-      nextExpiry !== undefined &&
-      !(this.assumptionExpiresAt !== undefined && this.assumptionExpiresAt <= nextExpiry)
-    ) {
-      this.assumptionExpiresAt = nextExpiry;
-      this.walkQueue.addAfter('walk', nextExpiry - now + 1);
-    }
+    // Look again when the first grant assumption expires: its worker may have room again. Asked
+    // on every walk (the queue keeps the earliest ask), never remembered here: a wake that comes a
+    // moment early finds the assumption still counted, and asks again for what is left.
+    if (nextExpiry !== undefined) this.walkQueue.addAfter('walk', nextExpiry - now + 1);
     this.waiting.walk(this.shell.requests, fleet, {
       decided: (request, outcome) =>
         this.shell.apply(
