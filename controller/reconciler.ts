@@ -50,7 +50,6 @@ export class Reconciler {
   private readonly requestQueue: WorkQueue;
   /** One key, `walk`: walks are coalesced, and one is never run inside another. */
   private readonly walkQueue: WorkQueue<'walk'>;
-  /** When the first grant assumption expires and the walk should look again, if it is set. */
   private started = false;
   private stopped = false;
 
