@@ -50,6 +50,8 @@ function refused(refusal: AgentRefusal): GrantOutcome {
   return { kind: 'refused', refusal };
 }
 
+// The device as the Lease's status names it; an absent class stays absent, so the written status
+// equals what the agent reads back when it adopts a grant after a restart.
 function granted(device: PlannedDevice): GrantedDevice {
   return {
     id: device.id,
@@ -57,7 +59,7 @@ function granted(device: PlannedDevice): GrantedDevice {
     model: device.model,
     platform: device.platform,
     os: device.os,
-    class: device.class,
+    ...(device.class ? { class: device.class } : {}),
     physical: device.physical,
   };
 }

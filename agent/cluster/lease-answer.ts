@@ -2,7 +2,7 @@
 // is written onto the Lease as last seen or written (a resourceVersion precondition), so that a
 // Lease deleted or withdrawn meanwhile makes the write fail and the device goes back: the grant and
 // the controller's withdrawal never both win (ADR 0005). A cold boot is acknowledged first.
-import { LEASE_FINALIZER, type GrantedDevice, type LeaseObject } from '../../api/index.js';
+import { LEASE_FINALIZER, type LeaseObject } from '../../api/index.js';
 import {
   isConflict,
   isNotFound,
@@ -76,7 +76,7 @@ export async function answerLease(
     const grant = {
       status: {
         phase: 'Granted',
-        device: grantedDevice(outcome.lease.device),
+        device: outcome.lease.device,
         source: outcome.lease.source,
         grantedAt: new Date(clock.now()).toISOString(),
         message: null,
@@ -116,18 +116,6 @@ export async function answerLease(
     acknowledge.cancel();
     log.warn('answering a lease failed', { lease: key, error });
   }
-}
-
-function grantedDevice(device: GrantedDevice): GrantedDevice {
-  return {
-    id: device.id,
-    name: device.name,
-    model: device.model,
-    platform: device.platform,
-    os: device.os,
-    ...(device.class ? { class: device.class } : {}),
-    physical: device.physical,
-  };
 }
 
 function resourceVersionOf(object: unknown): string | undefined {

@@ -3,13 +3,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCommandRunner, createDetachedSpawner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
 import { readTestdata, StandIns, type StandInRule } from '../testing/stand-in.js';
+import { AdbDriver } from './adb.js';
 import {
-  AdbDriver,
   describeAvd,
   modelFromHardwareName,
   parseAdbDevices,
   presenceFromAdbState,
-} from './adb.js';
+} from './adb-output.js';
 
 const PHONE = '0A281FDD4003QK';
 const avdHome = fileURLToPath(new URL('testdata/avd', import.meta.url));

@@ -4,15 +4,12 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { z } from 'zod';
 import type { Catalog, DeviceClass, Presence } from '../../../api/index.js';
 import { systemClock, type Clock } from '../../../runtime/index.js';
 import { sleep } from '../../clock.js';
 import {
-  checkExecArgs,
   checkToolFits,
   DriverError,
-  refuseTool,
   type DeviceListing,
   type Driver,
   type DriverDevice,
@@ -26,153 +23,17 @@ import {
   type CommandRunner,
   type DetachedSpawner,
 } from '../command.js';
-
-// --- `adb devices -l` ------------------------------------------------------------------------
-
-export const AdbState = z.enum([
-  'device',
-  'offline',
-  'unauthorized',
-  'authorizing',
-  'no-permissions',
-  'other',
-]);
-export type AdbState = z.infer<typeof AdbState>;
-
-export const AdbEntry = z.object({
-  serial: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/),
-  state: AdbState,
-  properties: z.record(z.string().max(64), z.string().max(256)),
-});
-export type AdbEntry = z.infer<typeof AdbEntry>;
-
-const MAX_ADB_ENTRIES = 512;
-
-function stateOf(word: string, line: string): AdbState {
-  if (line.includes('no permissions')) return 'no-permissions';
-  const parsed = AdbState.safeParse(word);
-  return parsed.success ? parsed.data : 'other';
-}
-
-/** The entries of `adb devices -l`: serial, state, and the key:value properties after them. */
-export function parseAdbDevices(text: string): AdbEntry[] {
-  const entries: AdbEntry[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    // The header, blank lines, and the server's "* daemon started" chatter.
-    if (line.trim() === '' || line.startsWith('List of devices') || line.startsWith('*')) continue;
-    const [serial, word, ...rest] = line.trim().split(/\s+/);
-    if (serial === undefined || word === undefined) continue;
-    const properties: Record<string, string> = {};
-    for (const token of rest) {
-      const colon = token.indexOf(':');
-      if (colon > 0) properties[token.slice(0, colon)] = token.slice(colon + 1);
-    }
-    entries.push(AdbEntry.parse({ serial, state: stateOf(word, line), properties }));
-    if (entries.length > MAX_ADB_ENTRIES) throw new DriverError('adb lists too many devices');
-  }
-  return entries;
-}
-
-export function isEmulatorSerial(serial: string): boolean {
-  return /^emulator-\d+$/.test(serial);
-}
-
-/** Presence of a phone from its adb state: device → present, unauthorized → untrusted. */
-export function presenceFromAdbState(state: AdbState | undefined): Presence {
-  if (state === 'device') return { present: true };
-  if (state === 'unauthorized' || state === 'authorizing') {
-    return { present: false, reason: 'untrusted' };
-  }
-  return { present: false, reason: 'not-present' };
-}
-
-// --- AVDs -------------------------------------------------------------------------------------
-
-export interface AvdDescription {
-  name: string;
-  displayName: string;
-  model: string;
-  class: DeviceClass;
-  apiLevel: string;
-}
-
-function parseIni(text: string): Map<string, string> {
-  const values = new Map<string, string>();
-  for (const line of text.slice(0, 64 * 1024).split(/\r?\n/)) {
-    const equals = line.indexOf('=');
-    if (equals > 0) values.set(line.slice(0, equals).trim(), line.slice(equals + 1).trim());
-  }
-  return values;
-}
-
-/** "pixel_7_pro" → "Pixel 7 Pro"; a name already written for people ("Nexus 5X") is kept. */
-export function modelFromHardwareName(name: string): string {
-  if (/[A-Z ]/.test(name)) return name;
-  return name
-    .split('_')
-    .filter((word) => word.length > 0)
-    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
-    .join(' ');
-}
-
-/**
- * An AVD's model, class and API level from its config.ini. The model is `hw.device.name`; the
- * class is tablet when that name says tablet (pixel_tablet, pixel_c, Nexus 7/9/10), else phone;
- * the API level comes from the system image (`image.sysdir.1=system-images/android-34/…`).
- */
-export function describeAvd(name: string, configIni: string): AvdDescription | undefined {
-  const config = parseIni(configIni);
-  const apiLevel = /android-(\d{1,3})\b/.exec(config.get('image.sysdir.1') ?? '')?.[1];
-  if (apiLevel === undefined) return undefined;
-  const hardware = config.get('hw.device.name') ?? name;
-  const tablet = /tablet|pixel_c\b|nexus[ _](7|9|10)\b/i.test(hardware);
-  return {
-    name,
-    displayName: config.get('avd.ini.displayname') ?? name,
-    model: modelFromHardwareName(hardware).slice(0, 128),
-    class: tablet ? 'tablet' : 'phone',
-    apiLevel,
-  };
-}
-
-export function parseAvdList(text: string): string[] {
-  // Newer emulators print INFO lines around the names.
-  return text
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => /^[A-Za-z0-9._-]{1,128}$/.test(line))
-    .slice(0, 512);
-}
-
-// --- exec -------------------------------------------------------------------------------------
-
-/** adb commands about the server or other devices; a lease holder gets the one device only. */
-export const ADB_HOST_COMMANDS = [
-  'devices',
-  'connect',
-  'disconnect',
-  'pair',
-  'reconnect',
-  'kill-server',
-  'start-server',
-  'mdns',
-  'host-features',
-] as const;
-
-export function adbExecArgv(args: readonly string[], serial: string): ExecPlan {
-  const refusal = checkExecArgs(args);
-  if (refusal) return refusal;
-  const [command] = args;
-  if (command === undefined) return refuseTool('adb needs a command, e.g. shell');
-  // adb's global options (-s, -t, -d, -e, -H, -P) come before the command: none may retarget it.
-  if (command.startsWith('-')) {
-    return refuseTool(`adb options such as ${command} are not allowed; the agent adds -s`);
-  }
-  if ((ADB_HOST_COMMANDS as readonly string[]).includes(command)) {
-    return refuseTool(`adb ${command} reaches beyond the leased device`);
-  }
-  return { ok: true, argv: ['adb', '-s', serial, ...args] };
-}
+import {
+  adbExecArgv,
+  describeAvd,
+  isEmulatorSerial,
+  parseAdbDevices,
+  parseAvdList,
+  parseIni,
+  presenceFromAdbState,
+  type AdbEntry,
+  type AvdDescription,
+} from './adb-output.js';
 
 // --- the driver -------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { Catalog, Platform, Presence } from '../../../api/index.js';
 import { systemClock, type Clock } from '../../../runtime/index.js';
 import { sleep } from '../../clock.js';
-import { adbExecArgv } from '../adb/adb.js';
+import { adbExecArgv } from '../adb/adb-output.js';
 import { devicectlExecArgv } from '../devicectl/devicectl.js';
 import {
   checkExecArgs,
