@@ -1,0 +1,67 @@
+// Lease: one dispatch of a request to a worker, answered by its agent.
+import { z } from 'zod';
+import { ObjectMeta, celRules, unchanged, name, timestamp } from './schema-parts.js';
+import { DeviceSpec, GrantedDevice } from './lease-request-schema.js';
+
+const LeaseSpecFields = z.object({
+  worker: name,
+  device: DeviceSpec,
+  expiresAt: timestamp.describe('When the lease ends; the controller moves it later on extend.'),
+  durationSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(604_800)
+    .optional()
+    .describe('The request duration expiresAt counts (expiresAt minus it is the dispatch).'),
+  holder: z.string().max(100).optional(),
+});
+export const LeaseSpec = LeaseSpecFields.meta(
+  celRules({
+    rule: unchanged(['worker', 'device', 'holder'], ['worker', 'device']),
+    message: 'spec is immutable after creation, except expiresAt and durationSeconds (extend)',
+  }),
+);
+export type LeaseSpec = z.infer<typeof LeaseSpec>;
+
+export const LeasePhase = z.enum(['Pending', 'Granted', 'Refused', 'Released', 'Expired', 'Lost']);
+export type LeasePhase = z.infer<typeof LeasePhase>;
+
+// The refusal is a claim from an agent, possibly of another version: the API server keeps it loose
+// (any code, any capacity reason, string or number) and the controller checks it against the
+// contract before it believes it (parseRefusal in refusal.ts).
+export const Refusal = z.object({
+  code: z.string().min(1).max(64),
+  message: z.string().max(1024).default(''),
+  capacityReason: z.union([z.string().max(64), z.number().int()]).optional(),
+});
+export type Refusal = z.infer<typeof Refusal>;
+
+/** Exec activity on a lease, written by the exec proxy at most once per 30 s per lease. */
+export const LeaseActivity = z.object({
+  lastExecAt: timestamp.describe('When an exec last started or was last seen running.'),
+  runningUntil: timestamp
+    .optional()
+    .describe('An exec runs at least until then (renewed while it runs).'),
+});
+export type LeaseActivity = z.infer<typeof LeaseActivity>;
+
+export const LeaseStatus = z.object({
+  phase: LeasePhase,
+  device: GrantedDevice.optional(),
+  source: z.enum(['warm', 'cold']).optional(),
+  refusal: Refusal.optional(),
+  grantedAt: timestamp.optional(),
+  message: z.string().max(1024).optional(),
+  activity: LeaseActivity.optional(),
+});
+export type LeaseStatus = z.infer<typeof LeaseStatus>;
+
+export const LeaseObject = z.object({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMeta,
+  spec: LeaseSpec,
+  status: LeaseStatus.optional(),
+});
+export type LeaseObject = z.infer<typeof LeaseObject>;

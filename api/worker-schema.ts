@@ -1,0 +1,137 @@
+// Worker (cluster-scoped): spec set by operators, status (the view) written by its agent.
+import { z } from 'zod';
+import { CapacityReason, Platform, WaitingReason } from './reasons.js';
+import { DeviceClass, ObjectMeta, celRules, count, timestamp } from './schema-parts.js';
+
+export const WorkerSpec = z.object({
+  drained: z.boolean().default(false).describe('A drained worker takes no new leases.'),
+  label: z
+    .string()
+    .max(63)
+    .optional()
+    .describe('Display name; a worker without one is shown by its name.'),
+});
+
+export const Health = z.enum(['starting', 'running', 'unhealthy']);
+export type Health = z.infer<typeof Health>;
+
+export const DeviceState = z.enum([
+  'booting',
+  'ready',
+  'leased',
+  'reclaiming',
+  'absent',
+  'quarantined',
+  'deleted',
+]);
+export type DeviceState = z.infer<typeof DeviceState>;
+
+export const PresenceReason = z.enum(['locked', 'untrusted', 'not-present']);
+export type PresenceReason = z.infer<typeof PresenceReason>;
+
+/** The latest presence read of a physical device: present, or not present with a reason. */
+export const Presence = z
+  .object({ present: z.boolean(), reason: PresenceReason.optional() })
+  .refine((p) => (p.present ? p.reason === undefined : p.reason !== undefined), {
+    message: 'presence.reason is required when not present, and not allowed when present',
+  })
+  .meta(
+    celRules({
+      rule: 'self.present ? !has(self.reason) : has(self.reason)',
+      message: 'presence.reason is required when not present, and not allowed when present',
+    }),
+  );
+export type Presence = z.infer<typeof Presence>;
+
+export const Device = z.object({
+  id: z.string().min(1).max(128),
+  name: z.string().max(128),
+  model: z.string().max(128),
+  platform: Platform,
+  os: z.string().max(32).describe('OS version, or API level on Android.'),
+  physical: z.boolean(),
+  class: DeviceClass,
+  state: DeviceState,
+  presence: Presence.optional(),
+});
+export type Device = z.infer<typeof Device>;
+
+export const PlatformCapacity = z.object({
+  limit: count,
+  running: count,
+  evictable: count.describe('Idle warm simulators that could be shut down to make room.'),
+  atRamBudget: z.boolean(),
+});
+export type PlatformCapacity = z.infer<typeof PlatformCapacity>;
+
+export const Capacity = z.object({
+  global: z.object({ limit: count, running: count, evictable: count }),
+  platforms: z.object({ ios: PlatformCapacity.optional(), android: PlatformCapacity.optional() }),
+});
+export type Capacity = z.infer<typeof Capacity>;
+
+export const Catalog = z.object({
+  platforms: z.array(Platform).max(2),
+  models: z
+    .array(z.object({ name: z.string().max(128), platform: Platform, class: DeviceClass }))
+    .max(256),
+  runtimes: z.array(z.object({ platform: Platform, version: z.string().max(32) })).max(256),
+});
+export type Catalog = z.infer<typeof Catalog>;
+
+/** One request waiting in an agent's own queue, with its one reason. */
+export const AgentQueueEntry = z
+  .object({
+    id: z.string().max(253),
+    holder: z.string().max(100).optional(),
+    platform: Platform,
+    model: z.string().max(128).optional(),
+    physical: z.boolean().optional(),
+    queuedAt: timestamp.optional(),
+    reason: WaitingReason,
+    capacityReason: CapacityReason.optional(),
+  })
+  .refine((e) => e.capacityReason === undefined || e.reason === 'full', {
+    message: 'capacityReason is allowed only with reason full',
+    path: ['capacityReason'],
+  })
+  .meta(
+    celRules({
+      rule: "!has(self.capacityReason) || self.reason == 'full'",
+      message: 'capacityReason is allowed only with reason full',
+    }),
+  );
+export type AgentQueueEntry = z.infer<typeof AgentQueueEntry>;
+
+export const WorkerStatus = z.object({
+  protocol: z.number().int().min(0).max(1000),
+  agentVersion: z.string().max(64),
+  health: Health,
+  endpoint: z.string().max(512).optional().describe("The agent's exec URL."),
+  capabilities: z
+    .array(z.object({ name: z.string().max(63), available: z.boolean() }))
+    .max(64)
+    .default([]),
+  catalog: Catalog.optional().describe('Absent until the agent has read its drivers.'),
+  capacity: Capacity.optional().describe('Absent until the agent has read its drivers.'),
+  queueDepth: count.default(0),
+  physicalQueueDepth: count.default(0),
+  queue: z
+    .array(AgentQueueEntry)
+    .max(50)
+    .default([])
+    .describe('The first waiting entries of its own queue.'),
+  devices: z.array(Device).max(512).default([]),
+  slots: z.string().max(32).optional().describe('running/limit, for the printer column.'),
+  deviceCount: count.optional().describe('How many devices, for the printer column.'),
+});
+export type WorkerStatus = z.infer<typeof WorkerStatus>;
+
+export const WorkerObject = z.object({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMeta,
+  spec: WorkerSpec.default({ drained: false }),
+  status: WorkerStatus.optional(),
+});
+export type WorkerObject = z.infer<typeof WorkerObject>;
