@@ -64,7 +64,12 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: boundaries(self) }] },
   })),
   {
-    files: ['eslint.config.js', 'vitest.config.ts'],
+    files: ['eslint.config.js', 'vitest.config.ts', 'bin/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  // bin/'s launcher and bundler run in plain Node before any TypeScript can (checked by @ts-check).
+  {
+    files: ['bin/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
 );

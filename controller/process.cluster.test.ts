@@ -2,15 +2,14 @@
 // request and dispatches none twice; of two replicas exactly one leads, and the other takes over
 // within the lease duration when the leader dies.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../tools/controlplane/start.js';
 import { Informer, simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosStatus } from '../test/cluster/fleet.js';
+import { launchArgs } from '../test/launch.js';
 
 const cluster = useCluster('proc');
-const mainScript = fileURLToPath(new URL('./main.ts', import.meta.url));
 const children: ChildProcess[] = [];
 
 interface ControllerProcess {
@@ -28,9 +27,7 @@ async function startController(
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      mainScript,
+      ...launchArgs('controller'),
       '--kubeconfig',
       cluster.kubeconfigPath,
       '--namespace',

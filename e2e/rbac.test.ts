@@ -9,7 +9,6 @@
 // system:masters (every other file's admin) are exempt, the namespaced policies cover only this
 // file's namespaces, and the agent identities here are this file's alone.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heartbeatLeaseName, LEASE_FINALIZER, WORKER_LABEL } from '../api/index.js';
 import { coordinationLeasePath, KubeApiError, microTime, simlockPath } from '../runtime/index.js';
@@ -17,6 +16,7 @@ import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/clust
 import { FLEET_LABEL } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { chartPath, helm } from '../test/cluster/helm.js';
+import { launchArgs } from '../test/launch.js';
 import { freePort } from '../tools/controlplane/start.js';
 import {
   certificateIdentity,
@@ -384,9 +384,7 @@ describe('the controller and an agent, each with only its chart identity', () =>
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        fileURLToPath(new URL('../controller/main.ts', import.meta.url)),
+        ...launchArgs('controller'),
         '--kubeconfig',
         kubeconfigPath,
         '--namespace',

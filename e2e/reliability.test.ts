@@ -25,6 +25,7 @@ import {
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { FLEET_LABEL } from '../test/cluster/fleet.js';
 import { eventually } from '../test/cluster/harness.js';
+import { launchArgs } from '../test/launch.js';
 import {
   NetworkPartition,
   pairAddresses,
@@ -32,7 +33,6 @@ import {
 } from '../test/cluster/partition.js';
 import { freePort, startControlPlane, type ControlPlane } from '../tools/controlplane/start.js';
 
-const controllerMain = fileURLToPath(new URL('../controller/main.ts', import.meta.url));
 const crds = fileURLToPath(new URL('../crds/', import.meta.url));
 const NAMESPACE = 'reliability';
 const SYSTEM_NAMESPACE = 'reliability-system';
@@ -77,9 +77,7 @@ class Replicas {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        controllerMain,
+        ...launchArgs('controller'),
         '--kubeconfig',
         controlPlane?.kubeconfigPath ?? '',
         '--namespace',

@@ -1,17 +1,17 @@
-// `kubectl simlock console`: runs the console's server (console/main.ts) as a child process with
-// this kubeconfig and context, prints its URL and opens the browser. The plugin does not import
-// the console (components stay apart, ADR 0006): it starts the program beside it, as a person
-// would, and stops it on Ctrl-C.
+// `kubectl simlock console`: runs the console's server (console/main.ts, by bin/launch.mjs) as a
+// child process with this kubeconfig and context, prints its URL and opens the browser. The
+// plugin does not import the console (components stay apart, ADR 0006): it starts the program
+// beside it, as a person would, and stops it on Ctrl-C.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { SimlockError } from '../../api/index.js';
+import { packageRoot } from '../../runtime/index.js';
 import { parseFlags, parseGlobals, rejectOutput } from '../flags.js';
 import type { CliIO } from '../io.js';
 
-const consoleMain = fileURLToPath(new URL('../../console/main.ts', import.meta.url));
-const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
+const launcher = join(packageRoot(import.meta.url), 'bin', 'launch.mjs');
 
 const ConsoleFlags = z.object({
   port: z.number().int().min(0).max(65535).default(0),
@@ -37,9 +37,8 @@ export async function consoleAction(argv: Record<string, unknown>, io: CliIO): P
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      tsx,
-      consoleMain,
+      launcher,
+      'console',
       '--mode',
       'local',
       '--port',

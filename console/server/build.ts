@@ -5,9 +5,9 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../../runtime/index.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = packageRoot(import.meta.url);
 export const WEB_ROOT = join(root, 'console', 'web', 'dist');
 const SOURCES = ['console/web', 'console/model', 'api'];
 const HASH_FILE = join(WEB_ROOT, '.sources-hash');

@@ -4,12 +4,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { KubeClient, isAlreadyExists } from '../../runtime/index.js';
 import { freePort } from '../../tools/controlplane/start.js';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
+import { ensureBundles, launchArgs, type Component } from '../../test/launch.js';
 
 export const SYSTEM_NAMESPACE = 'simlock-system';
 export const PROXY_SERVICE_ACCOUNT = 'simlock-proxy';
@@ -138,8 +136,8 @@ export interface AgentHandle {
   localPort: number;
 }
 
-function node(script: string, args: string[], logPath: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, script), ...args], {
+function start(component: Component, args: string[], logPath: string): ChildProcess {
+  const child = spawn(process.execPath, launchArgs(component, args), {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env },
   });
@@ -180,6 +178,7 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
   const systemNamespace = options.systemNamespace ?? SYSTEM_NAMESPACE;
   const children: ChildProcess[] = [];
   await mkdir(options.dir, { recursive: true });
+  await ensureBundles();
   await ensure(client, '/api/v1/namespaces', {
     apiVersion: 'v1',
     kind: 'Namespace',
@@ -194,8 +193,8 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
     ? ['--worker-selector', `simlock.dev/fleet=${options.fleetLabel}`]
     : [];
   children.push(
-    node(
-      'controller/main.ts',
+    start(
+      'controller',
       [
         '--kubeconfig',
         options.kubeconfigPath,
@@ -210,8 +209,8 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
       ],
       join(options.dir, 'controller.log'),
     ),
-    node(
-      'proxy/main.ts',
+    start(
+      'proxy',
       [
         '--kubeconfig',
         options.kubeconfigPath,
@@ -251,8 +250,8 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
         ],
       }),
     );
-    const child = node(
-      'agent/main.ts',
+    const child = start(
+      'agent',
       ['--config', configPath, '--kubeconfig', options.kubeconfigPath],
       join(options.dir, `${worker.name}.log`),
     );

@@ -4,15 +4,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { WorkerObject, heartbeatLeaseName, type WorkerStatus } from '../../api/index.js';
 import { coordinationLeasePath, simlockPath, type KubeClient } from '../../runtime/index.js';
 import { freePort } from '../../tools/controlplane/start.js';
+import { launchArgs } from '../launch.js';
 import { FLEET_LABEL } from './fleet.js';
 import { eventually } from './harness.js';
-
-const agentMain = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
 
 /** A fake-driver script: devices, models, runtimes (see agent/drivers/fake/fake-script.ts). */
 export type FakeScriptInput = Record<string, unknown>;
@@ -112,9 +110,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       command,
       [
         ...prefixArguments,
-        '--import',
-        'tsx',
-        agentMain,
+        ...launchArgs('agent'),
         '--config',
         configPath,
         '--kubeconfig',

@@ -1,12 +1,14 @@
 // Starts one real control plane for the whole run (built by tools/controlplane on first use),
 // applies crds/ with the real kubectl, starts kube-controller-manager's garbage collector (after the
 // CRDs, so it watches LeaseRequests from the start), and hands every test file the kubeconfig via
-// inject().
+// inject(). The bundles that tests start processes from are built beside the control plane's
+// start (bin/launch.mjs), once, before the files run.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
 import { startControlPlane, type ControlPlane } from '../../tools/controlplane/start.js';
+import { ensureBundles } from '../launch.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,7 +23,9 @@ let controlPlane: ControlPlane | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   const started = Date.now();
+  const bundles = ensureBundles();
   controlPlane = await startControlPlane({ log: (line) => console.log(line) });
+  await bundles;
   const kubectl = `${controlPlane.binDir}/kubectl`;
   const run = promisify(execFile);
   await run(kubectl, [
