@@ -66,7 +66,8 @@ describe('parsing recorded adb output', () => {
   });
 });
 
-describe('the adb driver against stand-in adb and emulator', () => {
+// Stand-ins are real processes: on a loaded 2-core machine a test's dozen spawns can pass 5 s.
+describe('the adb driver against stand-in adb and emulator', { timeout: 30_000 }, () => {
   let standIns: StandIns;
   let driver: AdbDriver;
   let adbRules: StandInRule[];

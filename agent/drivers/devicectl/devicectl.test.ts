@@ -68,7 +68,8 @@ describe('parsing a recorded devicectl listing', () => {
   });
 });
 
-describe('the devicectl driver against a stand-in xcrun', () => {
+// Stand-ins are real processes: on a loaded 2-core machine a test's spawns can pass 5 s.
+describe('the devicectl driver against a stand-in xcrun', { timeout: 30_000 }, () => {
   let standIns: StandIns;
   let driver: DevicectlDriver;
 
