@@ -79,6 +79,9 @@ export function parseLease(object: unknown): ParsedLease | undefined {
 /** The Lease schema with its status left to be parsed apart (one that does not parse is no answer). */
 const LeaseWithoutStatus = LeaseObject.extend({ status: z.unknown().optional() });
 
+/** Conditional withdrawal writes tried on a Lease that changes under them, before a backoff. */
+const MAX_WITHDRAWAL_ATTEMPTS = 3;
+
 export interface DispatchedRequest {
   name: string;
   namespace: string;
@@ -328,33 +331,50 @@ export class LeaseDispatcher {
    * the same (dispatch puts it there): take it off, so that the Lease goes at once also when its
    * agent is gone, and mark it withdrawn, so that no agent answers it in the moment before it is
    * deleted. Only onto the Lease as last seen: an agent that grants meanwhile makes this fail
-   * (its grant is made the same way, so one of the two fails). Answers the Lease when its agent
-   * holds it after all (granted, as our watch or the API server says), undefined otherwise.
+   * (its grant is made the same way, so one of the two fails); then the Lease is read again and
+   * the withdrawal tried on that version, so that it is deleted only once marked. Answers the Lease
+   * when its agent holds it after all (granted, as our watch or the API server says), undefined
+   * when it is let go of or gone; throws when it could not be let go of (retried by the caller).
    */
   private async letGoOfUnheldLease(request: DispatchedRequest): Promise<ParsedLease | undefined> {
     const isGranted = (lease: ParsedLease): boolean =>
       !lease.deleting && lease.status?.phase === 'Granted';
     // Our watch may not have delivered a Lease just created (a dispatch timed out before it did).
     const key = `${request.namespace}/${request.name}`;
-    const lease = this.watched(key) ?? (await this.read(request));
-    if (!lease || !lease.finalizers.includes(LEASE_FINALIZER)) return undefined;
-    if (isGranted(lease)) return lease;
-    if (lease.deleting) return undefined;
-    try {
-      // Between this write and the delete the agent must not answer it again.
-      await this.takeReclaimFinalizerOff(lease, { [LEASE_WITHDRAWN_ANNOTATION]: 'true' });
-    } catch (error) {
-      if (isConflict(error)) {
-        // The Lease changed since we read it: the agent may have granted it meanwhile.
-        const current = await this.read(request);
-        if (current && isGranted(current) && current.uid === lease.uid) return current;
-      } else if (!isNotFound(error)) {
-        this.options.log.warn('could not take the reclaim finalizer off a Lease', {
-          request: key,
-          error,
-        });
+    let lease = this.watched(key) ?? (await this.read(request));
+    for (let attempt = 1; ; attempt++) {
+      if (!lease || !lease.finalizers.includes(LEASE_FINALIZER)) return undefined;
+      if (isGranted(lease)) return lease;
+      if (lease.deleting) return undefined;
+      try {
+        // Between this write and the delete the agent must not answer it again.
+        await this.takeReclaimFinalizerOff(lease, { [LEASE_WITHDRAWN_ANNOTATION]: 'true' });
+        return undefined;
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        // Never delete a Lease that is not marked withdrawn: its agent could grant it in the
+        // moment before the delete, and the request would be granted a second time elsewhere.
+        // Another failure, or a Lease that keeps changing, is retried with backoff by the caller.
+        if (!isConflict(error) || attempt === MAX_WITHDRAWAL_ATTEMPTS) throw error;
       }
+      // The Lease changed since we read it: its agent acknowledged it, or granted it meanwhile.
+      // Look again, and withdraw the version there (the agent's grant is made the same way).
+      // (A Lease is named after its request, so whatever is there is the request's Lease.)
+      lease = await this.readOrThrow(request);
     }
-    return undefined;
+  }
+
+  /** The request's Lease as the API server has it; undefined when there is none; throws else. */
+  private async readOrThrow(request: DispatchedRequest): Promise<ParsedLease | undefined> {
+    try {
+      return parseLease(
+        await this.options.client.get(
+          simlockPath('lease', { namespace: request.namespace, name: request.name }),
+        ),
+      );
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
   }
 }

@@ -323,6 +323,8 @@ export interface LeaseView {
     ownerReferences?: { kind: string; name: string; uid: string }[];
     finalizers?: string[];
     resourceVersion?: string;
+    uid?: string;
+    deletionTimestamp?: string;
   };
   spec: { worker: string; device: Record<string, unknown>; expiresAt: string };
   status?: { phase: string };

@@ -1,0 +1,88 @@
+// A withdrawal that races its agent: the controller gives up on a dispatch that was not answered in
+// time, and in the same moments the agent first acknowledges the Lease (Pending) and then grants it.
+// The controller's withdrawal is conditional on the Lease it read, so the acknowledgment makes it
+// conflict; the grant lands just after the controller read the Lease again. Deleting the Lease then
+// (it was not granted when read) would take back a device the agent had just granted, and the request
+// would be granted a second time elsewhere. The withdrawal is tried on the version read again, which
+// the grant makes conflict in turn: the grant is kept. The interleaving is chosen by running the
+// agent's writes from the controller's own requests to the real API server, at those moments.
+import { afterEach, describe, expect, it } from 'vitest';
+import { LEASE_WITHDRAWN_ANNOTATION } from '../api/index.js';
+import { KubeClient, simlockPath } from '../runtime/index.js';
+import { eventually, useCluster } from '../test/cluster/harness.js';
+import { TestFleet, iosStatus } from '../test/cluster/fleet.js';
+import { controllerFor } from '../test/cluster/controller.js';
+import type { Reconciler } from './index.js';
+
+const cluster = useCluster('withdrawal');
+const running: Reconciler[] = [];
+const fleets: TestFleet[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((reconciler) => reconciler.stop()));
+  await Promise.all(fleets.splice(0).map((fleet) => fleet.cleanup()));
+});
+
+const isWithdrawal = (body: unknown): boolean =>
+  (body as { metadata?: { annotations?: Record<string, string> } } | undefined)?.metadata
+    ?.annotations?.[LEASE_WITHDRAWN_ANNOTATION] !== undefined;
+
+describe('a dispatch withdrawn while its agent acknowledges and then grants it', () => {
+  it('keeps the grant: one Lease, never deleted, and the request Granted on it', async () => {
+    const fleet = await TestFleet.create(cluster);
+    fleets.push(fleet);
+    await fleet.addWorker('a', { status: iosStatus() });
+    const leasePath = simlockPath('lease', { namespace: fleet.namespace, name: 'r1' });
+    const statusPath = simlockPath('lease', {
+      namespace: fleet.namespace,
+      name: 'r1',
+      subresource: 'status',
+    });
+    const acknowledge = () =>
+      cluster.admin.patch(statusPath, {
+        status: { phase: 'Pending', message: 'accepted: preparing the device' },
+      });
+    let stage: 'dispatched' | 'acknowledged' | 'granted' = 'dispatched';
+    let deletes = 0;
+
+    // The controller's own client, with the agent's writes run at the chosen moments.
+    const client = KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath });
+    const patch = client.patch.bind(client);
+    const get = client.get.bind(client);
+    const remove = client.delete.bind(client);
+    client.patch = async (path, body, ...rest) => {
+      if (path === leasePath && isWithdrawal(body) && stage === 'dispatched') {
+        await acknowledge(); // the agent's acknowledgment lands first: this write conflicts
+        stage = 'acknowledged';
+      }
+      return patch(path, body, ...rest);
+    };
+    client.get = async (path, ...rest) => {
+      const answer = await get(path, ...rest);
+      if (path === leasePath && stage === 'acknowledged') {
+        // The agent grants the very version the controller has just read again.
+        stage = 'granted';
+        await fleet.grant('r1');
+      }
+      return answer;
+    };
+    client.delete = (path, ...rest) => {
+      if (path === leasePath) deletes++;
+      return remove(path, ...rest);
+    };
+
+    const reconciler = controllerFor(cluster, fleet, { client, dispatchTimeoutMs: 1_000 });
+    running.push(reconciler);
+    await reconciler.start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    const first = await eventually(() => fleet.lease('r1'), { what: 'the dispatch' });
+
+    const granted = await fleet.phase('r1', 'Granted', 20_000);
+    expect(stage).toBe('granted');
+    const lease = await fleet.lease('r1');
+    expect(lease?.metadata.uid).toBe(first.metadata.uid);
+    expect(lease?.metadata.deletionTimestamp).toBeUndefined();
+    expect(lease?.status?.phase).toBe('Granted');
+    expect(granted.status?.device?.id).toBe('sim-1');
+    expect(deletes).toBe(0);
+  });
+});
