@@ -2,19 +2,19 @@
 // or a coding agent makes: lease, list, workers, requests.
 import type { z } from 'zod';
 import {
+  LeaseObject,
   LeaseRequestSpec,
   SimlockError,
-  type LeaseObject,
   type LeaseRequestObject,
   type WorkerObject,
 } from '../api/index.js';
-import type { KubeClient } from '../runtime/index.js';
+import { simlockPath, type KubeClient } from '../runtime/index.js';
 import { connect, type ConnectOptions } from './connect.js';
 import { toSimlockError } from './errors.js';
 import { ProxyAccess, type ProxyOptions } from './exec.js';
 import { LeaseHandle } from './handle.js';
 import { HolderSession } from './holder-session.js';
-import { listLeases, listRequests, listWorkers } from './kube.js';
+import { getObject, listLeases, listRequests, listWorkers } from './kube.js';
 import { requestLease, watchSecondsFor, type OwnerReference } from './lease.js';
 import type { LeaseProgress } from './progress.js';
 
@@ -119,7 +119,18 @@ export class SimlockClient {
         warn: options.warn,
         watchSeconds: watchSecondsFor(this.options.requestTimeoutMs ?? 30_000),
       });
-      return new LeaseHandle(granted.object, this.kube, this.proxy, own);
+      const handle = new LeaseHandle(granted.object, this.kube, this.proxy, own);
+      // The request says its expiry once the controller has written it; the Lease always does.
+      handle.expiresAt ??= await getObject(
+        this.kube,
+        simlockPath('lease', { namespace: this.namespace, name: handle.name }),
+        LeaseObject,
+        'lease',
+      ).then(
+        (lease) => lease.object.spec.expiresAt,
+        () => undefined,
+      );
+      return handle;
     } catch (error) {
       await own?.stop();
       throw toSimlockError(error);
