@@ -44,7 +44,16 @@ function boundaries(self) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'crds/**', 'charts/**', 'bench/out/**', 'console/web/dist/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'crds/**',
+      'charts/**',
+      'bench/out/**',
+      'console/web/dist/**',
+      'dist/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
