@@ -26,6 +26,8 @@ const mayImport = {
   test: folders,
 };
 
+// Relative imports only: a package path such as `@modelcontextprotocol/sdk/client/stdio.js` is
+// not our client/.
 /** @param {string} self */
 function boundaries(self) {
   return folders
@@ -33,11 +35,11 @@ function boundaries(self) {
     .map((other) =>
       (mayImport[self] ?? []).includes(other)
         ? {
-            group: [`**/${other}/**`, `!**/${other}/index.js`],
+            regex: `^\\.\\.?/(.*/)?${other}/(?!index\\.js$)`,
             message: `Import ${other}/ only through ${other}/index.js.`,
           }
         : {
-            group: [`**/${other}/**`, `**/${other}`],
+            regex: `^\\.\\.?/(.*/)?${other}(/|$)`,
             message: `${self}/ must not import ${other}/ (DESIGN.md §2).`,
           },
     );
