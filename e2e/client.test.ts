@@ -54,7 +54,9 @@ describe('SimlockClient', () => {
     expect(seen.at(-1)).toMatchObject({ request: handle.name, phase: 'Granted' });
     expect((await env.fleet.request(handle.name)).status?.phase).toBe('Granted');
 
-    const refused = await client.lease({ platform: 'ios', model: 'Nokia 3310' }).catch((e: unknown) => e);
+    const refused = await client
+      .lease({ platform: 'ios', model: 'Nokia 3310' })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(SimlockError);
     expect(refused).toMatchObject({ code: 'UNKNOWN_MODEL' });
     await handle.release();
