@@ -5,17 +5,20 @@ import tseslint from 'typescript-eslint';
 // The layering rules of DESIGN.md §2 (and ADR 0002 for runtime/): folders reach each other only
 // through their index.ts; api/ imports nothing of ours; runtime/ only api/; controller, agent,
 // proxy, cli and console import api/ and runtime/ and never each other (the console's web page in
-// console/web is bundled by Vite and imports api/ and console/model only). Tests, tools and
-// benchmarks may use any folder, through its index.
-const folders = ['api', 'runtime', 'controller', 'agent', 'proxy', 'cli', 'console'];
+// console/web is bundled by Vite and imports api/ and console/model only). client/ (the typed
+// client, `simlock/client`) imports api/ and runtime/; the plugin (cli/) is built on it, the one
+// component that imports it (ADR 0010). Tests, tools and benchmarks may use any folder, through
+// its index.
+const folders = ['api', 'runtime', 'client', 'controller', 'agent', 'proxy', 'cli', 'console'];
 /** @type {Record<string, string[]>} */
 const mayImport = {
   api: [],
   runtime: ['api'],
+  client: ['api', 'runtime'],
   controller: ['api', 'runtime'],
   agent: ['api', 'runtime'],
   proxy: ['api', 'runtime'],
-  cli: ['api', 'runtime'],
+  cli: ['api', 'runtime', 'client'],
   console: ['api', 'runtime'],
   e2e: folders,
   bench: folders,
@@ -23,6 +26,8 @@ const mayImport = {
   test: folders,
 };
 
+// Relative imports only: a package path such as `@modelcontextprotocol/sdk/client/stdio.js` is
+// not our client/.
 /** @param {string} self */
 function boundaries(self) {
   return folders
@@ -30,18 +35,27 @@ function boundaries(self) {
     .map((other) =>
       (mayImport[self] ?? []).includes(other)
         ? {
-            group: [`**/${other}/**`, `!**/${other}/index.js`],
+            regex: `^\\.\\.?/(.*/)?${other}/(?!index\\.js$)`,
             message: `Import ${other}/ only through ${other}/index.js.`,
           }
         : {
-            group: [`**/${other}/**`, `**/${other}`],
+            regex: `^\\.\\.?/(.*/)?${other}(/|$)`,
             message: `${self}/ must not import ${other}/ (DESIGN.md §2).`,
           },
     );
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'crds/**', 'charts/**', 'bench/out/**', 'console/web/dist/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'crds/**',
+      'charts/**',
+      'bench/out/**',
+      'console/web/dist/**',
+      'dist/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -13,7 +13,7 @@ export default defineConfig({
           name: 'unit',
           sequence: { groupOrder: 0 },
           include: [
-            '{api,runtime,controller,agent,proxy,cli,console,tools,bench,test}/**/*.test.ts',
+            '{api,runtime,client,controller,agent,proxy,cli,console,tools,bench,test}/**/*.test.ts',
           ],
           exclude: ['**/*.cluster.test.ts', 'node_modules/**'],
         },

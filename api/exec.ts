@@ -45,3 +45,19 @@ export const HttpErrorBody = z.object({
   error: ExecErrorEvent.extend({ details: z.record(z.string(), z.string()).optional() }),
 });
 export type HttpErrorBody = z.infer<typeof HttpErrorBody>;
+
+/** A screenshot larger than this is not a screenshot. */
+export const MAX_SCREENSHOT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Which tool and arguments write a PNG of the device's screen to stdout, if any can (devicectl
+ * cannot take one of a physical iPhone or iPad). The console and the client run it.
+ */
+export function screenshotCommand(device: {
+  platform: 'ios' | 'android';
+  physical: boolean;
+}): { tool: 'simctl' | 'adb'; args: string[] } | undefined {
+  if (device.platform === 'android') return { tool: 'adb', args: ['exec-out', 'screencap', '-p'] };
+  if (!device.physical) return { tool: 'simctl', args: ['io', 'screenshot', '-'] };
+  return undefined;
+}

@@ -42,6 +42,7 @@ describe('docs/CLI.md', () => {
       'worker',
       'device',
       'console',
+      'mcp',
       'completion',
     ]) {
       expect(doc).toContain(`## ${command}`);

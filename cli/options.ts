@@ -1,7 +1,8 @@
-// The connection the global flags describe: the kubeconfig as kubectl reads it, with --context,
-// --cluster and --user applied, and the namespace to work in.
+// The connection the global flags describe (client/connect.ts), with a bad choice named by its
+// flag, and the namespace to list in.
 import { SimlockError } from '../api/index.js';
-import { KubeClient, loadKubeConfig } from '../runtime/index.js';
+import { connect as connectClient } from '../client/index.js';
+import type { KubeClient } from '../runtime/index.js';
 import { usageError, type GlobalFlags } from './flags.js';
 
 export interface Session {
@@ -14,55 +15,37 @@ export interface Session {
   globals: GlobalFlags;
 }
 
+const FLAGS: Record<string, string> = {
+  context: '--context',
+  cluster: '--cluster',
+  user: '--user',
+};
+
 /** Loads the kubeconfig as kubectl would and applies --context, --cluster and --user. */
 export function connect(globals: GlobalFlags): Session {
-  let config;
+  let connection;
   try {
-    config = loadKubeConfig({ kubeconfig: globals.kubeconfig });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new SimlockError('UNAVAILABLE', `cannot use the kubeconfig: ${message}`);
-  }
-  if (globals.context !== undefined) {
-    if (!config.getContextObject(globals.context)) {
-      throw usageError('--context', `context "${globals.context}" is not in the kubeconfig`);
-    }
-    config.setCurrentContext(globals.context);
-  }
-  if (globals.cluster !== undefined || globals.user !== undefined) {
-    // An ad hoc context: the current one with its cluster or user swapped, as kubectl does.
-    const current = config.getContextObject(config.getCurrentContext());
-    const cluster = globals.cluster ?? current?.cluster;
-    const user = globals.user ?? current?.user;
-    if (cluster === undefined || !config.getCluster(cluster)) {
-      throw usageError('--cluster', `cluster "${cluster ?? ''}" is not in the kubeconfig`);
-    }
-    if (user === undefined || !config.getUser(user)) {
-      throw usageError('--user', `user "${user ?? ''}" is not in the kubeconfig`);
-    }
-    const name = 'kubectl-simlock-flags';
-    config.addContext({
-      name,
-      cluster,
-      user,
-      ...(current?.namespace ? { namespace: current.namespace } : {}),
+    connection = connectClient({
+      kubeconfig: globals.kubeconfig,
+      context: globals.context,
+      cluster: globals.cluster,
+      user: globals.user,
+      namespace: globals.namespace,
+      requestTimeoutMs: globals.requestTimeout * 1000,
     });
-    config.setCurrentContext(name);
-  }
-  const requestTimeoutMs = globals.requestTimeout * 1000;
-  let client: KubeClient;
-  try {
-    client = new KubeClient(config, requestTimeoutMs);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new SimlockError('UNAVAILABLE', `cannot use the kubeconfig: ${message}`);
+    const field = error instanceof SimlockError ? error.details?.field : undefined;
+    const flag = field !== undefined ? FLAGS[field] : undefined;
+    if (error instanceof SimlockError && flag !== undefined) {
+      throw usageError(flag, error.message.slice(`${field}: `.length));
+    }
+    throw error;
   }
-  const namespace = globals.namespace ?? client.namespace;
   return {
-    client,
-    namespace,
-    listNamespace: globals.allNamespaces ? undefined : namespace,
-    requestTimeoutMs,
+    client: connection.kube,
+    namespace: connection.namespace,
+    listNamespace: globals.allNamespaces ? undefined : connection.namespace,
+    requestTimeoutMs: connection.requestTimeoutMs,
     globals,
   };
 }

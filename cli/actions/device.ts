@@ -5,7 +5,7 @@ import { parseFlags, parseGlobals } from '../flags.js';
 import { asList, serialise } from '../format/output.js';
 import { deviceColumns, deviceRows, renderTable } from '../format/tables.js';
 import type { CliIO } from '../io.js';
-import { listWorkers } from '../kube.js';
+import { listWorkers } from '../../client/index.js';
 import { connect } from '../options.js';
 
 const DeviceListFlags = z.object({

@@ -3,9 +3,8 @@
 import { EXPIRING_SOON_CONDITION, LeaseRequestObject, SimlockError } from '../../api/index.js';
 import { isNotFound, simlockPath, type KubeClient } from '../../runtime/index.js';
 import { INTERRUPTED_EXIT, TERMINATED_EXIT } from '../errors.js';
-import type { HolderSession } from '../holder-session.js';
+import { getObject, releaseLease, type HolderSession } from '../../client/index.js';
 import type { CliIO, StopSignal } from '../io.js';
-import { getObject } from '../kube.js';
 
 const POLL_MS = 1000;
 
@@ -50,7 +49,7 @@ export async function hold(
     }
   } finally {
     await session.stop();
-    await client.delete(path).catch(() => undefined);
+    await releaseLease(client, session.namespace, name, { wait: false }).catch(() => undefined);
   }
   io.err(`Lease ${name} released`);
   return signal === 'SIGTERM' ? TERMINATED_EXIT : INTERRUPTED_EXIT;

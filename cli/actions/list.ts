@@ -6,7 +6,7 @@ import { asList, resourceName, serialise, withKind } from '../format/output.js';
 import { isUnfinished, requestListLines } from '../format/requests.js';
 import { leaseColumns, renderTable } from '../format/tables.js';
 import type { CliIO } from '../io.js';
-import { listLeases, listRequests, workersForLabels } from '../kube.js';
+import { listLeases, listRequests, workersForLabels } from '../../client/index.js';
 import { connect, type Session } from '../options.js';
 
 const ListFlags = z.object({

@@ -6,7 +6,7 @@ import { objectName, parseFlags, parseGlobals, rejectOutput } from '../flags.js'
 import { asList, resourceName, serialise, withKind } from '../format/output.js';
 import { connection, renderTable, workerColumns, type Connection } from '../format/tables.js';
 import type { CliIO } from '../io.js';
-import { heartbeats, listWorkers, parseAnswer } from '../kube.js';
+import { heartbeats, listWorkers, parseAnswer } from '../../client/index.js';
 import { connect } from '../options.js';
 
 const SelectorFlags = z.object({ selector: z.string().max(1024).optional() });

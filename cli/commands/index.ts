@@ -7,6 +7,7 @@ import { execCommand } from './exec.js';
 import { extendCommand } from './extend.js';
 import { leaseCommand } from './lease.js';
 import { listCommand } from './list.js';
+import { mcpCommand } from './mcp.js';
 import { releaseCommand } from './release.js';
 import type { CommandRunner } from './runner.js';
 import { workerCommand } from './worker.js';
@@ -22,4 +23,5 @@ export const COMMANDS: readonly ((cli: Argv, run: CommandRunner) => Argv)[] = [
   deviceCommand,
   execCommand,
   consoleCommand,
+  mcpCommand,
 ];

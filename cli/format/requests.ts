@@ -8,17 +8,13 @@ import {
   type LeaseRequestObject,
   type WorkerObject,
 } from '../../api/index.js';
+import { workerLabels } from '../../client/index.js';
 
 /** How people see a worker: its label, else its name. */
 export type WorkerDisplay = (name: string) => string;
 
 export function workerDisplay(workers: readonly WorkerObject[]): WorkerDisplay {
-  const labels = new Map<string, string>();
-  for (const worker of workers) {
-    const label = worker.spec.label;
-    if (label !== undefined && label.length > 0) labels.set(worker.metadata.name, label);
-  }
-  return (name) => labels.get(name) ?? name;
+  return workerLabels(workers);
 }
 
 /** Whole seconds from `since` (an ISO time) to `now`; never negative; 0 when unknown. */

@@ -156,12 +156,5 @@ export function activeLeases(leases: Iterable<LeaseView>): LeaseView[] {
     .sort((a, b) => a.expiresAt.localeCompare(b.expiresAt) || a.name.localeCompare(b.name));
 }
 
-/** Which tool and arguments take a screenshot to stdout on this device, if any can. */
-export function screenshotCommand(device: {
-  platform: Platform;
-  physical: boolean;
-}): { tool: 'simctl' | 'adb'; args: string[] } | undefined {
-  if (device.platform === 'android') return { tool: 'adb', args: ['exec-out', 'screencap', '-p'] };
-  if (!device.physical) return { tool: 'simctl', args: ['io', 'screenshot', '-'] };
-  return undefined;
-}
+// The screenshot command lives in the contract: the TypeScript client takes screenshots too.
+export { screenshotCommand } from '../../api/index.js';

@@ -6,8 +6,10 @@ import { z } from 'zod';
 import {
   ERRORS,
   LeaseObject,
+  MAX_SCREENSHOT_BYTES,
   SimlockError,
   execThroughProxy,
+  screenshotCommand,
   type ErrorCode,
 } from '../../api/index.js';
 import {
@@ -16,11 +18,7 @@ import {
   simlockPath,
   type KubeClient,
 } from '../../runtime/index.js';
-import { screenshotCommand } from '../model/views.js';
 import type { Person } from './sessions.js';
-
-/** A screenshot larger than this is not a screenshot. */
-const MAX_SCREENSHOT_BYTES = 32 * 1024 * 1024;
 
 /** An API server's refusal, said with the contract's code and the API server's own message. */
 export function asSimlockError(error: unknown): SimlockError {

@@ -15,7 +15,6 @@ import {
   simlockPath,
   type KubeClient,
 } from '../runtime/index.js';
-import type { Heartbeat } from './format/tables.js';
 
 const PAGE_SIZE = 500;
 /** More than this many objects in one listing is a mistake we refuse to print. */
@@ -151,6 +150,12 @@ export async function workersForLabels(client: KubeClient, warn: Warn): Promise<
     warn(`cannot list workers (${message}); showing worker names`);
     return [];
   }
+}
+
+/** A worker's heartbeat, from its coordination.k8s.io Lease `worker-<name>`. */
+export interface Heartbeat {
+  renewTime?: string | undefined;
+  leaseDurationSeconds?: number | undefined;
 }
 
 const HeartbeatLease = z.object({

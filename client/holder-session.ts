@@ -1,4 +1,5 @@
-// The holder's session for `lease --hold`: a coordination.k8s.io Lease in the request's
+// A holder's session (`lease --hold`, an MCP session, a client lease with `hold`): a
+// coordination.k8s.io Lease in the request's
 // namespace, renewed a few times per interval (like a node lease), never the LeaseRequest itself.
 // The controller releases a request whose session it has not seen renewed for one interval
 // (HolderGone; ADR 0008), so a holder killed with SIGKILL lets its device go within the interval.
@@ -26,6 +27,7 @@ export class HolderSession {
     namespace: string,
     renewSeconds: number,
     onError: (message: string) => void,
+    identity = `kubectl-simlock-${process.pid}`,
   ): Promise<HolderSession> {
     const name = `simlock-holder-${randomBytes(5).toString('hex')}`;
     await client.create(coordinationLeasePath(namespace), {
@@ -33,7 +35,7 @@ export class HolderSession {
       kind: 'Lease',
       metadata: { name, labels: { [HOLDER_SESSION_LABEL]: 'true' } },
       spec: {
-        holderIdentity: `kubectl-simlock-${process.pid}`,
+        holderIdentity: identity,
         leaseDurationSeconds: renewSeconds,
         renewTime: microTime(),
       },

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import type { LeaseRequestObject, WorkerObject } from '../api/index.js';
+import { progressLine, progressOf, workerLabels } from './progress.js';
+
+const workers = [
+  { metadata: { name: 'w-1' }, spec: { drained: false, label: 'worker-a' } },
+  { metadata: { name: 'w-2' }, spec: { drained: false, label: '' } },
+] as WorkerObject[];
+
+function request(status: LeaseRequestObject['status']): LeaseRequestObject {
+  return {
+    metadata: { name: 'lease-x' },
+    spec: { platform: 'ios', waitTimeoutSeconds: 300, durationSeconds: 3600 },
+    status,
+  };
+}
+
+describe('progressOf', () => {
+  it('gives the place and each worker’s reason by label, in the contract’s words', () => {
+    const progress = progressOf(
+      request({
+        phase: 'Waiting',
+        position: 2,
+        workers: [
+          { worker: 'w-1', reason: 'full', capacityReason: 'platform-running-limit' },
+          { worker: 'w-2', reason: 'drained' },
+        ],
+      }),
+      workerLabels(workers),
+    );
+    expect(progress).toEqual({
+      request: 'lease-x',
+      phase: 'Waiting',
+      position: 2,
+      workers: [
+        {
+          worker: 'w-1',
+          label: 'worker-a',
+          reason: 'full',
+          capacityReason: 'platform-running-limit',
+          text: 'Full: running limit for iOS',
+        },
+        { worker: 'w-2', label: 'w-2', reason: 'drained', text: 'Drained' },
+      ],
+    });
+    expect(progressLine(progress)).toBe(
+      'lease-x queued at 2: worker-a: Full: running limit for iOS; w-2: Drained',
+    );
+  });
+
+  it('names the worker once dispatched, and has no reasons then', () => {
+    const progress = progressOf(
+      request({ phase: 'Dispatched', worker: 'w-1', workers: [{ worker: 'w-1', reason: 'busy' }] }),
+      workerLabels(workers),
+    );
+    expect(progress).toEqual({
+      request: 'lease-x',
+      phase: 'Dispatched',
+      worker: 'worker-a',
+      workers: [],
+    });
+    expect(progressLine(progress)).toBe('lease-x dispatched to worker-a');
+    expect(progressLine(progressOf(request(undefined), workerLabels([])))).toBe('lease-x pending');
+  });
+});

@@ -1,0 +1,94 @@
+// A fleet that serves leases end to end, for tests of the typed client and the MCP server: a real
+// agent process with the fake driver (two iPhone 16 simulators, two iOS leases at a time), the
+// controller in-process, the real exec proxy, and a service-account token that may exec.
+import type { Server } from 'node:http';
+import type { Reconciler } from '../../controller/index.js';
+import { createProxyApp } from '../../proxy/index.js';
+import { silentLogger } from '../../runtime/index.js';
+import { iosSimulatorScript, startAgent, type AgentProcess } from './agents.js';
+import { controllerFor } from './controller.js';
+import { TestFleet } from './fleet.js';
+import { eventually, type ClusterTestContext } from './harness.js';
+
+export interface ExecFleet {
+  fleet: TestFleet;
+  agent: AgentProcess;
+  proxyUrl: string;
+  /** A bearer token the proxy accepts and that may exec in the fleet's namespace. */
+  token: string;
+  /** Resolves once no device of the agent is leased or being reclaimed. */
+  devicesFree(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startExecFleet(
+  cluster: ClusterTestContext,
+  tools: Record<string, unknown> = {},
+): Promise<ExecFleet> {
+  const fleet = await TestFleet.create(cluster);
+  const ns = fleet.namespace;
+  await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'simlock-proxy' },
+  });
+  const token = (
+    (await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts/simlock-proxy/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 3600 },
+    })) as { status: { token: string } }
+  ).status.token;
+  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'lease-exec' },
+    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
+  });
+  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'proxy-exec' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
+    subjects: [{ kind: 'ServiceAccount', name: 'simlock-proxy', namespace: ns }],
+  });
+  const agent = await startAgent({
+    admin: cluster.admin,
+    kubeconfigPath: cluster.kubeconfigPath,
+    name: fleet.name('a'),
+    label: 'worker-a',
+    namespace: ns,
+    fleet: ns,
+    script: iosSimulatorScript({ tools }),
+    execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
+  });
+  const reconciler: Reconciler = controllerFor(cluster, fleet);
+  await reconciler.start();
+  const app = createProxyApp({ client: cluster.admin, log: silentLogger, agentToken: () => token });
+  const proxy = await new Promise<Server>((resolve) => {
+    const server: Server = app.listen(0, '127.0.0.1', () => resolve(server));
+  });
+  const address = proxy.address();
+  const proxyUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    fleet,
+    agent,
+    proxyUrl,
+    token,
+    devicesFree: (timeoutMs = 20_000) =>
+      eventually(
+        async () => {
+          const devices = (await agent.status())?.devices ?? [];
+          return devices.length > 0 && devices.every((device) => device.state === 'ready')
+            ? true
+            : undefined;
+        },
+        { timeoutMs, intervalMs: 100, what: 'every device ready' },
+      ).then(() => undefined),
+    stop: async () => {
+      proxy.close();
+      await reconciler.stop();
+      await agent.kill('SIGKILL');
+    },
+  };
+}
