@@ -158,7 +158,7 @@ async function ensure(client: KubeClient, path: string, body: unknown): Promise<
 }
 
 /** Mints a token for the proxy's service account, which the agents accept for exec (ADR 0003). */
-async function proxyToken(client: KubeClient, namespace: string): Promise<string> {
+export async function proxyToken(client: KubeClient, namespace: string): Promise<string> {
   await ensure(client, `/api/v1/namespaces/${namespace}/serviceaccounts`, {
     apiVersion: 'v1',
     kind: 'ServiceAccount',
