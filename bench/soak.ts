@@ -25,7 +25,8 @@ import {
   percentile,
   startBenchControlPlane,
   totalWrites,
-  writesBetween,
+  waitUntil,
+  type WriteCounts,
 } from './cluster.js';
 import { SoakFaults } from './soak/faults.js';
 import { invariants, latencyBy, minutes, reroutes } from './soak/figures.js';
@@ -77,6 +78,7 @@ const replicas = new Replicas({
   logLevel: 'warn',
 });
 await replicas.start(2);
+await waitUntil(async () => (await replicas.leader()) !== undefined, 120_000, 'a leader');
 const watch = new SoakWatch(admin);
 await watch.start();
 const load = new SoakLoad({
@@ -132,8 +134,23 @@ const sampleMemory = async (minute: number) => {
   }
 };
 
+// --- API writes: kube-apiserver's counters start again from 0 when it restarts, so they are read
+// every 10 s and added up (a restart loses at most the writes of the 10 s before it) --------------
+const writes: WriteCounts = {};
+let lastWrites = await apiserverWrites(admin);
+const addWrites = async () => {
+  const now = await apiserverWrites(admin).catch(() => undefined);
+  if (!now) return;
+  for (const [key, value] of Object.entries(now)) {
+    const before = lastWrites[key] ?? 0;
+    const delta = value >= before ? value - before : value;
+    if (delta > 0) writes[key] = (writes[key] ?? 0) + delta;
+  }
+  lastWrites = now;
+};
+const writeSampler = setInterval(() => void addWrites(), 10_000);
+
 // --- the run ------------------------------------------------------------------------------------
-const writesBefore = await apiserverWrites(admin);
 const started = Date.now();
 load.start();
 await sampleMemory(0);
@@ -147,7 +164,8 @@ log('load stops; letting every request end');
 const drained = await load.drain(180_000);
 clearInterval(sampler);
 await sampleMemory(minute + 1);
-const writesAfter = await apiserverWrites(admin);
+clearInterval(writeSampler);
+await addWrites();
 const leftOver = drained ? [] : watch.requests.list().map((object) => object.metadata.name);
 await watch.stop();
 
@@ -161,7 +179,6 @@ const failures = new Map<string, number>();
 for (const record of watch.records.values())
   for (const outcome of record.outcomes)
     if (outcome.startsWith('failed:')) failures.set(outcome, (failures.get(outcome) ?? 0) + 1);
-const writes = writesBetween(writesBefore, writesAfter);
 const allWrites = totalWrites(writes);
 const heartbeatWrites = totalWrites(writes, (key) => key.includes('coordination.k8s.io/leases'));
 const runMinutes = (loadEnded - started) / 60_000;

@@ -1,6 +1,6 @@
 // The soak's fleet: fake-driver agents as real processes (two of them inside network namespaces, so
 // they can be cut off), the exec proxy as a process, and a user allowed to exec. Every agent has
-// two iPhone 16 simulators; three also offer iPads (the model the load oversubscribes, so requests
+// two iPhone 16 simulators (the two that can be cut off four); three also offer iPads (the model the load oversubscribes, so requests
 // wait on a full fleet); every fifth has a physical iPhone; the two that can be cut off each offer
 // a capability of their own, so a request can be pinned to one of them.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -41,7 +41,7 @@ export function agentName(index: number): string {
   return `soak-${String(index).padStart(2, '0')}`;
 }
 
-function script(index: number): Record<string, unknown> {
+function script(index: number, sims: number): Record<string, unknown> {
   const ipad = IPAD_AGENTS.includes(index);
   const physical = index % 5 === 0;
   const sim = (n: number) => ({
@@ -58,8 +58,7 @@ function script(index: number): Record<string, unknown> {
     ],
     runtimes: [{ platform: 'ios', version: '18.4' }],
     devices: [
-      sim(1),
-      sim(2),
+      ...Array.from({ length: sims }, (_, n) => sim(n + 1)),
       ...(ipad
         ? [
             {
@@ -132,7 +131,9 @@ export async function startSoakFleet(options: {
         name: agentName(index),
         namespace: SYSTEM_NAMESPACE,
         fleet: FLEET,
-        script: script(index),
+        // One that can be cut off has room beyond its two pinned requests, so the load is
+        // dispatched to it too and must be re-routed when it goes away.
+        script: script(index, partition ? 4 : 2),
         execAllowedIdentities: [proxyIdentity],
         runningTimeoutMs: 180_000,
         ...(partition ? { commandPrefix: partition.network.commandPrefix } : {}),
@@ -145,6 +146,7 @@ export async function startSoakFleet(options: {
           // One cut off listens on its side of the pair, where the proxy reaches it.
           ...(partition
             ? {
+                limits: { running: 4, platforms: { ios: { running: 4 } } },
                 capabilities: [partition.capability],
                 listen: { host: pairAddresses(index).inside, port: 0 },
               }

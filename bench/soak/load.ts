@@ -129,6 +129,7 @@ export class SoakLoad {
   private async generate(): Promise<void> {
     const started = Date.now();
     let sequence = 0;
+    let others = 0;
     let lastNoWait = 0;
     while (this.running) {
       const due = ((Date.now() - started) / 60_000) * this.options.perMinute;
@@ -143,10 +144,10 @@ export class SoakLoad {
         outstanding++;
       }
       if (this.outstanding(['ipad']) < IPAD_OUTSTANDING)
-        await this.create(`ipad-${sequence++}`, 'ipad');
+        await this.create(`ipad-${others++}`, 'ipad');
       if (Date.now() - lastNoWait > 15_000) {
         lastNoWait = Date.now();
-        await this.create(`nowait-${sequence++}`, 'ipad-no-wait');
+        await this.create(`nowait-${others++}`, 'ipad-no-wait');
       }
       // The generator keeps up with the rate; this keeps it from spinning while the API is away.
       await new Promise((resolve) => setTimeout(resolve, 100));
