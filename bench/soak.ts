@@ -210,6 +210,11 @@ const lines = [
     const last = samples.at(-1);
     return `${prefix}: RSS ${first?.rssMb.toFixed(0)} → ${last?.rssMb.toFixed(0)} MiB, heap ${first?.heapMb.toFixed(0)} → ${last?.heapMb.toFixed(0)} MiB; from minute 5: RSS ${growth(samples, 'rssMb').toFixed(1)} %, heap ${growth(samples, 'heapMb').toFixed(1)} %`;
   }),
+  `API writes by kind: ${Object.entries(writes)
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, 8)
+    .map(([key, count]) => `${key} ${(count / Math.max(1, granted.length)).toFixed(1)}`)
+    .join(', ')} (per lease)`,
   `API writes: ${allWrites} (${(allWrites / Math.max(1, granted.length)).toFixed(1)} per lease; without heartbeats ${((allWrites - heartbeatWrites) / Math.max(1, granted.length)).toFixed(1)})`,
   '',
   'minute  grants  kind   p50      p99',

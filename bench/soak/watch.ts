@@ -27,6 +27,15 @@ interface RequestStatus {
   workers?: { worker: string; reason: string; capacityReason?: string }[];
 }
 
+function kindOf(request: KubeObject): RequestKind {
+  const spec = request.spec as
+    { physical?: boolean; model?: string; noWait?: boolean; requires?: string[] } | undefined;
+  if (spec?.requires?.length) return 'pinned';
+  if (spec?.physical) return 'physical';
+  if (spec?.model === 'iPad Pro') return spec.noWait ? 'ipad-no-wait' : 'ipad';
+  return 'iphone';
+}
+
 export class SoakWatch {
   readonly records = new Map<string, RequestRecord>();
   readonly requests: Informer;
@@ -57,7 +66,8 @@ export class SoakWatch {
       if (event.type === 'deleted') return;
       this.updatedAt.set(event.object.metadata.name, Date.now());
       const status = event.object.status as RequestStatus | undefined;
-      const record = this.record(event.object.metadata.name);
+      // The watch may see a request before its create has answered: its kind is read off its spec.
+      const record = this.record(event.object.metadata.name, kindOf(event.object));
       if (status?.phase === 'Granted') {
         record.outcomes.add('granted');
         record.grantedAt ??= Date.now();
@@ -68,9 +78,13 @@ export class SoakWatch {
     });
   }
 
-  /** The record of `name`; one the soak did not create (a create that timed out) is made here. */
+  /**
+   * The record of `name`, made by whichever sees it first: the create (which knows when it began)
+   * or the watch (a create that timed out may still have been stored).
+   */
   record(name: string, kind: RequestKind = 'iphone', createdAt = Date.now()): RequestRecord {
     let record = this.records.get(name);
+    if (record && createdAt < record.createdAt) record.createdAt = createdAt;
     if (!record) {
       record = {
         kind,

@@ -310,7 +310,8 @@ async function waitForWorker(
   client: KubeClient,
   name: string,
   running = false,
-  timeoutMs = 30_000,
+  // Three agents, the controller and the proxy start at once; on a loaded machine that is slow.
+  timeoutMs = 120_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
