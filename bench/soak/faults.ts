@@ -70,15 +70,14 @@ export class SoakFaults {
       { length: count },
       (_, k) => started + (durationMs * (k + 0.6)) / count,
     );
-    const busy = (at: number) =>
-      cuts.some((cut) => at > cut - 45_000 && at < cut + partitionMs + 20_000);
     const exclusive: { at: number; kind: 'leader' | 'etcd' | 'apiserver' }[] = [];
     for (let at = started + 60_000; at < started + durationMs - 30_000; at += 120_000)
       exclusive.push({ at, kind: 'leader' });
     exclusive.push({ at: started + durationMs * 0.35, kind: 'etcd' });
     exclusive.push({ at: started + durationMs * 0.8, kind: 'apiserver' });
     for (const fault of exclusive) {
-      const cut = cuts.find((at) => busy(fault.at) && fault.at > at - 45_000);
+      // Moved to just after the partition whose window it falls in.
+      const cut = cuts.find((at) => fault.at > at - 45_000 && fault.at < at + partitionMs + 20_000);
       if (cut !== undefined) fault.at = cut + partitionMs + 20_000;
     }
     exclusive.sort((a, b) => a.at - b.at);
@@ -242,7 +241,9 @@ export class SoakFaults {
         const wrong: string[] = [];
         for (const agent of this.context.agents) {
           const worker = agentName(agent.index);
-          if (this.down.has(worker)) continue;
+          // Down, or its heartbeat lapsed right now (a machine too loaded to renew in time):
+          // `disconnected` is then the truth, so nothing is expected of it.
+          if (this.down.has(worker) || this.context.watch.lapsed(worker)) continue;
           const reason = reasons.get(worker) ?? 'missing';
           const right = agent.ipad
             ? !AWAY.includes(reason.split('/')[0] ?? '')

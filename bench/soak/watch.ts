@@ -2,8 +2,14 @@
 // granted and where, the Leases made for it (by uid, and which were Granted), and snapshots of every
 // Lease (a LIST: consistent, which a relisting watch is not) to catch a device in two live Granted
 // Leases at once. The invariants are counted from this.
-import { Informer, simlockPath, type KubeClient, type KubeObject } from '../../runtime/index.js';
-import { NAMESPACE } from './fleet.js';
+import {
+  Informer,
+  coordinationLeasePath,
+  simlockPath,
+  type KubeClient,
+  type KubeObject,
+} from '../../runtime/index.js';
+import { NAMESPACE, SYSTEM_NAMESPACE } from './fleet.js';
 
 export type RequestKind = 'iphone' | 'physical' | 'ipad' | 'ipad-no-wait' | 'pinned';
 
@@ -40,6 +46,8 @@ export class SoakWatch {
   readonly records = new Map<string, RequestRecord>();
   readonly requests: Informer;
   readonly leases: Informer;
+  /** The agents' heartbeat Leases: a worker whose heartbeat lapsed is truly disconnected. */
+  readonly heartbeats: Informer;
   /** Device in two live Granted Leases, as seen in a snapshot. */
   readonly doubleGrants: string[] = [];
   /** When the watch last saw each request change: a status read after a fault is a fresh one. */
@@ -53,6 +61,7 @@ export class SoakWatch {
       path: simlockPath('leaseRequest', { namespace: NAMESPACE }),
     });
     this.leases = new Informer(admin, { path: simlockPath('lease', { namespace: NAMESPACE }) });
+    this.heartbeats = new Informer(admin, { path: coordinationLeasePath(SYSTEM_NAMESPACE) });
     this.leases.on((event) => {
       const { name, uid } = event.object.metadata;
       const record = this.record(name);
@@ -102,18 +111,31 @@ export class SoakWatch {
   async start(): Promise<void> {
     this.requests.start();
     this.leases.start();
-    await Promise.all([this.requests.waitForSync(), this.leases.waitForSync()]);
+    this.heartbeats.start();
+    await Promise.all([
+      this.requests.waitForSync(),
+      this.leases.waitForSync(),
+      this.heartbeats.waitForSync(),
+    ]);
     this.sampler = this.sample();
   }
 
   async stop(): Promise<void> {
     this.sampling = false;
     await this.sampler;
-    await Promise.all([this.requests.stop(), this.leases.stop()]);
+    await Promise.all([this.requests.stop(), this.leases.stop(), this.heartbeats.stop()]);
   }
 
   status(name: string): RequestStatus | undefined {
     return this.requests.get(`${NAMESPACE}/${name}`)?.status as RequestStatus | undefined;
+  }
+
+  /** The worker's heartbeat has lapsed (or was never written) as the watch sees it now. */
+  lapsed(worker: string): boolean {
+    const spec = this.heartbeats.get(`${SYSTEM_NAMESPACE}/worker-${worker}`)?.spec as
+      { renewTime?: string; leaseDurationSeconds?: number } | undefined;
+    const renewed = Date.parse(spec?.renewTime ?? '');
+    return !(renewed + (spec?.leaseDurationSeconds ?? 0) * 1000 > Date.now());
   }
 
   /** Requests waiting now whose status changed after `since`, with their reasons by worker. */
