@@ -132,7 +132,11 @@ export function invariants(
     if (outcomes.length === 0 || outcomes.some((outcome) => outcome === 'failed:'))
       unended.push(`${name}: ${outcomes.join(',') || 'no outcome'}`);
     if (record.grantedLeases.size > 1)
-      twice.push(`${name}: Granted under ${record.grantedLeases.size} Leases`);
+      twice.push(
+        `${name}: Granted under ${record.grantedLeases.size} Leases (${[...record.grantedLeases]
+          .map((uid) => `${uid} on ${record.leases.get(uid)?.worker ?? '?'}`)
+          .join(', ')}; granted on ${record.grantedOn ?? '?'})`,
+      );
   }
   const detection = faults.partitions.flatMap((partition) =>
     partition.problems

@@ -96,8 +96,11 @@ export class Replicas {
     return undefined;
   }
 
-  /** SIGKILLs the leader, once there is one; answers the one killed. */
-  async killLeader(timeoutMs = 15_000): Promise<Replica> {
+  /**
+   * SIGKILLs the leader, once there is one; answers the one killed. A replica started a moment
+   * ago on a loaded machine takes a while to start and win the election: up to a minute here.
+   */
+  async killLeader(timeoutMs = 60_000): Promise<Replica> {
     const leader = await eventually(() => this.leader(), { timeoutMs, what: 'a leader' });
     leader.child.kill('SIGKILL');
     this.kills++;
