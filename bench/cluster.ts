@@ -49,9 +49,14 @@ export interface BenchControlPlane {
   stop(): Promise<void>;
 }
 
-/** A fresh control plane with the CRDs applied and established (about 10 s). */
-export async function startBenchControlPlane(): Promise<BenchControlPlane> {
-  const controlPlane = await startControlPlane();
+/**
+ * A fresh control plane with the CRDs applied and established (about 10 s). `servingAddresses`:
+ * more addresses its certificate names (the host side of a partition's pair).
+ */
+export async function startBenchControlPlane(
+  options: { servingAddresses?: string[] } = {},
+): Promise<BenchControlPlane> {
+  const controlPlane = await startControlPlane(options);
   try {
     const run = promisify(execFile);
     const kubectl = join(controlPlane.binDir, 'kubectl');

@@ -11,7 +11,7 @@
 //   - while the agent was cut off, the others went on granting;
 //   - after it came back, it reclaimed what was released while it was away, and serves again;
 //   - the reasons of requests that wait on a full fleet converge to the truth.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,13 +25,13 @@ import {
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { FLEET_LABEL } from '../test/cluster/fleet.js';
 import { eventually } from '../test/cluster/harness.js';
-import { launchArgs } from '../test/launch.js';
 import {
   NetworkPartition,
   pairAddresses,
   partitionsUnavailable,
 } from '../test/cluster/partition.js';
-import { freePort, startControlPlane, type ControlPlane } from '../tools/controlplane/start.js';
+import { Replicas } from '../test/cluster/replicas.js';
+import { startControlPlane, type ControlPlane } from '../tools/controlplane/start.js';
 
 const crds = fileURLToPath(new URL('../crds/', import.meta.url));
 const NAMESPACE = 'reliability';
@@ -52,95 +52,21 @@ let controlPlane: ControlPlane | undefined;
 let admin: KubeClient;
 const agents: AgentProcess[] = [];
 
-// ---------------------------------------------------------------------------------------------
-// Two controller replicas, restarted when they exit (as a Deployment would)
-
-interface Replica {
-  identity: string;
-  port: number;
-  child: ChildProcess;
-}
-
-class Replicas {
-  readonly replicas: Replica[] = [];
-  private stopped = false;
-  private started = 0;
-  kills = 0;
-
-  async start(count: number): Promise<void> {
-    for (let index = 0; index < count; index++) this.replicas.push(await this.launch());
-  }
-
-  private async launch(): Promise<Replica> {
-    const port = await freePort();
-    const identity = `replica-${++this.started}`;
-    const child = spawn(
-      process.execPath,
-      [
-        ...launchArgs('controller'),
-        '--kubeconfig',
-        controlPlane?.kubeconfigPath ?? '',
-        '--namespace',
-        SYSTEM_NAMESPACE,
-        '--watch-namespace',
-        NAMESPACE,
-        '--worker-selector',
-        `${FLEET_LABEL}=${FLEET}`,
-        '--listen',
-        `127.0.0.1:${port}`,
-        '--identity',
-        identity,
-        '--lease-duration-seconds',
-        '3',
-        '--dispatch-timeout-ms',
-        '3000',
-        '--reason-write-interval-ms',
-        '200',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIMLOCK_LOG_LEVEL: 'error' } },
-    );
-    child.stderr?.resume();
-    const replica = { identity, port, child };
-    // A replica that exits (killed, or it lost its lease while the API server was away) is
-    // replaced, so two keep running.
-    child.once('exit', () => {
-      if (this.stopped) return;
-      const index = this.replicas.indexOf(replica);
-      void this.launch().then((next) => {
-        if (index >= 0) this.replicas[index] = next;
-      });
-    });
-    return replica;
-  }
-
-  async leader(): Promise<Replica | undefined> {
-    for (const replica of this.replicas) {
-      try {
-        const answer = await fetch(`http://127.0.0.1:${replica.port}/leader`);
-        if (((await answer.json()) as { leader: boolean }).leader) return replica;
-      } catch {
-        // not listening (yet, or any more)
-      }
-    }
-    return undefined;
-  }
-
-  /** SIGKILLs the leader, once there is one. */
-  async killLeader(): Promise<void> {
-    const leader = await eventually(() => this.leader(), { timeoutMs: 15_000, what: 'a leader' });
-    leader.child.kill('SIGKILL');
-    this.kills++;
-  }
-
-  stop(): void {
-    this.stopped = true;
-    for (const replica of this.replicas) replica.child.kill('SIGKILL');
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-
-const replicas = new Replicas();
+// Two controller replicas, restarted when they exit (as a Deployment would).
+const replicas = new Replicas({
+  kubeconfigPath: () => controlPlane?.kubeconfigPath ?? '',
+  systemNamespace: SYSTEM_NAMESPACE,
+  watchNamespace: NAMESPACE,
+  workerSelector: `${FLEET_LABEL}=${FLEET}`,
+  extraArgs: [
+    '--lease-duration-seconds',
+    '3',
+    '--dispatch-timeout-ms',
+    '3000',
+    '--reason-write-interval-ms',
+    '200',
+  ],
+});
 
 beforeAll(async () => {
   controlPlane = await startControlPlane({

@@ -156,7 +156,7 @@ async function ensure(client: KubeClient, path: string, body: unknown): Promise<
 }
 
 /** Mints a token for the proxy's service account, which the agents accept for exec (ADR 0003). */
-async function proxyToken(client: KubeClient, namespace: string): Promise<string> {
+export async function proxyToken(client: KubeClient, namespace: string): Promise<string> {
   await ensure(client, `/api/v1/namespaces/${namespace}/serviceaccounts`, {
     apiVersion: 'v1',
     kind: 'ServiceAccount',
@@ -309,7 +309,8 @@ async function waitForWorker(
   client: KubeClient,
   name: string,
   running = false,
-  timeoutMs = 30_000,
+  // Three agents, the controller and the proxy start at once; on a loaded machine that is slow.
+  timeoutMs = 120_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

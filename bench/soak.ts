@@ -1,0 +1,267 @@
+// Half an hour of faults (issue 19): a control plane of its own, fake-driver agents as real
+// processes, two controller replicas with leader election, the exec proxy, and a steady load of
+// requests granted, exec'd once and released, while the leader is SIGKILLed every ~2 minutes, an
+// agent every ~3, an agent is cut off from the API server for a minute several times (a network
+// namespace of the benchmark's own: test/cluster/partition.ts), and etcd and kube-apiserver are
+// restarted once each. It prints its figures and every invariant with its count of violations.
+//
+//   node --import tsx bench/soak.ts [--minutes 30] [--agents 50] [--rate 380]
+//        [--partition-seconds 60] [--json [FILE]]
+import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FLEET_LABEL } from '../test/cluster/fleet.js';
+import { pairAddresses, partitionsUnavailable } from '../test/cluster/partition.js';
+import { Replicas } from '../test/cluster/replicas.js';
+import {
+  CommandLine,
+  apiserverWrites,
+  createNamespace,
+  log,
+  machineName,
+  median,
+  outDir,
+  parseMetrics,
+  percentile,
+  startBenchControlPlane,
+  totalWrites,
+  waitUntil,
+  type WriteCounts,
+} from './cluster.js';
+import { SoakFaults } from './soak/faults.js';
+import { invariants, latencyBy, minutes, reroutes } from './soak/figures.js';
+import {
+  FLEET,
+  NAMESPACE,
+  PARTITIONED_AGENTS,
+  SYSTEM_NAMESPACE,
+  startSoakFleet,
+} from './soak/fleet.js';
+import { SoakLoad } from './soak/load.js';
+import { SoakWatch } from './soak/watch.js';
+
+const args = new CommandLine();
+args.only(['--minutes', '--agents', '--rate', '--partition-seconds', '--json']);
+const MINUTES = args.integer('--minutes', 30);
+const AGENTS = args.integer('--agents', 50, 6);
+const RATE = args.integer('--rate', 380);
+const PARTITION_MS = args.integer('--partition-seconds', 60) * 1000;
+const JSON_PATH = args.has('--json')
+  ? (args.optionalValue('--json') ?? join('bench', 'out', 'soak.json'))
+  : undefined;
+
+const unavailable = await partitionsUnavailable();
+if (unavailable) throw new Error(`the soak cuts agents off: ${unavailable}`);
+const dir = await outDir('soak');
+log(`soak: ${MINUTES} min, ${AGENTS} agents, ${RATE} requests/min; logs in ${dir}`);
+
+const bench = await startBenchControlPlane({
+  servingAddresses: Array.from({ length: PARTITIONED_AGENTS }, (_, i) => pairAddresses(i).host),
+});
+const { controlPlane, admin } = bench;
+for (const name of [NAMESPACE, SYSTEM_NAMESPACE]) await createNamespace(admin, name);
+const fleet = await startSoakFleet({
+  admin,
+  kubeconfigPath: controlPlane.kubeconfigPath,
+  apiServerPort: Number(new URL(controlPlane.server).port),
+  agents: AGENTS,
+  dir,
+});
+log(`${fleet.agents.length} agents running`);
+// Production's settings: a 15 s leader lease, a 10 s dispatch timeout, reasons once a second.
+const replicas = new Replicas({
+  kubeconfigPath: () => controlPlane.kubeconfigPath,
+  systemNamespace: SYSTEM_NAMESPACE,
+  watchNamespace: NAMESPACE,
+  workerSelector: `${FLEET_LABEL}=${FLEET}`,
+  logPath: join(dir, 'controllers.log'),
+  logLevel: 'warn',
+});
+await replicas.start(2);
+await waitUntil(async () => (await replicas.leader()) !== undefined, 120_000, 'a leader');
+const watch = new SoakWatch(admin);
+await watch.start();
+const load = new SoakLoad({
+  admin,
+  watch,
+  proxyUrl: fleet.proxyUrl,
+  userToken: fleet.userToken,
+  perMinute: RATE,
+  agents: AGENTS,
+});
+const measured = fleet.agents[fleet.agents.length - 1];
+if (!measured) throw new Error('no agents');
+const faults = new SoakFaults({
+  controlPlane,
+  replicas,
+  agents: fleet.agents,
+  watch,
+  load,
+  measured,
+});
+
+// --- memory and load average, once a minute ---------------------------------------------------
+interface MemorySample {
+  minute: number;
+  process: string;
+  rssMb: number;
+  heapMb: number;
+}
+const memory: MemorySample[] = [];
+const loadAverages: number[] = [];
+const sampleMemory = async (minute: number) => {
+  loadAverages.push(os.loadavg()[0] ?? 0);
+  const leader = await replicas.leader();
+  const endpoint = (await measured.process.status())?.endpoint;
+  const targets: [string, string | undefined][] = [
+    [`controller ${leader?.identity ?? '-'}`, leader ? `${leader.url}/metrics` : undefined],
+    [`agent ${measured.process.name}`, endpoint ? new URL('/metrics', endpoint).href : undefined],
+    ['proxy', `${fleet.proxyUrl}/metrics`],
+  ];
+  for (const [name, url] of targets) {
+    if (!url) continue;
+    try {
+      const values = parseMetrics(await (await fetch(url)).text());
+      memory.push({
+        minute,
+        process: name,
+        rssMb: (values.process_resident_memory_bytes ?? 0) / 2 ** 20,
+        heapMb: (values.nodejs_heap_size_used_bytes ?? 0) / 2 ** 20,
+      });
+    } catch {
+      // restarting
+    }
+  }
+};
+
+// --- API writes: kube-apiserver's counters start again from 0 when it restarts, so they are read
+// every 10 s and added up (a restart loses at most the writes of the 10 s before it) --------------
+const writes: WriteCounts = {};
+let lastWrites = await apiserverWrites(admin);
+const addWrites = async () => {
+  const now = await apiserverWrites(admin).catch(() => undefined);
+  if (!now) return;
+  for (const [key, value] of Object.entries(now)) {
+    const before = lastWrites[key] ?? 0;
+    const delta = value >= before ? value - before : value;
+    if (delta > 0) writes[key] = (writes[key] ?? 0) + delta;
+  }
+  lastWrites = now;
+};
+const writeSampler = setInterval(() => void addWrites(), 10_000);
+
+// --- the run ------------------------------------------------------------------------------------
+const started = Date.now();
+load.start();
+await sampleMemory(0);
+let minute = 0;
+const sampler = setInterval(() => void sampleMemory(++minute), 60_000);
+await faults.run(started, MINUTES * 60_000, PARTITION_MS);
+const remaining = started + MINUTES * 60_000 - Date.now();
+if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
+const loadEnded = Date.now();
+log('load stops; letting every request end');
+const drained = await load.drain(180_000);
+clearInterval(sampler);
+await sampleMemory(minute + 1);
+clearInterval(writeSampler);
+await addWrites();
+const leftOver = drained ? [] : watch.requests.list().map((object) => object.metadata.name);
+await watch.stop();
+
+// --- figures -----------------------------------------------------------------------------------
+const byMinute = minutes(watch, faults.windows, started);
+const { calm, fault } = latencyBy(watch, faults.windows, started);
+const routes = reroutes(watch, faults);
+const verdicts = invariants(watch, faults, routes, leftOver);
+const granted = [...watch.records.values()].filter((record) => record.grantedAt !== undefined);
+const failures = new Map<string, number>();
+for (const record of watch.records.values())
+  for (const outcome of record.outcomes)
+    if (outcome.startsWith('failed:')) failures.set(outcome, (failures.get(outcome) ?? 0) + 1);
+const allWrites = totalWrites(writes);
+const heartbeatWrites = totalWrites(writes, (key) => key.includes('coordination.k8s.io/leases'));
+const runMinutes = (loadEnded - started) / 60_000;
+const memoryOf = (prefix: string) => memory.filter((sample) => sample.process.startsWith(prefix));
+const growth = (samples: MemorySample[], key: 'rssMb' | 'heapMb') => {
+  const from = samples.find((sample) => sample.minute >= 5) ?? samples[0];
+  const to = samples.at(-1);
+  return from && to && from[key] > 0 ? ((to[key] - from[key]) / from[key]) * 100 : 0;
+};
+
+const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const lines = [
+  `soak: ${MINUTES} min asked, ${runMinutes.toFixed(1)} min of load, ${AGENTS} agents, 2 controller replicas; ${machineName()}`,
+  `load average (1 min) during the run: min ${Math.min(...loadAverages).toFixed(1)}, median ${median(loadAverages).toFixed(1)}, max ${Math.max(...loadAverages).toFixed(1)}`,
+  `requests created ${watch.records.size} (create errors ${load.createErrors}); leases granted ${granted.length} (${(granted.length / runMinutes).toFixed(0)} per minute)`,
+  `failed: ${[...failures].map(([code, count]) => `${code.slice(7)} ${count}`).join(', ') || 'none'}`,
+  `execs through the proxy: ${[...load.execs].map(([outcome, count]) => `${outcome} ${count}`).join(', ')} (tried again after UNAVAILABLE: ${load.execRetries})`,
+  `grant latency (iPhone and physical), calm minutes: p50 ${fmt(percentile(calm, 50))}, p99 ${fmt(percentile(calm, 99))} (${calm.length}); fault minutes: p50 ${fmt(percentile(fault, 50))}, p99 ${fmt(percentile(fault, 99))} (${fault.length})`,
+  `time to a new leader (${faults.failoversMs.length} kills): median ${fmt(median(faults.failoversMs))}, max ${fmt(Math.max(0, ...faults.failoversMs))}`,
+  `agent killed to running again (${faults.agentRestartsMs.length}): median ${fmt(median(faults.agentRestartsMs))}, max ${fmt(Math.max(0, ...faults.agentRestartsMs))}`,
+  ...faults.partitions.map((partition, index) => {
+    const route = routes[index];
+    return `partition of ${partition.worker} at ${new Date(partition.cutAt).toISOString().slice(11, 19)} for ${fmt(partition.healedAt - partition.cutAt)}: disconnected after ${partition.detectedMs === undefined ? 'never' : fmt(partition.detectedMs)}; ${route?.reroutesMs.length ?? 0} dispatched to it re-routed, last after ${fmt(route?.reroutesMs.at(-1) ?? 0)}; released one reclaimed ${String(partition.reclaimed)}, held one kept ${String(partition.kept)}`;
+  }),
+  `reasons converged after faults: ${faults.convergence.map((entry) => (entry.ms !== undefined ? fmt(entry.ms) : 'NO')).join(', ')}`,
+  ...['controller', 'agent', 'proxy'].map((prefix) => {
+    const samples = memoryOf(prefix);
+    const first = samples[0];
+    const last = samples.at(-1);
+    return `${prefix}: RSS ${first?.rssMb.toFixed(0)} → ${last?.rssMb.toFixed(0)} MiB, heap ${first?.heapMb.toFixed(0)} → ${last?.heapMb.toFixed(0)} MiB; from minute 5: RSS ${growth(samples, 'rssMb').toFixed(1)} %, heap ${growth(samples, 'heapMb').toFixed(1)} %`;
+  }),
+  `API writes by kind: ${Object.entries(writes)
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, 8)
+    .map(([key, count]) => `${key} ${(count / Math.max(1, granted.length)).toFixed(1)}`)
+    .join(', ')} (per lease)`,
+  `API writes: ${allWrites} (${(allWrites / Math.max(1, granted.length)).toFixed(1)} per lease; without heartbeats ${((allWrites - heartbeatWrites) / Math.max(1, granted.length)).toFixed(1)})`,
+  '',
+  'minute  grants  kind   p50      p99',
+  ...byMinute.map(
+    (entry) =>
+      `${String(entry.minute).padStart(6)}  ${String(entry.grants).padStart(6)}  ${entry.fault ? 'fault' : 'calm '}  ${fmt(entry.p50Ms).padStart(7)}  ${fmt(entry.p99Ms).padStart(7)}`,
+  ),
+  '',
+  'invariants (violations):',
+  ...verdicts.flatMap((verdict) => [
+    `  ${String(verdict.violations).padStart(4)}  ${verdict.name}`,
+    ...verdict.examples.map((example) => `          ${example}`),
+  ]),
+];
+process.stdout.write(`${lines.join('\n')}\n`);
+
+if (JSON_PATH) {
+  await writeFile(
+    JSON_PATH,
+    JSON.stringify(
+      {
+        machine: machineName(),
+        options: { minutes: MINUTES, agents: AGENTS, rate: RATE, partitionMs: PARTITION_MS },
+        loadAverages,
+        created: watch.records.size,
+        granted: granted.length,
+        failures: Object.fromEntries(failures),
+        execs: Object.fromEntries(load.execs),
+        latency: { calm, fault },
+        minutes: byMinute,
+        failoversMs: faults.failoversMs,
+        agentRestartsMs: faults.agentRestartsMs,
+        partitions: faults.partitions,
+        reroutes: routes,
+        convergence: faults.convergence,
+        memory,
+        writes,
+        invariants: verdicts,
+      },
+      null,
+      2,
+    ),
+  );
+  log(`figures in ${JSON_PATH}`);
+}
+
+replicas.stop();
+await fleet.stop();
+await bench.stop();
+process.exit(verdicts.some((verdict) => verdict.violations > 0) ? 1 : 0);

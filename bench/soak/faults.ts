@@ -1,0 +1,272 @@
+// The soak's faults, on three lanes: (1) one at a time, the leader SIGKILLed every ~2 minutes,
+// etcd restarted once and kube-apiserver once, none of them while an agent is cut off (a
+// failover's own pause would blur what the partition measures); (2) an agent SIGKILLed and started
+// again every ~3 minutes; (3) an agent cut off from the API server for a minute, several times.
+// After each fault the waiting reasons must converge to the truth; around each partition the
+// cut-off worker must read disconnected in time, and reconcile when it comes back.
+import type { ControlPlane } from '../../tools/controlplane/start.js';
+import type { Replicas } from '../../test/cluster/replicas.js';
+import { log } from '../cluster.js';
+import { HEARTBEAT_SECONDS, agentName, type SoakAgent } from './fleet.js';
+import type { SoakLoad } from './load.js';
+import type { SoakWatch } from './watch.js';
+
+export interface FaultWindow {
+  kind: 'leader' | 'agent' | 'partition' | 'etcd' | 'apiserver';
+  start: number;
+  end: number;
+}
+
+export interface PartitionResult {
+  worker: string;
+  cutAt: number;
+  healedAt: number;
+  /** From the cut to `disconnected` in a waiting request's reasons. */
+  detectedMs?: number;
+  /** The pinned Lease released while away was reclaimed after the return; the held one kept. */
+  reclaimed?: boolean;
+  kept?: boolean;
+  problems: string[];
+}
+
+export interface Convergence {
+  after: string;
+  ms?: number;
+  problem?: string;
+}
+
+/** Connectivity reasons: after a fault is over, no worker still up may give one. */
+const AWAY = ['disconnected', 'not-ready', 'unhealthy', 'incompatible'];
+
+const sleepUntil = (at: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+
+export class SoakFaults {
+  readonly windows: FaultWindow[] = [];
+  readonly failoversMs: number[] = [];
+  readonly agentRestartsMs: number[] = [];
+  readonly partitions: PartitionResult[] = [];
+  readonly convergence: Convergence[] = [];
+  readonly errors: string[] = [];
+  /** Workers killed or cut off right now: no reason is expected of them. */
+  private readonly down = new Set<string>();
+
+  constructor(
+    private readonly context: {
+      controlPlane: ControlPlane;
+      replicas: Replicas;
+      agents: SoakAgent[];
+      watch: SoakWatch;
+      load: SoakLoad;
+      /** Left alone: its memory is measured from start to end. */
+      measured: SoakAgent;
+    },
+  ) {}
+
+  /** Runs every lane over `durationMs` from `started`; resolves when all are done. */
+  async run(started: number, durationMs: number, partitionMs: number): Promise<void> {
+    const count = Math.max(1, Math.round(durationMs / 420_000));
+    const cuts = Array.from(
+      { length: count },
+      (_, k) => started + (durationMs * (k + 0.6)) / count,
+    );
+    const exclusive: { at: number; kind: 'leader' | 'etcd' | 'apiserver' }[] = [];
+    for (let at = started + 60_000; at < started + durationMs - 30_000; at += 120_000)
+      exclusive.push({ at, kind: 'leader' });
+    exclusive.push({ at: started + durationMs * 0.35, kind: 'etcd' });
+    exclusive.push({ at: started + durationMs * 0.8, kind: 'apiserver' });
+    for (const fault of exclusive) {
+      // Moved to just after the partition whose window it falls in.
+      const cut = cuts.find((at) => fault.at > at - 45_000 && fault.at < at + partitionMs + 20_000);
+      if (cut !== undefined) fault.at = cut + partitionMs + 20_000;
+    }
+    exclusive.sort((a, b) => a.at - b.at);
+    const agentKills: number[] = [];
+    for (let at = started + 90_000; at < started + durationMs - 20_000; at += 180_000)
+      agentKills.push(at);
+    await Promise.all([
+      this.lane('exclusive', async () => {
+        for (const fault of exclusive) {
+          await sleepUntil(fault.at);
+          await this.exclusive(fault.kind);
+        }
+      }),
+      this.lane('agents', async () => {
+        for (const at of agentKills) {
+          await sleepUntil(at);
+          await this.killAgent();
+        }
+      }),
+      this.lane('partitions', async () => {
+        for (const [index, cut] of cuts.entries()) await this.partition(index, cut, partitionMs);
+      }),
+    ]);
+  }
+
+  private async lane(name: string, body: () => Promise<void>): Promise<void> {
+    try {
+      await body();
+    } catch (error) {
+      this.errors.push(`${name}: ${(error as Error).message}`);
+      log(`fault lane ${name} stopped: ${(error as Error).message}`);
+    }
+  }
+
+  private async exclusive(kind: 'leader' | 'etcd' | 'apiserver'): Promise<void> {
+    const start = Date.now();
+    if (kind === 'leader') {
+      const killed = await this.context.replicas.killLeader(60_000);
+      const next = await this.context.replicas.newLeader(killed, 120_000);
+      this.failoversMs.push(Date.now() - start);
+      log(
+        `leader ${killed.identity} killed; ${next.identity} leads after ${Date.now() - start} ms`,
+      );
+    } else if (kind === 'etcd') {
+      await this.context.controlPlane.restartEtcd();
+      log(`etcd restarted in ${Date.now() - start} ms`);
+    } else {
+      await this.context.controlPlane.restartApiServer();
+      log(`kube-apiserver restarted in ${Date.now() - start} ms`);
+    }
+    this.windows.push({ kind, start, end: Date.now() });
+    await this.converge(`${kind} ${new Date(start).toISOString().slice(11, 19)}`);
+  }
+
+  private agentKills = 0;
+
+  private async killAgent(): Promise<void> {
+    const candidates = this.context.agents.filter(
+      (agent) => !agent.partition && agent !== this.context.measured,
+    );
+    const agent = candidates[(this.agentKills++ * 7) % candidates.length];
+    if (!agent) return;
+    const start = Date.now();
+    this.down.add(agent.process.name);
+    await agent.process.restart('SIGKILL');
+    this.down.delete(agent.process.name);
+    this.agentRestartsMs.push(Date.now() - start);
+    this.windows.push({ kind: 'agent', start, end: Date.now() });
+    log(`agent ${agent.process.name} killed and running again after ${Date.now() - start} ms`);
+    await this.converge(`agent ${agent.process.name} restart`);
+  }
+
+  /**
+   * Two requests pinned to the agent are granted first; it is cut off; one is released while it
+   * is away; it comes back: the released one must be reclaimed and the held one kept.
+   */
+  private async partition(index: number, cutAt: number, partitionMs: number): Promise<void> {
+    const cutOff = this.context.agents.filter((agent) => agent.partition)[index % 2];
+    if (!cutOff?.partition) return;
+    const { watch, load } = this.context;
+    const worker = cutOff.process.name;
+    const keep = `keep-${index}`;
+    const drop = `drop-${index}`;
+    const result: PartitionResult = { worker, cutAt, healedAt: 0, problems: [] };
+    this.partitions.push(result);
+    await sleepUntil(cutAt - 90_000);
+    await load.createPinned(keep, cutOff.partition.capability);
+    await load.createPinned(drop, cutOff.partition.capability);
+    const pinnedGranted = await this.until(80_000, () =>
+      [keep, drop].every((name) => watch.status(name)?.phase === 'Granted'),
+    );
+    if (!pinnedGranted)
+      result.problems.push(
+        `the pinned requests were not granted before the cut: ${keep} ${watch.status(keep)?.phase}, ${drop} ${watch.status(drop)?.phase}`,
+      );
+    const keepLease = [...watch.record(keep).grantedLeases][0];
+    await sleepUntil(cutAt);
+    await cutOff.partition.network.cut();
+    result.cutAt = Date.now();
+    this.down.add(worker);
+    log(`agent ${worker} cut off`);
+    // Only statuses written after the cut count: one written before may be stale.
+    const detected = this.until(partitionMs, () =>
+      watch.waiting(result.cutAt).some((entry) => entry.reasons.get(worker) === 'disconnected'),
+    ).then((seen) => {
+      if (seen) result.detectedMs = Date.now() - result.cutAt;
+    });
+    await sleepUntil(result.cutAt + 2000);
+    // Released while it is away: the controller lets the Lease go; the agent cannot see it yet.
+    await load.delete(drop).catch((error: unknown) => {
+      result.problems.push(`could not delete ${drop}: ${(error as Error).message}`);
+    });
+    await sleepUntil(result.cutAt + partitionMs);
+    await detected;
+    await cutOff.partition.network.heal();
+    result.healedAt = Date.now();
+    this.windows.push({ kind: 'partition', start: result.cutAt, end: result.healedAt });
+    log(`agent ${worker} back after ${result.healedAt - result.cutAt} ms`);
+    if (result.detectedMs === undefined || result.detectedMs > HEARTBEAT_SECONDS * 1000 + 1000)
+      result.problems.push(
+        `disconnected ${result.detectedMs === undefined ? 'never' : `after ${result.detectedMs} ms`} (bound ${HEARTBEAT_SECONDS * 1000 + 1000} ms)`,
+      );
+    if (pinnedGranted) {
+      result.reclaimed = await this.until(
+        60_000,
+        () =>
+          watch.requests.get(`soak/${drop}`) === undefined &&
+          !watch.leases.list().some((lease) => lease.metadata.name === drop),
+      );
+      if (!result.reclaimed) result.problems.push(`${drop}'s Lease not reclaimed within 60 s`);
+      // Held across the partition: still Granted under the same Lease, a while after the return.
+      await sleepUntil(Date.now() + 10_000);
+      const lease = watch.leases.get(`soak/${keep}`);
+      const uid = lease ? String(lease.metadata.uid) : 'gone';
+      result.kept =
+        watch.status(keep)?.phase === 'Granted' &&
+        uid === keepLease &&
+        !lease?.metadata.deletionTimestamp;
+      if (!result.kept)
+        result.problems.push(
+          `${keep} not kept: ${watch.status(keep)?.phase}, Lease ${uid} (was ${keepLease})`,
+        );
+    }
+    this.down.delete(worker);
+    await load.delete(keep).catch(() => undefined);
+    await load.delete(drop).catch(() => undefined);
+    await this.converge(`partition of ${worker}`);
+  }
+
+  /**
+   * The truth, after a fault: every worker that is up gives a reason other than a connectivity
+   * one; a worker without iPads says it does not offer the model. Checked on the waiting iPad
+   * requests until one agrees (60 s).
+   */
+  private async converge(after: string): Promise<void> {
+    const start = Date.now();
+    let last = 'no waiting request with reasons';
+    const agreed = await this.until(60_000, () => {
+      for (const { name, reasons } of this.context.watch.waiting(start)) {
+        if (name.startsWith('keep-') || name.startsWith('drop-')) continue;
+        const wrong: string[] = [];
+        for (const agent of this.context.agents) {
+          const worker = agentName(agent.index);
+          // Down, or its heartbeat lapsed right now (a machine too loaded to renew in time):
+          // `disconnected` is then the truth, so nothing is expected of it.
+          if (this.down.has(worker) || this.context.watch.lapsed(worker)) continue;
+          const reason = reasons.get(worker) ?? 'missing';
+          const right = agent.ipad
+            ? !AWAY.includes(reason.split('/')[0] ?? '')
+            : reason === 'unknown-model';
+          if (!right) wrong.push(`${worker}: ${reason}`);
+        }
+        if (wrong.length === 0) return true;
+        last = `${name}: ${wrong.slice(0, 6).join(', ')}`;
+      }
+      return false;
+    });
+    this.convergence.push(
+      agreed ? { after, ms: Date.now() - start } : { after, problem: `not within 60 s: ${last}` },
+    );
+    if (!agreed) log(`reasons did not converge after ${after}: ${last}`);
+  }
+
+  private async until(timeoutMs: number, check: () => boolean): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (check()) return true;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return check();
+  }
+}

@@ -1,0 +1,186 @@
+// What the soak sees of its requests and Leases, all the while: each request's outcomes, when it was
+// granted and where, the Leases made for it (by uid, and which were Granted), and snapshots of every
+// Lease (a LIST: consistent, which a relisting watch is not) to catch a device in two live Granted
+// Leases at once. The invariants are counted from this.
+import {
+  Informer,
+  coordinationLeasePath,
+  simlockPath,
+  type KubeClient,
+  type KubeObject,
+} from '../../runtime/index.js';
+import { NAMESPACE, SYSTEM_NAMESPACE } from './fleet.js';
+
+export type RequestKind = 'iphone' | 'physical' | 'ipad' | 'ipad-no-wait' | 'pinned';
+
+export interface RequestRecord {
+  kind: RequestKind;
+  createdAt: number;
+  grantedAt?: number;
+  grantedOn?: string;
+  /** granted, released, failed:CODE (failed: with no code is a violation). */
+  outcomes: Set<string>;
+  /** Lease uid → worker, for every Lease made for it. */
+  leases: Map<string, { worker: string; seenAt: number }>;
+  grantedLeases: Set<string>;
+  deleted: boolean;
+}
+
+interface RequestStatus {
+  phase?: string;
+  worker?: string;
+  error?: { code?: string };
+  workers?: { worker: string; reason: string; capacityReason?: string }[];
+}
+
+function kindOf(request: KubeObject): RequestKind {
+  const spec = request.spec as
+    { physical?: boolean; model?: string; noWait?: boolean; requires?: string[] } | undefined;
+  if (spec?.requires?.length) return 'pinned';
+  if (spec?.physical) return 'physical';
+  if (spec?.model === 'iPad Pro') return spec.noWait ? 'ipad-no-wait' : 'ipad';
+  return 'iphone';
+}
+
+export class SoakWatch {
+  readonly records = new Map<string, RequestRecord>();
+  readonly requests: Informer;
+  readonly leases: Informer;
+  /** The agents' heartbeat Leases: a worker whose heartbeat lapsed is truly disconnected. */
+  readonly heartbeats: Informer;
+  /** Device in two live Granted Leases, as seen in a snapshot. */
+  readonly doubleGrants: string[] = [];
+  /** When the watch last saw each request change: a status read after a fault is a fresh one. */
+  private readonly updatedAt = new Map<string, number>();
+  snapshots = 0;
+  private sampling = true;
+  private sampler: Promise<void> | undefined;
+
+  constructor(private readonly admin: KubeClient) {
+    this.requests = new Informer(admin, {
+      path: simlockPath('leaseRequest', { namespace: NAMESPACE }),
+    });
+    this.leases = new Informer(admin, { path: simlockPath('lease', { namespace: NAMESPACE }) });
+    this.heartbeats = new Informer(admin, { path: coordinationLeasePath(SYSTEM_NAMESPACE) });
+    this.leases.on((event) => {
+      const { name, uid } = event.object.metadata;
+      const record = this.record(name);
+      const worker = (event.object.spec as { worker?: string } | undefined)?.worker ?? '';
+      if (!record.leases.has(String(uid)))
+        record.leases.set(String(uid), { worker, seenAt: Date.now() });
+      if ((event.object.status as { phase?: string } | undefined)?.phase === 'Granted')
+        record.grantedLeases.add(String(uid));
+    });
+    this.requests.on((event) => {
+      if (event.type === 'deleted') return;
+      this.updatedAt.set(event.object.metadata.name, Date.now());
+      const status = event.object.status as RequestStatus | undefined;
+      // The watch may see a request before its create has answered: its kind is read off its spec.
+      const record = this.record(event.object.metadata.name, kindOf(event.object));
+      if (status?.phase === 'Granted') {
+        record.outcomes.add('granted');
+        record.grantedAt ??= Date.now();
+        if (status.worker) record.grantedOn = status.worker;
+      }
+      if (status?.phase === 'Released') record.outcomes.add('released');
+      if (status?.phase === 'Failed') record.outcomes.add(`failed:${status.error?.code ?? ''}`);
+    });
+  }
+
+  /**
+   * The record of `name`, made by whichever sees it first: the create (which knows when it began)
+   * or the watch (a create that timed out may still have been stored).
+   */
+  record(name: string, kind: RequestKind = 'iphone', createdAt = Date.now()): RequestRecord {
+    let record = this.records.get(name);
+    if (record && createdAt < record.createdAt) record.createdAt = createdAt;
+    if (!record) {
+      record = {
+        kind,
+        createdAt,
+        outcomes: new Set(),
+        leases: new Map(),
+        grantedLeases: new Set(),
+        deleted: false,
+      };
+      this.records.set(name, record);
+    }
+    return record;
+  }
+
+  async start(): Promise<void> {
+    this.requests.start();
+    this.leases.start();
+    this.heartbeats.start();
+    await Promise.all([
+      this.requests.waitForSync(),
+      this.leases.waitForSync(),
+      this.heartbeats.waitForSync(),
+    ]);
+    this.sampler = this.sample();
+  }
+
+  async stop(): Promise<void> {
+    this.sampling = false;
+    await this.sampler;
+    await Promise.all([this.requests.stop(), this.leases.stop(), this.heartbeats.stop()]);
+  }
+
+  status(name: string): RequestStatus | undefined {
+    return this.requests.get(`${NAMESPACE}/${name}`)?.status as RequestStatus | undefined;
+  }
+
+  /** The worker's heartbeat has lapsed (or was never written) as the watch sees it now. */
+  lapsed(worker: string): boolean {
+    const spec = this.heartbeats.get(`${SYSTEM_NAMESPACE}/worker-${worker}`)?.spec as
+      { renewTime?: string; leaseDurationSeconds?: number } | undefined;
+    const renewed = Date.parse(spec?.renewTime ?? '');
+    return !(renewed + (spec?.leaseDurationSeconds ?? 0) * 1000 > Date.now());
+  }
+
+  /** Requests waiting now whose status changed after `since`, with their reasons by worker. */
+  waiting(since = 0): { name: string; reasons: Map<string, string> }[] {
+    return this.requests.list().flatMap((object) => {
+      const status = object.status as RequestStatus | undefined;
+      if (status?.phase !== 'Waiting' || !status.workers?.length) return [];
+      if ((this.updatedAt.get(object.metadata.name) ?? 0) <= since) return [];
+      const reasons = new Map(
+        status.workers.map((entry) => [
+          entry.worker,
+          entry.capacityReason ? `${entry.reason}/${entry.capacityReason}` : entry.reason,
+        ]),
+      );
+      return [{ name: object.metadata.name, reasons }];
+    });
+  }
+
+  private async sample(): Promise<void> {
+    while (this.sampling) {
+      try {
+        const list = (await this.admin.get(simlockPath('lease', { namespace: NAMESPACE }))) as {
+          items: KubeObject[];
+        };
+        const holders = new Map<string, string>();
+        for (const lease of list.items) {
+          const status = lease.status as { phase?: string; device?: { id?: string } } | undefined;
+          // A Lease being deleted is on its way out: its agent reclaims the device first and
+          // lets the Lease go after, so the device may serve another lease meanwhile.
+          if (status?.phase !== 'Granted' || !status.device?.id) continue;
+          if (lease.metadata.deletionTimestamp) continue;
+          const worker = (lease.spec as { worker?: string } | undefined)?.worker;
+          const device = `${worker}/${status.device.id}`;
+          const other = holders.get(device);
+          if (other)
+            this.doubleGrants.push(
+              `${new Date().toISOString()} ${device} in ${other} and ${lease.metadata.name}`,
+            );
+          holders.set(device, lease.metadata.name);
+        }
+        this.snapshots++;
+      } catch {
+        // the API server or etcd is restarting
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
