@@ -44,6 +44,11 @@ describe('the Node simlock runs on', () => {
     expect(satisfies('22.18.0', engines)).toBe(false);
   });
 
+  it('is the line of the image users build', () => {
+    const major = pinned('NODE_VERSION').split('.')[0];
+    expect(read('../Dockerfile')).toMatch(new RegExp(`^ARG NODE_IMAGE=node:${major}-slim$`, 'm'));
+  });
+
   it('runs this test, and any process started by the name node', () => {
     expect(satisfies(process.versions.node, engines)).toBe(true);
     const child = execFileSync('node', ['-p', 'process.version'], { encoding: 'utf8' });
