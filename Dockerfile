@@ -10,10 +10,10 @@
 #   docker build -t simlock:0.1.0 .
 #
 # Plain Dockerfile syntax, so that the legacy builder builds it as well as BuildKit does. The kind
-# tier of the tests builds it on machines with no registry, from a Node 20 base made there:
+# tier of the tests builds it on machines with no registry, from a Node 24 base made there:
 #   docker build --build-arg NODE_IMAGE=<that base> -t simlock:0.1.0 .
 
-ARG NODE_IMAGE=node:20-slim
+ARG NODE_IMAGE=node:24-slim
 
 # The bundles, and the console's web page built by Vite with the sources hash the console checks.
 FROM ${NODE_IMAGE} AS build

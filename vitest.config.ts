@@ -1,4 +1,31 @@
+import { mkdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// Processes the tests start by name (the plugin's `exec node`, npx) run on the Node that runs the
+// tests, as those started with process.execPath do: tools/test.sh picks Node 24 or 22 for a run,
+// and nothing in it may quietly fall back to the machine's own node. The folder put first on PATH
+// holds only a `node` link, so that it shadows nothing else (as /usr/bin would).
+process.env.PATH = [nodeOnlyFolder(process.execPath), process.env.PATH].join(delimiter);
+
+function nodeOnlyFolder(node: string): string {
+  const folder = join(import.meta.dirname, '.simlock', 'node', process.version);
+  const link = join(folder, 'node');
+  let target: string | undefined;
+  try {
+    target = readlinkSync(link);
+  } catch {
+    // Not made yet.
+  }
+  if (target !== node) {
+    mkdirSync(folder, { recursive: true });
+    // A link made aside and renamed over: two runs starting at once each leave a whole link.
+    const aside = `${link}.${process.pid}`;
+    symlinkSync(node, aside);
+    renameSync(aside, link);
+  }
+  return folder;
+}
 
 // Three projects: `unit` (pure code, beside it as foo.test.ts), `cluster` (anything that touches
 // Kubernetes: *.cluster.test.ts beside the code, and e2e/) and `kind` (e2e/kind/: the image, the

@@ -260,9 +260,13 @@ describe('reliability', () => {
         await new Promise((resolve) => setTimeout(resolve, 120));
       }
     })();
+    // A moment already past is now (Node 24 warns of a negative timeout, where 20 took it as 1).
     const at = (from: number, to: number) =>
       new Promise((resolve) =>
-        setTimeout(resolve, from + Math.random() * (to - from) - (Date.now() - started)),
+        setTimeout(
+          resolve,
+          Math.max(0, from + Math.random() * (to - from) - (Date.now() - started)),
+        ),
       );
     await at(3000, 6000);
     await replicas.killLeader();

@@ -1,9 +1,12 @@
 // A small Kubernetes REST client over the credentials of a kubeconfig. client-node loads the
-// kubeconfig and applies its credentials (certificates, tokens, exec plugins); requests and watches
-// go through node:https so that timeouts, aborts and streaming are ours to control (ADR 0002).
+// kubeconfig, applies its credentials (certificates, tokens, exec plugins) and streams watches;
+// requests go through node:https, over one keep-alive pool, with a timeout on each, a bound on
+// what they read and a rate limit, which client-node's own calls lack (ADR 0011).
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError, KubeUnavailableError } from './kube-errors.js';
+import { watchWithClientNode, type WatchEvent } from './watch.js';
 
 export interface KubeConfigOptions {
   kubeconfig?: string | undefined;
@@ -23,45 +26,14 @@ export function loadKubeConfig(options: KubeConfigOptions = {}): KubeConfig {
   return config;
 }
 
-/** The API server answered with an error status. */
-export class KubeApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly reason: string,
-    message: string,
-    readonly body: unknown,
-  ) {
-    super(message);
-    this.name = 'KubeApiError';
-  }
-}
-
-/** The API server could not be reached, or the kubeconfig is unusable. */
-export class KubeUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'KubeUnavailableError';
-  }
-}
-
-export function isNotFound(error: unknown): boolean {
-  return error instanceof KubeApiError && error.status === 404;
-}
-export function isConflict(error: unknown): boolean {
-  return error instanceof KubeApiError && error.status === 409;
-}
-export function isAlreadyExists(error: unknown): boolean {
-  return error instanceof KubeApiError && error.status === 409 && error.reason === 'AlreadyExists';
-}
-
-/**
- * An error worth trying again: the API server unreachable or overloaded, or restarting (a 5xx or
- * 429), as opposed to a refusal that retrying will not change.
- */
-export function isTransient(error: unknown): boolean {
-  if (error instanceof KubeApiError) return error.status >= 500 || error.status === 429;
-  return error instanceof KubeUnavailableError && error.cause !== undefined;
-}
+export {
+  KubeApiError,
+  KubeUnavailableError,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  isTransient,
+} from './kube-errors.js';
 
 export type PatchType = 'merge' | 'json' | 'apply';
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
@@ -293,48 +265,17 @@ export class KubeClient {
    * Opens a watch and calls `onEvent` for each event line. Resolves when the server ends the watch
    * (its timeoutSeconds) or the signal aborts; rejects on an error status or a broken connection.
    * A watch that goes silent past `idleMs` is cut: a dead connection must not hang us for ever.
+   * client-node's Watch does the streaming (ADR 0011); the rate limit is ours.
    */
   async watch(
     path: string,
     query: Record<string, string | number | boolean | undefined>,
-    onEvent: (event: { type: string; object: unknown }) => void,
+    onEvent: (event: WatchEvent) => void,
     signal: AbortSignal,
     idleMs = 90_000,
   ): Promise<void> {
-    const res = await this.open('GET', path, { query: { ...query, watch: true }, signal });
-    const status = res.statusCode ?? 0;
-    if (status >= 400) throw apiError(status, safeJson(await readBody(res)), `watch ${path}`);
-    await new Promise<void>((resolve, reject) => {
-      let buffered = '';
-      let idle = setTimeout(() => res.destroy(new Error(`watch idle for ${idleMs} ms`)), idleMs);
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        clearTimeout(idle);
-        idle = setTimeout(() => res.destroy(new Error(`watch idle for ${idleMs} ms`)), idleMs);
-        buffered += chunk;
-        let newline: number;
-        while ((newline = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, newline).trim();
-          buffered = buffered.slice(newline + 1);
-          if (line.length === 0) continue;
-          const event = safeJson(line);
-          if (isWatchEvent(event)) onEvent(event);
-        }
-      });
-      res.on('end', () => {
-        clearTimeout(idle);
-        resolve();
-      });
-      res.on('error', (error) => {
-        clearTimeout(idle);
-        if (signal.aborted) resolve();
-        else reject(new KubeUnavailableError(`watch ${path}: ${error.message}`, { cause: error }));
-      });
-      res.on('close', () => {
-        clearTimeout(idle);
-        resolve();
-      });
-    });
+    if (this.limiter) await this.limiter.take();
+    await watchWithClientNode(this.config, path, query, onEvent, signal, idleMs);
   }
 }
 
@@ -351,15 +292,6 @@ function withoutUndefined<T extends object>(record: T): Partial<T> {
   return Object.fromEntries(
     Object.entries(record).filter(([, value]) => value !== undefined),
   ) as Partial<T>;
-}
-
-function isWatchEvent(value: unknown): value is { type: string; object: unknown } {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as { type?: unknown }).type === 'string' &&
-    'object' in value
-  );
 }
 
 function readBody(res: IncomingMessage): Promise<string> {

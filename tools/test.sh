@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# The whole test suite, as `npm test` runs it on a fresh clone: installs dependencies when they are
-# missing or stale, builds the control plane when it is not cached, then lint, types, formatting,
-# unit tests, the cluster and end-to-end tests against a real kube-apiserver and etcd (the
-# console's in a real Chromium, installed from Debian's packages when missing), and the kind tier
-# (e2e/kind: the image and the chart's pods on a kind cluster; tools/kind builds what it needs).
-# The last line says whether the kind tier ran: where it cannot, it is skipped, never passed in
-# silence.
+# The whole test suite, as `npm test` runs it on a fresh clone, on the pinned Node.js 24 (ADR 0010;
+# downloaded from the npm registry into a cache when missing, whatever Node the machine has) with
+# its version printed first: installs dependencies when they are missing or stale, builds the
+# control plane when it is not cached, then lint, types, formatting, the unit project on Node 22
+# (the oldest line package.json's engines promises), then on Node 24 the unit tests, the cluster
+# and end-to-end tests against a real kube-apiserver and etcd (the console's in a real Chromium,
+# installed from Debian's packages when missing), and the kind tier (e2e/kind: the image and the
+# chart's pods on a kind cluster; tools/kind builds what it needs). The last line says whether
+# the kind tier ran: where it cannot, it is skipped, never passed in silence.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Everything below, and every process it starts, finds this Node first on PATH.
+PATH="$(tools/ensure-node.sh):$PATH"
+export PATH
+node -e 'console.log(`node ${process.version} (${process.execPath})`)'
 tools/ensure-deps.sh
 tools/controlplane/build.sh >/dev/null
 tools/ensure-chromium.sh >/dev/null
@@ -15,6 +21,11 @@ npx eslint --max-warnings 0 .
 npx tsc --noEmit -p .
 npx tsc --noEmit -p console/web
 npx prettier --check . >/dev/null || { npx prettier --list-different .; echo "prettier: run npm run format" >&2; exit 1; }
+if [ $# -eq 0 ]; then
+  node22=$(tools/ensure-node.sh 22)
+  PATH="$node22:$PATH" node -e 'console.log(`unit project on node ${process.version}`)'
+  PATH="$node22:$PATH" npx vitest run --project unit
+fi
 status_file=.simlock/kind-tier-status
 rm -f "$status_file"
 code=0

@@ -115,6 +115,8 @@ async function demonstrate(
 }
 
 async function main(): Promise<void> {
+  // The fleet's processes are started with this same binary (local-fleet.ts): one version for all.
+  say(`on Node ${process.version} (${process.execPath})`);
   await mkdir(stateDir, { recursive: true });
   const externalKubeconfig = flag('kubeconfig');
   if (externalKubeconfig) {

@@ -13,7 +13,7 @@ export type KindTools =
       kind: string;
       /** The node image for `kind create cluster --image`. */
       kindNodeImage: string;
-      /** The Node 20 base for the Dockerfile's NODE_IMAGE build argument. */
+      /** The Node 24 base for the Dockerfile's NODE_IMAGE build argument. */
       nodeImage: string;
       /** kubectl and helm (tools/controlplane). */
       binDir: string;

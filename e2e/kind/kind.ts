@@ -134,7 +134,7 @@ export class KindRun {
   }
 
   /**
-   * `docker build -t simlock:0.1.0 .`, from the Node 20 base tools/kind made (node:20-slim where
+   * `docker build -t simlock:0.1.0 .`, from the Node 24 base tools/kind made (node:24-slim where
    * it can be pulled). Containers of the dockerd tools/kind starts resolve no outside name, so
    * the build's npm is given its registry's address, as this machine resolves it.
    */

@@ -3,12 +3,12 @@
 # the kind binary from its pinned Go module, and a kind node image for the Kubernetes version of
 # tools/controlplane (README.md beside this file says what is in it and why). Prints, on stdout,
 #   KIND=<path of kind>  KIND_NODE_IMAGE=<image for kind create cluster --image>
-#   NODE_IMAGE=<Node 20 base for the Dockerfile's NODE_IMAGE build argument>
+#   NODE_IMAGE=<Node 24 base for the Dockerfile's NODE_IMAGE build argument>
 #   CONTROLPLANE_BIN=<the folder of kubectl and helm, from tools/controlplane>
 # A second run with the same versions and recipe builds nothing.
 #
 # Where kindest/node can be had, it is used instead of building one: set SIMLOCK_KIND_NODE_IMAGE to
-# it (e.g. after `docker pull kindest/node:<a v1.34 tag>`). NODE_IMAGE is node:20-slim when that is
+# it (e.g. after `docker pull kindest/node:<a v1.34 tag>`). NODE_IMAGE is node:24-slim when that is
 # present locally. Exit 3: something this needs is missing; the last line of stderr names it.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,7 +38,7 @@ if [ ! -x "$bin/kind" ]; then
 fi
 
 kind_node_image=${SIMLOCK_KIND_NODE_IMAGE:-}
-node_image=node:20-slim
+node_image=node:24-slim
 docker image inspect "$node_image" >/dev/null 2>&1 || node_image=""
 if [ -n "$kind_node_image" ] && [ -n "$node_image" ]; then
   printf 'KIND=%s\nKIND_NODE_IMAGE=%s\nNODE_IMAGE=%s\nCONTROLPLANE_BIN=%s\n' \
@@ -47,7 +47,7 @@ if [ -n "$kind_node_image" ] && [ -n "$node_image" ]; then
 fi
 
 # Everything else is built here, from Debian packages and Go modules.
-[ "$(id -u)" = 0 ] || missing "kindest/node and node:20-slim cannot be had here, and building them needs root (debootstrap)"
+[ "$(id -u)" = 0 ] || missing "kindest/node and node:24-slim cannot be had here, and building them needs root (debootstrap)"
 command -v debootstrap >/dev/null || {
   log "installing debootstrap from Debian"
   apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends debootstrap >&2 ||
@@ -81,7 +81,7 @@ recipe=$(cd "$here" && cat build.sh images.sh runc-wrapper.sh versions.env ../co
   $(find node pause coredns -type f | sort) | sha256sum | cut -c1-12)
 # shellcheck source=images.sh
 source "$here/images.sh"
-[ -n "$node_image" ] || node_image=$(build_node20_base)
+[ -n "$node_image" ] || node_image=$(build_node_base)
 [ -n "$kind_node_image" ] || kind_node_image=$(build_kind_node_image)
 log "ready in $(($(date +%s) - started)) s"
 printf 'KIND=%s\nKIND_NODE_IMAGE=%s\nNODE_IMAGE=%s\nCONTROLPLANE_BIN=%s\n' \

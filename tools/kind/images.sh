@@ -46,16 +46,18 @@ build_image() {
   }
 }
 
-build_node20_base() {
-  local version image context npm from
-  version=$(node --version)
-  image="simlock-kind/node20:${version#v}-$DEBIAN_SUITE-$recipe"
+# The Node base of the Dockerfile, as node:24-slim would be: the pinned Node 24 binary that the
+# suite runs on (tools/ensure-node.sh, ADR 0010) and this machine's npm.
+build_node_base() {
+  local version image context npm from node
+  node="$("$here/../ensure-node.sh" 24)/node" || missing "Node.js 24 (tools/ensure-node.sh failed)"
+  version=$("$node" --version)
+  image="simlock-kind/nodejs:${version#v}-$DEBIAN_SUITE-$recipe"
   if ! have_image "$image"; then
-    [[ $version == v20.* ]] || missing "Node.js 20 on PATH, for the Node base image (found $version)"
-    log "Node $version base image from this machine's node binary"
+    log "Node $version base image from the pinned node binary"
     context=$(mktemp -d)
     npm=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
-    cp "$(command -v node)" "$context/node"
+    cp "$node" "$context/node"
     cp -r "$npm" "$context/npm"
     # This machine's trust store, so that npm inside a build trusts what npm here trusts.
     cp /etc/ssl/certs/ca-certificates.crt "$context/ca-certificates.crt"

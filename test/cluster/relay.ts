@@ -1,0 +1,136 @@
+// A TCP relay on loopback in front of the API server, for tests of what a client does when the
+// network fails: it forwards, goes silent (bytes are dropped both ways and connections stay open,
+// as over a dead network), leaves requests unanswered (new connections finish their TLS handshake,
+// then nothing the client sends reaches the server, as with a server that accepts and never
+// answers), or refuses (it stops listening and closes what it holds, as an API server restarting
+// does), and counts the connections it accepted. Only loopback is a target.
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+export class Relay {
+  /** Connections accepted since the relay started. */
+  accepted = 0;
+  private silent = false;
+  private unanswered = false;
+  private readonly sockets = new Set<Socket>();
+  private server: Server;
+
+  private constructor(
+    private readonly target: number,
+    readonly port: number,
+    server: Server,
+  ) {
+    this.server = server;
+  }
+
+  /** A relay on a free loopback port to the API server's loopback `targetPort`. */
+  static async start(targetPort: number): Promise<Relay> {
+    const accepting: { relay?: Relay } = {};
+    const server = createServer((socket) => accepting.relay?.accept(socket));
+    const port = await listen(server, 0);
+    accepting.relay = new Relay(targetPort, port, server);
+    return accepting.relay;
+  }
+
+  private accept(incoming: Socket): void {
+    this.accepted += 1;
+    const outgoing = connect(this.target, '127.0.0.1');
+    const pairs: [Socket, Socket][] = [
+      [incoming, outgoing],
+      [outgoing, incoming],
+    ];
+    const requests = this.unanswered ? new UntilApplicationData() : undefined;
+    for (const [from, to] of pairs) {
+      this.sockets.add(from);
+      from.once('close', () => {
+        this.sockets.delete(from);
+        to.destroy();
+      });
+      from.on('error', () => from.destroy());
+      from.on('data', (chunk: Buffer) => {
+        if (this.silent) return;
+        const forwarded = from === incoming && requests ? requests.pass(chunk) : chunk;
+        if (forwarded.length > 0) to.write(forwarded);
+      });
+    }
+  }
+
+  /** Connections accepted from now on finish their TLS handshake and get no answer. */
+  leaveUnanswered(): void {
+    this.unanswered = true;
+  }
+
+  /** From now on, drops every byte both ways; connections stay open. */
+  silence(): void {
+    this.silent = true;
+  }
+
+  /** Stops listening and closes every connection: new ones are refused until reopen(). */
+  async refuse(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+
+  /** Listens again on the same port, forwarding. */
+  async reopen(): Promise<void> {
+    this.silent = false;
+    this.unanswered = false;
+    this.server = createServer((socket) => this.accept(socket));
+    await listen(this.server, this.port);
+  }
+
+  /** A copy of `kubeconfigPath` whose server is this relay. */
+  async kubeconfigThrough(kubeconfigPath: string): Promise<string> {
+    const text = await readFile(kubeconfigPath, 'utf8');
+    const path = `${kubeconfigPath}.relay-${this.port}`;
+    await writeFile(
+      path,
+      text.replace(/server: https:\/\/127\.0\.0\.1:\d+/g, `server: https://127.0.0.1:${this.port}`),
+    );
+    return path;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : 0);
+    });
+  });
+}
+
+/**
+ * Passes a client's TLS records up to its first application-data record (type 23), and nothing
+ * from there on. In TLS 1.3 that first one is the client's Finished: the client counts the
+ * handshake done and sends its request, which the server never gets. In TLS 1.2 it is the request.
+ */
+class UntilApplicationData {
+  private pending = Buffer.alloc(0);
+  private stopped = false;
+
+  pass(chunk: Buffer): Buffer {
+    if (this.stopped) return Buffer.alloc(0);
+    this.pending = Buffer.concat([this.pending, chunk]);
+    let end = 0;
+    while (this.pending.length - end >= 5) {
+      if (this.pending[end] === 23) {
+        this.stopped = true;
+        break;
+      }
+      const length = 5 + this.pending.readUInt16BE(end + 3);
+      if (this.pending.length - end < length) break;
+      end += length;
+    }
+    const passed = this.pending.subarray(0, end);
+    this.pending = this.stopped ? Buffer.alloc(0) : this.pending.subarray(end);
+    return passed;
+  }
+}
