@@ -92,7 +92,7 @@ export async function buildBundles(root, outDir, only = Object.keys(ENTRY_POINTS
     splitting: true,
     format: 'esm',
     platform: 'node',
-    target: 'node20',
+    target: 'node22',
     outExtension: { '.js': '.mjs' },
     sourcemap: 'linked',
     // CommonJS dependencies call require(); an ES module has none of its own.

@@ -10,6 +10,16 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildBundles, ENTRY_POINTS, sourceStamp } from './bundle.mjs';
 
+// package.json's engines: the Kubernetes client simlock is built on needs Node 22.19 or later, and
+// on an older Node fails deep inside its HTTP stack. Say so plainly instead.
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 19)) {
+  console.error(
+    `simlock needs Node.js 22.19 or later (24 is what it is tested on); this is ${process.version} (${process.execPath})`,
+  );
+  process.exit(1);
+}
+
 const root = fileURLToPath(new URL('..', import.meta.url));
 const [component, ...args] = process.argv.slice(2);
 if (component === undefined || !Object.hasOwn(ENTRY_POINTS, component)) {

@@ -1,5 +1,5 @@
 // What @kubernetes/client-node 2.x does, measured against the real API server, where runtime/
-// relies on it or keeps its own code instead (ADR 0011). A relay in front of the API server makes
+// relies on it or keeps its own code instead (ADR 0013). A relay in front of the API server makes
 // the network fail: it goes silent (a dead network) or refuses (an API server restarting).
 //   - client-node's Watch cuts a silent connection after its idle limit: runtime's watch is it.
 //   - client-node's informer stops for good after a failure other than 410 (it calls its error
@@ -8,7 +8,7 @@
 //     that never answers, a call is still waiting long after runtime's request has given up.
 //   - client-node gives each typed call a dispatcher of its own, so each opens a new TLS
 //     connection; runtime's requests share one keep-alive pool.
-// If a test here fails because client-node now does what runtime needs, ADR 0011 is out of date:
+// If a test here fails because client-node now does what runtime needs, ADR 0013 is out of date:
 // move that part onto client-node.
 import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';

@@ -1,7 +1,7 @@
 // An informer: list, then watch from the list's resourceVersion, keeping a store of objects and
 // telling a handler about every add, update and delete. It never stops on its own: a 410 Gone
 // relists, any other failure waits with capped exponential backoff and relists (client-node's
-// informer, in 2.x too, stops on such errors: ADR 0011). A relist delivers the difference against
+// informer, in 2.x too, stops on such errors: ADR 0013). A relist delivers the difference against
 // the store, so handlers see each change once and must only be idempotent across restarts of the
 // process.
 import type { KubeClient } from './kube-client.js';

@@ -1,7 +1,7 @@
 // A small Kubernetes REST client over the credentials of a kubeconfig. client-node loads the
 // kubeconfig, applies its credentials (certificates, tokens, exec plugins) and streams watches;
 // requests go through node:https, over one keep-alive pool, with a timeout on each, a bound on
-// what they read and a rate limit, which client-node's own calls lack (ADR 0011).
+// what they read and a rate limit, which client-node's own calls lack (ADR 0013).
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -265,7 +265,7 @@ export class KubeClient {
    * Opens a watch and calls `onEvent` for each event line. Resolves when the server ends the watch
    * (its timeoutSeconds) or the signal aborts; rejects on an error status or a broken connection.
    * A watch that goes silent past `idleMs` is cut: a dead connection must not hang us for ever.
-   * client-node's Watch does the streaming (ADR 0011); the rate limit is ours.
+   * client-node's Watch does the streaming (ADR 0013); the rate limit is ours.
    */
   async watch(
     path: string,

@@ -1,4 +1,4 @@
-// A watch through client-node's Watch (ADR 0011): it streams the events and, since 2.x, cuts a
+// A watch through client-node's Watch (ADR 0013): it streams the events and, since 2.x, cuts a
 // connection that stays silent too long. What is ours: the idle limit (client-node's default is
 // 30 s, shorter than the API server's bookmark interval, which would end every quiet watch), the
 // abort signal, and errors as the rest of runtime/ throws them.

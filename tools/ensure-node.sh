@@ -3,7 +3,7 @@
 # not cached: `npm pack node-<platform>@<version>` from the npm registry, its integrity checked
 # against the pin, only bin/node kept, in a cache outside the repository keyed by version
 # (~/.cache/simlock/node/<version>/bin). Any npm and any Node that runs npm will do for that, so a
-# machine with only Node 20 gets Node 24 with nothing installed by hand (ADR 0010).
+# machine with only Node 20 gets Node 24 with nothing installed by hand (ADR 0012).
 #
 #   tools/ensure-node.sh        Node 24, what the suite, `npm run up` and the image run on
 #   tools/ensure-node.sh 22     Node 22, for the unit project's check of package.json's engines

@@ -1,4 +1,4 @@
-// What simlock runs on (ADR 0010): the pinned Node lines, package.json's engines and the image's
+// What simlock runs on (ADR 0012): the pinned Node lines, package.json's engines and the image's
 // base agree, and a process the tests start by name runs on the Node that runs the tests.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, as `npm test` runs it on a fresh clone, on the pinned Node.js 24 (ADR 0010;
+# The whole test suite, as `npm test` runs it on a fresh clone, on the pinned Node.js 24 (ADR 0012;
 # downloaded from the npm registry into a cache when missing, whatever Node the machine has) with
 # its version printed first: installs dependencies when they are missing or stale, builds the
 # control plane when it is not cached, then lint, types, formatting, the unit project on Node 22

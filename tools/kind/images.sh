@@ -47,7 +47,7 @@ build_image() {
 }
 
 # The Node base of the Dockerfile, as node:24-slim would be: the pinned Node 24 binary that the
-# suite runs on (tools/ensure-node.sh, ADR 0010) and this machine's npm.
+# suite runs on (tools/ensure-node.sh, ADR 0012) and this machine's npm.
 build_node_base() {
   local version image context npm from node
   node="$("$here/../ensure-node.sh" 24)/node" || missing "Node.js 24 (tools/ensure-node.sh failed)"
