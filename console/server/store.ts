@@ -112,7 +112,13 @@ export class ConsoleStore {
     watch(
       namespace === undefined ? '/api/v1/events' : `/api/v1/namespaces/${namespace}/events`,
       (event) => this.onEvent(event),
-      { fieldSelector: `involvedObject.kind=${RESOURCES.leaseRequest.kind}` },
+      {
+        fieldSelector: `involvedObject.kind=${RESOURCES.leaseRequest.kind}`,
+        // kube-apiserver keeps no watch cache for Events, so it sends no bookmarks: a quiet watch
+        // would be cut by the client's 90 s idle limit (and logged as a failure). Ended by the
+        // server before that, it is simply opened again.
+        watchTimeoutSeconds: 60,
+      },
     );
   }
 
