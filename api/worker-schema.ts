@@ -135,3 +135,15 @@ export const WorkerObject = z.object({
   status: WorkerStatus.optional(),
 });
 export type WorkerObject = z.infer<typeof WorkerObject>;
+
+/** A worker's heartbeat as read: its agent's coordination.k8s.io Lease (`heartbeatLeaseName`). */
+export const HeartbeatLease = z.object({
+  metadata: z.object({ name: z.string().max(253) }),
+  spec: z
+    .object({
+      renewTime: z.string().max(64).optional(),
+      leaseDurationSeconds: z.number().int().min(0).max(86_400).optional(),
+    })
+    .optional(),
+});
+export type HeartbeatLease = z.infer<typeof HeartbeatLease>;

@@ -3,6 +3,7 @@
 // with a warning rather than trusted.
 import { z } from 'zod';
 import {
+  HeartbeatLease,
   LeaseObject,
   LeaseRequestObject,
   SimlockError,
@@ -157,16 +158,6 @@ export interface Heartbeat {
   renewTime?: string | undefined;
   leaseDurationSeconds?: number | undefined;
 }
-
-const HeartbeatLease = z.object({
-  metadata: z.object({ name: z.string().max(253) }),
-  spec: z
-    .object({
-      renewTime: z.string().max(64).optional(),
-      leaseDurationSeconds: z.number().int().min(0).max(86_400).optional(),
-    })
-    .optional(),
-});
 
 /**
  * Heartbeats by worker name, from the coordination.k8s.io Leases `worker-<name>` in the simlock

@@ -4,6 +4,7 @@
 // show; listeners hear of each change once, whoever is looking.
 import { z } from 'zod';
 import {
+  HeartbeatLease,
   LeaseObject,
   LeaseRequestObject,
   RESOURCES,
@@ -22,16 +23,6 @@ import {
 import type { EventView, Kind, LeaseView, RequestView, WorkerView } from '../model/wire.js';
 
 const HEARTBEAT_PREFIX = 'worker-';
-
-const HeartbeatLease = z.object({
-  metadata: z.object({ name: z.string().max(253) }),
-  spec: z
-    .object({
-      renewTime: z.string().max(64).optional(),
-      leaseDurationSeconds: z.number().int().min(0).max(86_400).optional(),
-    })
-    .optional(),
-});
 
 const CoreEvent = z.object({
   involvedObject: z.object({
