@@ -3,7 +3,6 @@
 // found at the given URL, $SIMLOCK_PROXY_URL, or the chart's ConfigMap `simlock`.
 import {
   LeaseObject,
-  MAX_SCREENSHOT_BYTES,
   SimlockError,
   execThroughProxy,
   screenshotCommand,
@@ -14,6 +13,7 @@ import {
   kubeconfigBearerToken,
   simlockPath,
   type KubeClient,
+  ScreenshotOutput,
 } from '../runtime/index.js';
 import { getObject } from './kube.js';
 
@@ -137,32 +137,11 @@ export async function screenshotOfLease(
       `no screenshot for ${device.name}: devicectl cannot take one of a physical iPhone or iPad`,
     );
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let stderr = '';
+  const output = new ScreenshotOutput();
   const exitCode = await execOnLease(proxy, namespace, name, command.tool, command.args, {
     timeoutSeconds: 30,
     encoding: 'base64',
-    onOutput: (stream, data) => {
-      const bytes = Buffer.from(data, 'base64');
-      if (stream === 'stderr') {
-        stderr = (stderr + bytes.toString('utf8')).slice(-2048);
-        return;
-      }
-      size += bytes.length;
-      if (size <= MAX_SCREENSHOT_BYTES) chunks.push(bytes);
-    },
+    onOutput: output.onOutput,
   });
-  if (size > MAX_SCREENSHOT_BYTES)
-    throw new SimlockError(
-      'INTERNAL',
-      `the screenshot is larger than ${MAX_SCREENSHOT_BYTES} bytes`,
-    );
-  if (exitCode !== 0) {
-    throw new SimlockError(
-      'INTERNAL',
-      `${command.tool} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`,
-    );
-  }
-  return new Uint8Array(Buffer.concat(chunks));
+  return new Uint8Array(output.image(command.tool, exitCode));
 }

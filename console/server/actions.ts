@@ -6,7 +6,6 @@ import { z } from 'zod';
 import {
   ERRORS,
   LeaseObject,
-  MAX_SCREENSHOT_BYTES,
   SimlockError,
   execThroughProxy,
   screenshotCommand,
@@ -17,6 +16,7 @@ import {
   KubeUnavailableError,
   simlockPath,
   type KubeClient,
+  ScreenshotOutput,
 } from '../../runtime/index.js';
 import type { Person } from './sessions.js';
 
@@ -120,9 +120,7 @@ export async function screenshot(
       'the exec proxy needs a bearer token: this kubeconfig user has none; set SIMLOCK_TOKEN',
     );
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let stderr = '';
+  const output = new ScreenshotOutput();
   const { exitCode } = await execThroughProxy({
     url: proxyUrl,
     token: person.token,
@@ -132,28 +130,9 @@ export async function screenshot(
     args: command.args,
     timeoutSeconds: 30,
     encoding: 'base64',
-    onOutput: (stream, data) => {
-      const bytes = Buffer.from(data, 'base64');
-      if (stream === 'stderr') {
-        stderr = (stderr + bytes.toString('utf8')).slice(-2048);
-        return;
-      }
-      size += bytes.length;
-      if (size <= MAX_SCREENSHOT_BYTES) chunks.push(bytes);
-    },
+    onOutput: output.onOutput,
   });
-  if (size > MAX_SCREENSHOT_BYTES)
-    throw new SimlockError(
-      'INTERNAL',
-      `the screenshot is larger than ${MAX_SCREENSHOT_BYTES} bytes`,
-    );
-  if (exitCode !== 0) {
-    throw new SimlockError(
-      'INTERNAL',
-      `${command.tool} exited with ${exitCode}${stderr ? `: ${stderr.trim()}` : ''}`,
-    );
-  }
-  return Buffer.concat(chunks);
+  return output.image(command.tool, exitCode);
 }
 
 export function httpStatusOf(error: SimlockError): number {
