@@ -438,7 +438,14 @@ describe('the controller and an agent, each with only its chart identity', () =>
       script: iosSimulatorScript(),
     });
     children.push({ kill: () => agent.kill('SIGKILL') });
-    await cluster.admin.get(coordinationLeasePath(namespace, heartbeatLeaseName(workerC)));
+    // The agent reports its Worker running before its first heartbeat lands: wait for that too.
+    await eventually(
+      () =>
+        cluster.admin
+          .get(coordinationLeasePath(namespace, heartbeatLeaseName(workerC)))
+          .catch(() => undefined),
+      { timeoutMs: 20_000, what: `the heartbeat Lease of ${workerC}` },
+    );
 
     const controllerProcess = startController(controller.kubeconfigPath, await freePort());
     await user.client.create(simlockPath('leaseRequest', { namespace }), {

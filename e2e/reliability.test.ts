@@ -37,7 +37,7 @@ const crds = fileURLToPath(new URL('../crds/', import.meta.url));
 const NAMESPACE = 'reliability';
 const SYSTEM_NAMESPACE = 'reliability-system';
 const FLEET = 'reliability';
-/** How long the load and the failures go on. */
+/** How long the load goes on at least; it also lasts until the partition has healed. */
 const CHAOS_MS = 44_000;
 /** How long the third agent is cut off from the API server (its heartbeat lasts 5 s). */
 const PARTITION_MS = 8_000;
@@ -252,9 +252,11 @@ describe('reliability', () => {
       });
       created.push(name);
     };
+    /** Set once the last failure is over: the load runs until then, and CHAOS_MS at least. */
+    let failuresOver = false;
     const load = (async () => {
       let next = 0;
-      while (Date.now() - started < CHAOS_MS) {
+      while (!failuresOver || Date.now() - started < CHAOS_MS) {
         const outstanding = created.filter((name) => !outcomes.get(name)?.size).length;
         if (outstanding < OUTSTANDING) await create(`r-${next++}`).catch(() => undefined);
         await new Promise((resolve) => setTimeout(resolve, 120));
@@ -285,12 +287,20 @@ describe('reliability', () => {
     events.push(`etcd back at ${new Date().toISOString()}`);
     await at(24_000, 27_000);
     await replicas.killLeader();
+    const lastKillAt = Date.now();
     let cutAt: number | undefined;
     let healedAt: number | undefined;
     if (cutOff) {
-      // Well after the last leader kill: a failover of its own keeps a new leader from
-      // dispatching for a few seconds, and this step is about the agent.
+      // Only once the fleet grants again after the last leader kill (and etcd's restart, whose
+      // length varies): a failover keeps a new leader from dispatching for a few seconds, and this
+      // step is about the agent, so the others must be able to grant while it is away.
       await at(31_000, 31_500);
+      await eventually(
+        () => ([...grantedAt.values()].some((at) => at > lastKillAt) ? true : undefined),
+        { timeoutMs: 30_000, intervalMs: 100, what: 'a grant after the last leader kill' },
+      ).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}; ${events.join('; ')}`);
+      });
       events.push(`agent rel-c cut off at ${new Date().toISOString()}`);
       await cutOff.cut();
       cutAt = Date.now();
@@ -299,6 +309,7 @@ describe('reliability', () => {
       healedAt = Date.now();
       events.push(`agent rel-c back at ${new Date().toISOString()}`);
     }
+    failuresOver = true;
     await load;
 
     // --- everything settles -------------------------------------------------------------------
