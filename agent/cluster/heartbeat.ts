@@ -21,6 +21,8 @@ export interface HeartbeatOptions {
   durationSeconds: number;
   /** Renew this often; a quarter of the duration by default. */
   renewEveryMs?: number;
+  /** Give up on one renewal after this long; half the duration by default. */
+  renewalTimeoutMs?: number;
 }
 
 export class Heartbeat {
@@ -70,6 +72,10 @@ export class Heartbeat {
 
   async renew(): Promise<void> {
     const { client, namespace, worker, durationSeconds, clock } = this.options;
+    // A renewal still unanswered after half the lease cannot keep it anyway. Giving up then (the
+    // client's default is 30 s) means the next try opens a new connection: after a partition the
+    // old one can stay dead long after the network is back, and the Worker would lapse meanwhile.
+    const settings = { timeoutMs: this.options.renewalTimeoutMs ?? (durationSeconds * 1000) / 2 };
     const name = heartbeatLeaseName(worker);
     const spec = {
       holderIdentity: worker,
@@ -77,16 +83,20 @@ export class Heartbeat {
       renewTime: microTime(clock.now()),
     };
     try {
-      await client.patch(coordinationLeasePath(namespace, name), { spec });
+      await client.patch(coordinationLeasePath(namespace, name), { spec }, 'merge', settings);
     } catch (error) {
       if (!isNotFound(error)) throw error;
       try {
-        await client.create(coordinationLeasePath(namespace), {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace },
-          spec: { ...spec, acquireTime: spec.renewTime },
-        });
+        await client.create(
+          coordinationLeasePath(namespace),
+          {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name, namespace },
+            spec: { ...spec, acquireTime: spec.renewTime },
+          },
+          settings,
+        );
       } catch (createError) {
         if (!isConflict(createError)) throw createError;
       }

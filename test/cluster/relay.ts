@@ -1,9 +1,10 @@
 // A TCP relay on loopback in front of the API server, for tests of what a client does when the
 // network fails: it forwards, goes silent (bytes are dropped both ways and connections stay open,
-// as over a dead network), leaves requests unanswered (new connections finish their TLS handshake,
-// then nothing the client sends reaches the server, as with a server that accepts and never
-// answers), or refuses (it stops listening and closes what it holds, as an API server restarting
-// does), and counts the connections it accepted. Only loopback is a target.
+// as over a dead network) and heals (new connections get through, the old ones stay dead), leaves
+// requests unanswered (new connections finish their TLS handshake, then nothing the client sends
+// reaches the server, as with a server that accepts and never answers), or refuses (it stops
+// listening and closes what it holds, as an API server restarting does), and counts the
+// connections it accepted. Only loopback is a target.
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -12,6 +13,8 @@ export class Relay {
   accepted = 0;
   private silent = false;
   private unanswered = false;
+  /** Connections open when the relay went silent: they stay dead after heal(). */
+  private readonly dead = new Set<Socket>();
   private readonly sockets = new Set<Socket>();
   private server: Server;
 
@@ -42,13 +45,15 @@ export class Relay {
     const requests = this.unanswered ? new UntilApplicationData() : undefined;
     for (const [from, to] of pairs) {
       this.sockets.add(from);
+      if (this.silent) this.dead.add(from);
       from.once('close', () => {
         this.sockets.delete(from);
+        this.dead.delete(from);
         to.destroy();
       });
       from.on('error', () => from.destroy());
       from.on('data', (chunk: Buffer) => {
-        if (this.silent) return;
+        if (this.silent || this.dead.has(from)) return;
         const forwarded = from === incoming && requests ? requests.pass(chunk) : chunk;
         if (forwarded.length > 0) to.write(forwarded);
       });
@@ -63,6 +68,17 @@ export class Relay {
   /** From now on, drops every byte both ways; connections stay open. */
   silence(): void {
     this.silent = true;
+    for (const socket of this.sockets) this.dead.add(socket);
+  }
+
+  /**
+   * After silence(): new connections are forwarded again, while those open during the silence
+   * stay dead, bytes dropped, as a TCP connection is after a long partition when its
+   * retransmissions have backed off for minutes: only a client that gives up on a request and
+   * connects again gets through.
+   */
+  heal(): void {
+    this.silent = false;
   }
 
   /** Stops listening and closes every connection: new ones are refused until reopen(). */
