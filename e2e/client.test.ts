@@ -17,7 +17,7 @@ let client: SimlockClient;
 
 beforeAll(async () => {
   // simctl answers 0 here, as a screenshot must; e2e/mcp.test.ts checks another exit code.
-  env = await startExecFleet(cluster, { simctl: { stdout: 'com.example.app\n' } });
+  env = await startExecFleet(cluster, { tools: { simctl: { stdout: 'com.example.app\n' } } });
   client = SimlockClient.connect({
     kubeconfig: cluster.kubeconfigPath,
     namespace: env.fleet.namespace,

@@ -1,22 +1,17 @@
 // Exec through the fleet (DESIGN.md §6): the real proxy (TokenReview, SubjectAccessReview), a real
 // agent process with the fake driver, and the controller, against the real API server.
-import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execThroughProxy, SimlockError, type ExecTool } from '../api/index.js';
-import type { Reconciler } from '../controller/index.js';
-import { controllerFor } from '../test/cluster/controller.js';
-import { createProxyApp } from '../proxy/index.js';
-import { silentLogger } from '../runtime/index.js';
-import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
-import { TestFleet } from '../test/cluster/fleet.js';
+import { iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
+import { serviceAccountToken, startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
+import type { TestFleet } from '../test/cluster/fleet.js';
 import { runCommand, useCluster } from '../test/cluster/harness.js';
 
 const cluster = useCluster('exec');
+let env: ExecFleet | undefined;
 let fleet: TestFleet;
 let agent: AgentProcess;
-let reconciler: Reconciler;
-let proxy: Server;
 let proxyUrl: string;
 const tokens: Record<string, string> = {};
 
@@ -37,36 +32,20 @@ const pixel = {
   physical: true,
 };
 
-async function serviceAccountToken(namespace: string, name: string): Promise<string> {
-  await cluster.admin.create(`/api/v1/namespaces/${namespace}/serviceaccounts`, {
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name },
-  });
-  const answer = (await cluster.admin.create(
-    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: 3600 },
-    },
-  )) as { status: { token: string } };
-  return answer.status.token;
-}
-
 beforeAll(async () => {
-  fleet = await TestFleet.create(cluster);
-  const ns = fleet.namespace;
-  tokens.proxy = await serviceAccountToken(ns, 'simlock-proxy');
-  tokens.alice = await serviceAccountToken(ns, 'alice');
-  tokens.bob = await serviceAccountToken(ns, 'bob');
-  // alice may exec on leases in this namespace; bob may not.
-  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'lease-exec' },
-    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
+  env = await startExecFleet(cluster, {
+    script: iosSimulatorScript({
+      tools: { simctl: { exitCode: 7, stdout: 'com.example.app\n' } },
+      devices: [...(iosSimulatorScript().devices as object[]), iphone, pixel],
+      platforms: ['ios', 'android'],
+    }),
   });
+  ({ fleet, agent, proxyUrl } = env);
+  const ns = fleet.namespace;
+  tokens.proxy = env.token;
+  tokens.alice = await serviceAccountToken(cluster, ns, 'alice');
+  tokens.bob = await serviceAccountToken(cluster, ns, 'bob');
+  // alice may exec on leases in this namespace (the fleet's Role `lease-exec`); bob may not.
   await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'RoleBinding',
@@ -75,44 +54,13 @@ beforeAll(async () => {
     subjects: [{ kind: 'ServiceAccount', name: 'alice', namespace: ns }],
   });
 
-  agent = await startAgent({
-    admin: cluster.admin,
-    kubeconfigPath: cluster.kubeconfigPath,
-    name: fleet.name('b'),
-    label: 'worker-b',
-    namespace: ns,
-    fleet: ns,
-    script: iosSimulatorScript({
-      tools: { simctl: { exitCode: 7, stdout: 'com.example.app\n' } },
-      devices: [...(iosSimulatorScript().devices as object[]), iphone, pixel],
-      platforms: ['ios', 'android'],
-    }),
-    execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
-  });
-  reconciler = controllerFor(cluster, fleet);
-  await reconciler.start();
-  const app = createProxyApp({
-    client: cluster.admin,
-    log: silentLogger,
-    agentToken: () => tokens.proxy ?? '',
-  });
-  await new Promise<void>((resolve) => {
-    proxy = app.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = proxy.address();
-  proxyUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-
   await fleet.createRequest('phone', { platform: 'ios', physical: true });
   await fleet.createRequest('android', { platform: 'android', physical: true });
   await fleet.createRequest('sim', { platform: 'ios', model: 'iPhone 16' });
   for (const name of ['phone', 'android', 'sim']) await fleet.phase(name, 'Granted', 20_000);
 }, 60_000);
 
-afterAll(async () => {
-  proxy.close();
-  await reconciler.stop();
-  await agent.kill('SIGKILL');
-});
+afterAll(() => env?.stop());
 
 async function run(lease: string, tool: ExecTool, args: string[], token = tokens.alice ?? '') {
   const output: string[] = [];

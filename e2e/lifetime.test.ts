@@ -1,25 +1,21 @@
 // A lease's lifetime (issue 16, ADR 0008) with real processes: a real agent with the fake driver,
 // the controller in-process, the real proxy recording exec activity, the plugin as a process.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execThroughProxy } from '../api/index.js';
-import type { Reconciler } from '../controller/index.js';
-import { ActivityRecorder, createProxyApp, leaseStatusActivityWriter } from '../proxy/index.js';
-import { isNotFound, silentLogger } from '../runtime/index.js';
-import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
-import { controllerFor } from '../test/cluster/controller.js';
-import { TestFleet } from '../test/cluster/fleet.js';
+import { isNotFound } from '../runtime/index.js';
+import type { AgentProcess } from '../test/cluster/agents.js';
+import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
+import type { TestFleet } from '../test/cluster/fleet.js';
 import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
 
 const cluster = useCluster('lifetime');
 const plugin = join(fileURLToPath(new URL('../bin/', import.meta.url)), 'kubectl-simlock');
+let env: ExecFleet | undefined;
 let fleet: TestFleet;
 let agent: AgentProcess;
-let reconciler: Reconciler;
-let proxy: Server;
 let proxyUrl: string;
 let token: string;
 
@@ -34,68 +30,16 @@ function simlock(...args: string[]) {
 }
 
 beforeAll(async () => {
-  fleet = await TestFleet.create(cluster);
-  const ns = fleet.namespace;
-  await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name: 'simlock-proxy' },
-  });
-  token = (
-    (await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts/simlock-proxy/token`, {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: 3600 },
-    })) as { status: { token: string } }
-  ).status.token;
-  // The test calls exec with the proxy's own token: it may exec in this namespace.
-  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'lease-exec' },
-    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
-  });
-  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'proxy-exec' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
-    subjects: [{ kind: 'ServiceAccount', name: 'simlock-proxy', namespace: ns }],
-  });
-  agent = await startAgent({
-    admin: cluster.admin,
-    kubeconfigPath: cluster.kubeconfigPath,
-    name: fleet.name('a'),
-    label: 'worker-a',
-    namespace: ns,
-    fleet: ns,
+  env = await startExecFleet(cluster, {
     // simctl runs 10 s: an exec that lasts longer than the idle timeout.
-    script: iosSimulatorScript({ tools: { simctl: { delayMs: 10_000, stdout: 'done\n' } } }),
-    execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
+    tools: { simctl: { delayMs: 10_000, stdout: 'done\n' } },
+    controller: { expiringSoonMs: 10_000 },
+    recordActivity: true,
   });
-  reconciler = controllerFor(cluster, fleet, { expiringSoonMs: 10_000 });
-  await reconciler.start();
-  const app = createProxyApp({
-    client: cluster.admin,
-    log: silentLogger,
-    agentToken: () => token,
-    activity: new ActivityRecorder({
-      write: leaseStatusActivityWriter(cluster.admin),
-      log: silentLogger,
-    }),
-  });
-  await new Promise<void>((resolve) => {
-    proxy = app.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = proxy.address();
-  proxyUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  ({ fleet, agent, proxyUrl, token } = env);
 }, 60_000);
 
-afterAll(async () => {
-  proxy.close();
-  await reconciler.stop();
-  await agent.kill('SIGKILL');
-});
+afterAll(() => env?.stop());
 
 const released = (name: string) =>
   fleet.requestWhere(name, (r) => r.status?.phase === 'Released' || r.status === undefined, 20_000);

@@ -19,7 +19,9 @@ const plugin = join(fileURLToPath(new URL('../bin/', import.meta.url)), 'kubectl
 let env: ExecFleet;
 
 beforeAll(async () => {
-  env = await startExecFleet(cluster, { simctl: { exitCode: 3, stdout: 'com.example.app\n' } });
+  env = await startExecFleet(cluster, {
+    tools: { simctl: { exitCode: 3, stdout: 'com.example.app\n' } },
+  });
 }, 60_000);
 
 afterAll(() => env.stop());

@@ -1,9 +1,10 @@
-// A fleet that serves leases end to end, for tests of the typed client and the MCP server: a real
-// agent process with the fake driver (two iPhone 16 simulators, two iOS leases at a time), the
-// controller in-process, the real exec proxy, and a service-account token that may exec.
+// A fleet that serves leases end to end, for tests of the typed client, the MCP server and lease
+// lifetimes: a real agent process with the fake driver (two iPhone 16 simulators, two iOS leases at
+// a time), the controller in-process, the real exec proxy, and a service-account token that may
+// exec.
 import type { Server } from 'node:http';
-import type { Reconciler } from '../../controller/index.js';
-import { createProxyApp } from '../../proxy/index.js';
+import type { Reconciler, ReconcilerOptions } from '../../controller/index.js';
+import { ActivityRecorder, createProxyApp, leaseStatusActivityWriter } from '../../proxy/index.js';
 import { silentLogger } from '../../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from './agents.js';
 import { controllerFor } from './controller.js';
@@ -14,31 +15,53 @@ export interface ExecFleet {
   fleet: TestFleet;
   agent: AgentProcess;
   proxyUrl: string;
-  /** A bearer token the proxy accepts and that may exec in the fleet's namespace. */
+  /** The proxy's own token, which may exec in the fleet's namespace (Role `lease-exec`). */
   token: string;
   /** Resolves once no device of the agent is leased or being reclaimed. */
   devicesFree(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startExecFleet(
-  cluster: ClusterTestContext,
-  tools: Record<string, unknown> = {},
-): Promise<ExecFleet> {
-  const fleet = await TestFleet.create(cluster);
-  const ns = fleet.namespace;
-  await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
+/** Creates a ServiceAccount and answers an hour's token for it. */
+export async function serviceAccountToken(
+  cluster: Pick<ClusterTestContext, 'admin'>,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  await cluster.admin.create(`/api/v1/namespaces/${namespace}/serviceaccounts`, {
     apiVersion: 'v1',
     kind: 'ServiceAccount',
-    metadata: { name: 'simlock-proxy' },
+    metadata: { name },
   });
-  const token = (
-    (await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts/simlock-proxy/token`, {
+  const answer = (await cluster.admin.create(
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenRequest',
       spec: { expirationSeconds: 3600 },
-    })) as { status: { token: string } }
-  ).status.token;
+    },
+  )) as { status: { token: string } };
+  return answer.status.token;
+}
+
+export interface ExecFleetOptions {
+  /** The fake driver's answers per tool (see iosSimulatorScript). */
+  tools?: Record<string, unknown>;
+  /** The agent's whole fake-driver script, instead of iosSimulatorScript({ tools }). */
+  script?: Record<string, unknown>;
+  /** Settings of the in-process controller beside the defaults of controllerFor. */
+  controller?: Partial<ReconcilerOptions>;
+  /** The proxy records exec activity on the Lease (what idle timeouts count). */
+  recordActivity?: boolean;
+}
+
+export async function startExecFleet(
+  cluster: ClusterTestContext,
+  options: ExecFleetOptions = {},
+): Promise<ExecFleet> {
+  const fleet = await TestFleet.create(cluster);
+  const ns = fleet.namespace;
+  const token = await serviceAccountToken(cluster, ns, 'simlock-proxy');
   await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',
@@ -59,12 +82,24 @@ export async function startExecFleet(
     label: 'worker-a',
     namespace: ns,
     fleet: ns,
-    script: iosSimulatorScript({ tools }),
+    script: options.script ?? iosSimulatorScript({ tools: options.tools ?? {} }),
     execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
   });
-  const reconciler: Reconciler = controllerFor(cluster, fleet);
+  const reconciler: Reconciler = controllerFor(cluster, fleet, options.controller);
   await reconciler.start();
-  const app = createProxyApp({ client: cluster.admin, log: silentLogger, agentToken: () => token });
+  const app = createProxyApp({
+    client: cluster.admin,
+    log: silentLogger,
+    agentToken: () => token,
+    ...(options.recordActivity
+      ? {
+          activity: new ActivityRecorder({
+            write: leaseStatusActivityWriter(cluster.admin),
+            log: silentLogger,
+          }),
+        }
+      : {}),
+  });
   const proxy = await new Promise<Server>((resolve) => {
     const server: Server = app.listen(0, '127.0.0.1', () => resolve(server));
   });
