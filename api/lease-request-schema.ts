@@ -4,12 +4,12 @@ import { CapacityReason, Platform, WaitingReason } from './reasons.js';
 import { ErrorCodeSchema } from './errors.js';
 import {
   DeviceClass,
-  ObjectMeta,
   OsSpec,
   celRules,
   unchanged,
   shortText,
   timestamp,
+  resourceObject,
 } from './schema-parts.js';
 
 export const DeviceSpec = z.object({
@@ -204,11 +204,5 @@ export const LeaseRequestStatus = z.object({
 });
 export type LeaseRequestStatus = z.infer<typeof LeaseRequestStatus>;
 
-export const LeaseRequestObject = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: ObjectMeta,
-  spec: LeaseRequestSpec,
-  status: LeaseRequestStatus.optional(),
-});
+export const LeaseRequestObject = resourceObject(LeaseRequestSpec, LeaseRequestStatus);
 export type LeaseRequestObject = z.infer<typeof LeaseRequestObject>;

@@ -1,6 +1,6 @@
 // Lease: one dispatch of a request to a worker, answered by its agent.
 import { z } from 'zod';
-import { ObjectMeta, celRules, unchanged, name, timestamp } from './schema-parts.js';
+import { celRules, unchanged, name, timestamp, resourceObject } from './schema-parts.js';
 import { DeviceSpec, GrantedDevice } from './lease-request-schema.js';
 
 const LeaseSpecFields = z.object({
@@ -57,11 +57,5 @@ export const LeaseStatus = z.object({
 });
 export type LeaseStatus = z.infer<typeof LeaseStatus>;
 
-export const LeaseObject = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: ObjectMeta,
-  spec: LeaseSpec,
-  status: LeaseStatus.optional(),
-});
+export const LeaseObject = resourceObject(LeaseSpec, LeaseStatus);
 export type LeaseObject = z.infer<typeof LeaseObject>;

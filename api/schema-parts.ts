@@ -58,3 +58,17 @@ export const ObjectMeta = z.looseObject({
   finalizers: z.array(z.string()).optional(),
 });
 export type ObjectMeta = z.infer<typeof ObjectMeta>;
+
+/** A whole object of one of our kinds as read from the API server: its spec and its status. */
+export function resourceObject<Spec extends z.ZodType, Status extends z.ZodType>(
+  spec: Spec,
+  status: Status,
+) {
+  return z.object({
+    apiVersion: z.string().optional(),
+    kind: z.string().optional(),
+    metadata: ObjectMeta,
+    spec,
+    status: status.optional(),
+  });
+}

@@ -1,7 +1,7 @@
 // Worker (cluster-scoped): spec set by operators, status (the view) written by its agent.
 import { z } from 'zod';
 import { CapacityReason, Platform, WaitingReason } from './reasons.js';
-import { DeviceClass, ObjectMeta, celRules, count, timestamp } from './schema-parts.js';
+import { DeviceClass, celRules, count, timestamp, resourceObject } from './schema-parts.js';
 
 export const WorkerSpec = z.object({
   drained: z.boolean().default(false).describe('A drained worker takes no new leases.'),
@@ -127,13 +127,7 @@ export const WorkerStatus = z.object({
 });
 export type WorkerStatus = z.infer<typeof WorkerStatus>;
 
-export const WorkerObject = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: ObjectMeta,
-  spec: WorkerSpec.default({ drained: false }),
-  status: WorkerStatus.optional(),
-});
+export const WorkerObject = resourceObject(WorkerSpec.default({ drained: false }), WorkerStatus);
 export type WorkerObject = z.infer<typeof WorkerObject>;
 
 /** A worker's heartbeat as read: its agent's coordination.k8s.io Lease (`heartbeatLeaseName`). */
