@@ -155,7 +155,24 @@ const started = Date.now();
 load.start();
 await sampleMemory(0);
 let minute = 0;
-const sampler = setInterval(() => void sampleMemory(++minute), 60_000);
+/** Once a minute, so that half an hour is not silent: how far the load got, and the faults so far. */
+const progress = (at: number) => {
+  const records = [...watch.records.values()];
+  const granted = records.filter((record) => record.outcomes.has('granted')).length;
+  const failed = records.filter((record) =>
+    [...record.outcomes].some((outcome) => outcome.startsWith('failed')),
+  ).length;
+  log(
+    `minute ${at}: ${records.length} requests, ${granted} granted, ${failed} failed; ` +
+      `${faults.windows.length} faults; ${watch.doubleGrants.length} double grants seen; ` +
+      `load ${(os.loadavg()[0] ?? 0).toFixed(1)}`,
+  );
+};
+const sampler = setInterval(() => {
+  minute++;
+  progress(minute);
+  void sampleMemory(minute);
+}, 60_000);
 await faults.run(started, MINUTES * 60_000, PARTITION_MS);
 const remaining = started + MINUTES * 60_000 - Date.now();
 if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
