@@ -2,8 +2,8 @@
 # The whole test suite, as `npm test` runs it on a fresh clone, on the pinned Node.js 24 (ADR 0012;
 # downloaded from the npm registry into a cache when missing, whatever Node the machine has) with
 # its version printed first: installs dependencies when they are missing or stale, builds the
-# control plane when it is not cached, then lint, types, formatting, the unit project on Node 22
-# (the oldest line package.json's engines promises), then on Node 24 the unit tests, the cluster
+# control plane when it is not cached, then lint beside types, formatting and the unit project on
+# Node 22 (the oldest line package.json's engines promises), then on Node 24 the unit tests, the cluster
 # and end-to-end tests against a real kube-apiserver and etcd (the console's in a real Chromium,
 # installed from Debian's packages when missing), and the kind tier (e2e/kind: the image and the
 # chart's pods on a kind cluster; tools/kind builds what it needs). The last line says whether
@@ -17,15 +17,57 @@ node -e 'console.log(`node ${process.version} (${process.execPath})`)'
 tools/ensure-deps.sh
 tools/controlplane/build.sh >/dev/null
 tools/ensure-chromium.sh >/dev/null
-npx eslint --max-warnings 0 .
-npx tsc --noEmit -p .
-npx tsc --noEmit -p console/web
-npx prettier --check . >/dev/null || { npx prettier --list-different .; echo "prettier: run npm run format" >&2; exit 1; }
-if [ $# -eq 0 ]; then
+
+# The checks before the tests run in two lanes at once (two cores; eslint alone takes about as long
+# as the rest), each step's output kept in .simlock/checks/STEP.log and shown when it fails.
+checks=.simlock/checks
+rm -rf "$checks"
+mkdir -p "$checks"
+check() {
+  local name=$1
+  shift
+  local started=$SECONDS
+  if "$@" >"$checks/$name.log" 2>&1; then
+    echo "$name: ok ($((SECONDS - started)) s)"
+  else
+    echo "$name: FAILED ($((SECONDS - started)) s):" >&2
+    cat "$checks/$name.log" >&2
+    return 1
+  fi
+}
+prettier_check() {
+  npx prettier --check . >/dev/null || {
+    npx prettier --list-different .
+    echo "prettier: run npm run format"
+    return 1
+  }
+}
+unit_on_node22() {
+  local node22
   node22=$(tools/ensure-node.sh 22)
   PATH="$node22:$PATH" node -e 'console.log(`unit project on node ${process.version}`)'
   PATH="$node22:$PATH" npx vitest run --project unit
-fi
+}
+lane_lint() {
+  check eslint npx eslint --max-warnings 0 .
+}
+lane_rest() {
+  local failed=0
+  check tsc npx tsc --noEmit -p . || failed=1
+  check tsc-console-web npx tsc --noEmit -p console/web || failed=1
+  check prettier prettier_check || failed=1
+  # The unit project on Node 22 (engines' oldest line), when the whole suite runs.
+  if [ "$whole_suite" = yes ]; then check unit-node22 unit_on_node22 || failed=1; fi
+  return "$failed"
+}
+whole_suite=no
+[ $# -eq 0 ] && whole_suite=yes
+lane_lint &
+lint_pid=$!
+lanes_failed=0
+lane_rest || lanes_failed=1
+wait "$lint_pid" || lanes_failed=1
+[ "$lanes_failed" = 0 ] || { echo "the checks before the tests failed (above)" >&2; exit 1; }
 status_file=.simlock/kind-tier-status
 rm -f "$status_file"
 code=0

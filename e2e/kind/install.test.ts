@@ -84,8 +84,8 @@ describe.runIf(tools.ready)(
     step(
       'kind create cluster; docker build; kind load docker-image',
       async () => {
-        await kind.createCluster();
-        await kind.buildImage();
+        // At once: the node boots (mostly waiting on kubeadm) while the image builds.
+        await Promise.all([kind.createCluster(), kind.buildImage()]);
         must(
           await kind.run('kind', ['load', 'docker-image', 'simlock:0.1.0', '--name', kind.name], {
             timeoutMs: 300_000,
