@@ -34,6 +34,8 @@ function nodeOnlyFolder(node: string): string {
 // builds kind and its node image (tools/kind) and runs after the others, as it needs both cores.
 export default defineConfig({
   test: {
+    // The second one starts the kind tier's first step while the cluster tier ends (e2e/kind).
+    reporters: ['default', './e2e/kind/head-start-reporter.ts'],
     projects: [
       {
         test: {

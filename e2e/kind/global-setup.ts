@@ -2,9 +2,11 @@
 // and its node image (cached; cold, many minutes). Where that cannot be done, the tier's tests are
 // skipped with the reason, and tools/test.sh prints it in the final summary: never a silent pass.
 import { spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { headStartStatusFile, offerHeadStart } from './head-start.js';
+import { KindRun, type KindRunPlace } from './kind.js';
 
 export type KindTools =
   | {
@@ -23,8 +25,13 @@ export type KindTools =
 declare module 'vitest' {
   export interface ProvidedContext {
     kindTools: KindTools;
+    /** The install test's kind run, whose first step may be under way already (head-start.ts). */
+    kindInstallRun: KindRunPlace | null;
   }
 }
+
+/** The install test's run, and the end of its head start (awaited at teardown). */
+let installRun: { kind: KindRun; settled: () => Promise<void> } | undefined;
 
 const buildScript = fileURLToPath(new URL('../../tools/kind/build.sh', import.meta.url));
 const statusFile = fileURLToPath(new URL('../../.simlock/kind-tier-status', import.meta.url));
@@ -91,4 +98,17 @@ export async function setup(project: TestProject): Promise<void> {
   await mkdir(fileURLToPath(new URL('../../.simlock/', import.meta.url)), { recursive: true });
   await writeFile(statusFile, tools.ready ? 'ran\n' : `did not run: ${tools.missing}\n`);
   project.provide('kindTools', tools);
+  await rm(headStartStatusFile, { force: true });
+  if (tools.ready) {
+    const kind = await KindRun.start(tools, 'kind-install.log');
+    installRun = { kind, ...offerHeadStart(kind) };
+  }
+  project.provide('kindInstallRun', installRun?.kind.place ?? null);
+}
+
+/** A head start still running is waited for; its cluster goes if the install test left it. */
+export async function teardown(): Promise<void> {
+  if (!installRun) return;
+  await installRun.settled();
+  await installRun.kind.cleanup();
 }

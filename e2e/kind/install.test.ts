@@ -14,6 +14,7 @@ import {
   SYSTEM_NAMESPACE,
   tokenKubeconfig,
 } from './agents.js';
+import { clusterReady } from './head-start.js';
 import { KindRun, must } from './kind.js';
 import { pods, waitForRollout } from './pods.js';
 import { requestsThrough } from './requests.js';
@@ -72,8 +73,9 @@ describe.runIf(tools.ready)(
         timeoutMs,
       );
 
-    beforeAll(async () => {
-      if (tools.ready) kind = await KindRun.start(tools, 'kind-install.log');
+    beforeAll(() => {
+      const place = inject('kindInstallRun');
+      if (tools.ready && place) kind = KindRun.attach(tools, place);
     });
     afterAll(async () => {
       stops.forEach((stop) => stop());
@@ -83,16 +85,8 @@ describe.runIf(tools.ready)(
 
     step(
       'kind create cluster; docker build; kind load docker-image',
-      async () => {
-        // At once: the node boots (mostly waiting on kubeadm) while the image builds.
-        await Promise.all([kind.createCluster(), kind.buildImage()]);
-        must(
-          await kind.run('kind', ['load', 'docker-image', 'simlock:0.1.0', '--name', kind.name], {
-            timeoutMs: 300_000,
-          }),
-          'kind load docker-image',
-        );
-      },
+      // Begun by the global setup while the last cluster files ran, if it could be (head-start.ts).
+      () => clusterReady(kind, 1_400_000),
       1_500_000,
     );
 

@@ -46,20 +46,32 @@ export function must(result: CommandResult, what: string): string {
   return result.stdout;
 }
 
-export class KindRun {
+/** Where a KindRun keeps its things: enough for another process to take it over (attach). */
+export interface KindRunPlace {
   /** The cluster's name: unique, as other runs may share this Docker engine. */
-  readonly name = `simlock-e2e-${randomBytes(3).toString('hex')}`;
+  name: string;
+  /** This run's folder: its kubeconfig, HOME, TMPDIR and helm folders. */
+  dir: string;
+  /** The file that gets every command and its output. */
+  transcript: string;
+}
+
+export class KindRun {
+  readonly name: string;
+  readonly dir: string;
+  readonly transcript: string;
   /** kind's Docker network for this run (KIND_EXPERIMENTAL_DOCKER_NETWORK), removed at the end. */
-  readonly network = `${this.name}-net`;
+  readonly network: string;
   readonly kubeconfig: string;
   private created = false;
 
   private constructor(
     readonly tools: ReadyKindTools,
-    readonly dir: string,
-    readonly transcript: string,
+    place: KindRunPlace,
   ) {
-    this.kubeconfig = join(dir, 'kubeconfig');
+    ({ name: this.name, dir: this.dir, transcript: this.transcript } = place);
+    this.network = `${this.name}-net`;
+    this.kubeconfig = join(this.dir, 'kubeconfig');
   }
 
   /** `transcript`: the file in .simlock/ that gets every command and its output. */
@@ -67,7 +79,23 @@ export class KindRun {
     const path = join(repositoryRoot, '.simlock', transcript);
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, '');
-    return new KindRun(tools, await mkdtemp(join(tmpdir(), 'simlock-kind-')), path);
+    return new KindRun(tools, {
+      name: `simlock-e2e-${randomBytes(3).toString('hex')}`,
+      dir: await mkdtemp(join(tmpdir(), 'simlock-kind-')),
+      transcript: path,
+    });
+  }
+
+  /** The run another process started (the kind global setup's head start), to go on with. */
+  static attach(tools: ReadyKindTools, place: KindRunPlace): KindRun {
+    const run = new KindRun(tools, place);
+    // Whoever attaches cleans up: the cluster may have been made by the other process.
+    run.created = true;
+    return run;
+  }
+
+  get place(): KindRunPlace {
+    return { name: this.name, dir: this.dir, transcript: this.transcript };
   }
 
   environment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
