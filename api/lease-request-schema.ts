@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CapacityReason, Platform, WaitingReason } from './reasons.js';
 import { ErrorCodeSchema } from './errors.js';
 import {
+  capacityReasonOnlyWhenFull,
   DeviceClass,
   OsSpec,
   celRules,
@@ -130,22 +131,13 @@ export const RequestPhase = z.enum([
 ]);
 export type RequestPhase = z.infer<typeof RequestPhase>;
 
-export const WorkerReason = z
-  .object({
+export const WorkerReason = capacityReasonOnlyWhenFull(
+  z.object({
     worker: z.string().min(1).max(253),
     reason: WaitingReason,
     capacityReason: CapacityReason.optional(),
-  })
-  .refine((e) => e.capacityReason === undefined || e.reason === 'full', {
-    message: 'capacityReason is allowed only with reason full',
-    path: ['capacityReason'],
-  })
-  .meta(
-    celRules({
-      rule: "!has(self.capacityReason) || self.reason == 'full'",
-      message: 'capacityReason is allowed only with reason full',
-    }),
-  );
+  }),
+);
 export type WorkerReason = z.infer<typeof WorkerReason>;
 
 export const GrantedDevice = z.object({

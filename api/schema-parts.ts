@@ -12,6 +12,22 @@ export function celRules(...rules: Rule[]): Record<string, unknown> {
   return { 'x-kubernetes-validations': rules };
 }
 
+/**
+ * An entry whose `capacityReason` says why a worker is full: allowed only with reason `full`,
+ * checked by zod here and by CEL in the API server.
+ */
+export function capacityReasonOnlyWhenFull<
+  Entry extends z.ZodType<{ reason: string; capacityReason?: string | undefined }>,
+>(entry: Entry): Entry {
+  const message = 'capacityReason is allowed only with reason full';
+  return entry
+    .refine((e) => e.capacityReason === undefined || e.reason === 'full', {
+      message,
+      path: ['capacityReason'],
+    })
+    .meta(celRules({ rule: "!has(self.capacityReason) || self.reason == 'full'", message }));
+}
+
 /** CEL: each of `fields` is as it was; `required` ones are always there, the others maybe not. */
 export function unchanged(fields: readonly string[], required: readonly string[]): string {
   return fields

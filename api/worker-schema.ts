@@ -1,7 +1,14 @@
 // Worker (cluster-scoped): spec set by operators, status (the view) written by its agent.
 import { z } from 'zod';
 import { CapacityReason, Platform, WaitingReason } from './reasons.js';
-import { DeviceClass, celRules, count, timestamp, resourceObject } from './schema-parts.js';
+import {
+  capacityReasonOnlyWhenFull,
+  DeviceClass,
+  celRules,
+  count,
+  timestamp,
+  resourceObject,
+} from './schema-parts.js';
 
 export const WorkerSpec = z.object({
   drained: z.boolean().default(false).describe('A drained worker takes no new leases.'),
@@ -80,8 +87,8 @@ export const Catalog = z.object({
 export type Catalog = z.infer<typeof Catalog>;
 
 /** One request waiting in an agent's own queue, with its one reason. */
-export const AgentQueueEntry = z
-  .object({
+export const AgentQueueEntry = capacityReasonOnlyWhenFull(
+  z.object({
     id: z.string().max(253),
     holder: z.string().max(100).optional(),
     platform: Platform,
@@ -90,17 +97,8 @@ export const AgentQueueEntry = z
     queuedAt: timestamp.optional(),
     reason: WaitingReason,
     capacityReason: CapacityReason.optional(),
-  })
-  .refine((e) => e.capacityReason === undefined || e.reason === 'full', {
-    message: 'capacityReason is allowed only with reason full',
-    path: ['capacityReason'],
-  })
-  .meta(
-    celRules({
-      rule: "!has(self.capacityReason) || self.reason == 'full'",
-      message: 'capacityReason is allowed only with reason full',
-    }),
-  );
+  }),
+);
 export type AgentQueueEntry = z.infer<typeof AgentQueueEntry>;
 
 export const WorkerStatus = z.object({
