@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execThroughProxy, SimlockError, type ExecTool } from '../api/index.js';
 import { iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
-import { serviceAccountToken, startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
+import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
+import { serviceAccountToken } from '../test/cluster/service-account-token.js';
 import type { TestFleet } from '../test/cluster/fleet.js';
 import { runCommand, useCluster } from '../test/cluster/harness.js';
 
@@ -43,8 +44,8 @@ beforeAll(async () => {
   ({ fleet, agent, proxyUrl } = env);
   const ns = fleet.namespace;
   tokens.proxy = env.token;
-  tokens.alice = await serviceAccountToken(cluster, ns, 'alice');
-  tokens.bob = await serviceAccountToken(cluster, ns, 'bob');
+  tokens.alice = await serviceAccountToken(cluster.admin, ns, 'alice', { create: true });
+  tokens.bob = await serviceAccountToken(cluster.admin, ns, 'bob', { create: true });
   // alice may exec on leases in this namespace (the fleet's Role `lease-exec`); bob may not.
   await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
     apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -11,6 +11,7 @@ import { PROXY_SERVICE_ACCOUNT, proxyToken } from '../../e2e/fleet/local-fleet.j
 import type { KubeClient } from '../../runtime/index.js';
 import { startAgent, type AgentProcess } from '../../test/cluster/agents.js';
 import { NetworkPartition, pairAddresses } from '../../test/cluster/partition.js';
+import { serviceAccountToken } from '../../test/cluster/service-account-token.js';
 import { ensureBundles, launchArgs } from '../../test/launch.js';
 import { freePort } from '../../tools/controlplane/start.js';
 import { inParallel, onInterrupt, stopChild, waitUntil } from '../cluster.js';
@@ -206,11 +207,6 @@ export async function startSoakFleet(options: {
 /** A service account that may exec on the soak namespace's leases (the proxy asks RBAC). */
 async function execUser(admin: KubeClient): Promise<string> {
   const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}`;
-  await admin.create(`/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, {
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name: USER_ACCOUNT },
-  });
   await admin.create(`${rbac}/roles`, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',
@@ -224,13 +220,8 @@ async function execUser(admin: KubeClient): Promise<string> {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
     subjects: [{ kind: 'ServiceAccount', name: USER_ACCOUNT, namespace: NAMESPACE }],
   });
-  const answer = (await admin.create(
-    `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${USER_ACCOUNT}/token`,
-    {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: 86_400 },
-    },
-  )) as { status: { token: string } };
-  return answer.status.token;
+  return serviceAccountToken(admin, NAMESPACE, USER_ACCOUNT, {
+    create: true,
+    expirationSeconds: 86_400,
+  });
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { KubeClient, isAlreadyExists } from '../../runtime/index.js';
 import { freePort } from '../../tools/controlplane/start.js';
+import { serviceAccountToken } from '../../test/cluster/service-account-token.js';
 import { ensureBundles, launchArgs, type Component } from '../../test/launch.js';
 
 export const SYSTEM_NAMESPACE = 'simlock-system';
@@ -162,15 +163,9 @@ export async function proxyToken(client: KubeClient, namespace: string): Promise
     kind: 'ServiceAccount',
     metadata: { name: PROXY_SERVICE_ACCOUNT },
   });
-  const answer = (await client.create(
-    `/api/v1/namespaces/${namespace}/serviceaccounts/${PROXY_SERVICE_ACCOUNT}/token`,
-    {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: 86_400 },
-    },
-  )) as { status: { token: string } };
-  return answer.status.token;
+  return serviceAccountToken(client, namespace, PROXY_SERVICE_ACCOUNT, {
+    expirationSeconds: 86_400,
+  });
 }
 
 export async function startLocalFleet(options: LocalFleetOptions): Promise<RunningFleet> {

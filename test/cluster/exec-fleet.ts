@@ -9,6 +9,7 @@ import { silentLogger } from '../../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from './agents.js';
 import { controllerFor } from './controller.js';
 import { TestFleet } from './fleet.js';
+import { serviceAccountToken } from './service-account-token.js';
 import { eventually, type ClusterTestContext } from './harness.js';
 
 export interface ExecFleet {
@@ -20,28 +21,6 @@ export interface ExecFleet {
   /** Resolves once no device of the agent is leased or being reclaimed. */
   devicesFree(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
-}
-
-/** Creates a ServiceAccount and answers an hour's token for it. */
-export async function serviceAccountToken(
-  cluster: Pick<ClusterTestContext, 'admin'>,
-  namespace: string,
-  name: string,
-): Promise<string> {
-  await cluster.admin.create(`/api/v1/namespaces/${namespace}/serviceaccounts`, {
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name },
-  });
-  const answer = (await cluster.admin.create(
-    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: 3600 },
-    },
-  )) as { status: { token: string } };
-  return answer.status.token;
 }
 
 export interface ExecFleetOptions {
@@ -61,7 +40,7 @@ export async function startExecFleet(
 ): Promise<ExecFleet> {
   const fleet = await TestFleet.create(cluster);
   const ns = fleet.namespace;
-  const token = await serviceAccountToken(cluster, ns, 'simlock-proxy');
+  const token = await serviceAccountToken(cluster.admin, ns, 'simlock-proxy', { create: true });
   await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',

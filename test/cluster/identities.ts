@@ -9,6 +9,7 @@ import { inject } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { KubeClient } from '../../runtime/index.js';
 import { signCertificate, type KeyPair } from '../../tools/controlplane/certificates.js';
+import { serviceAccountToken } from './service-account-token.js';
 
 export interface TestIdentity {
   /** The user name the API server sees. */
@@ -106,21 +107,7 @@ export async function serviceAccountIdentity(
   serviceAccount: string,
   options: { create?: boolean; expirationSeconds?: number } = {},
 ): Promise<TestIdentity> {
-  const accounts = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts`;
-  if (options.create) {
-    await admin.create(accounts, {
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { name: serviceAccount, namespace },
-    });
-  }
-  const answer = (await admin.create(`${accounts}/${encodeURIComponent(serviceAccount)}/token`, {
-    apiVersion: 'authentication.k8s.io/v1',
-    kind: 'TokenRequest',
-    spec: { expirationSeconds: options.expirationSeconds ?? 3600 },
-  })) as { status?: { token?: string } };
-  const token = answer.status?.token;
-  if (!token) throw new Error(`no token for ServiceAccount ${namespace}/${serviceAccount}`);
+  const token = await serviceAccountToken(admin, namespace, serviceAccount, options);
   const { dir } = await identitiesWorkspace();
   const kubeconfigPath = await writeKubeconfig(dir, `sa-${++counter}-${serviceAccount}`, { token });
   return {
