@@ -210,7 +210,7 @@ const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const lines = [
   `soak: ${MINUTES} min asked, ${runMinutes.toFixed(1)} min of load, ${AGENTS} agents, 2 controller replicas; ${machineName()}`,
   `load average (1 min) during the run: min ${Math.min(...loadAverages).toFixed(1)}, median ${median(loadAverages).toFixed(1)}, max ${Math.max(...loadAverages).toFixed(1)}`,
-  `requests created ${watch.records.size} (create errors ${load.createErrors}); leases granted ${granted.length} (${(granted.length / runMinutes).toFixed(0)} per minute)`,
+  `requests created ${watch.records.size} (create errors ${load.createErrors}${createErrorReasons(load.createErrorReasons)}); leases granted ${granted.length} (${(granted.length / runMinutes).toFixed(0)} per minute)`,
   `failed: ${[...failures].map(([code, count]) => `${code.slice(7)} ${count}`).join(', ') || 'none'}`,
   `execs through the proxy: ${[...load.execs].map(([outcome, count]) => `${outcome} ${count}`).join(', ')} (tried again after UNAVAILABLE: ${load.execRetries})`,
   `grant latency (iPhone and physical), calm minutes: p50 ${fmt(percentile(calm, 50))}, p99 ${fmt(percentile(calm, 99))} (${calm.length}); fault minutes: p50 ${fmt(percentile(fault, 50))}, p99 ${fmt(percentile(fault, 99))} (${fault.length})`,
@@ -282,3 +282,9 @@ replicas.stop();
 await fleet.stop();
 await bench.stop();
 process.exit(verdicts.some((verdict) => verdict.violations > 0) ? 1 : 0);
+
+/** ": 3 × 503 ServiceUnavailable, …", the commonest first; nothing when no create failed. */
+function createErrorReasons(reasons: ReadonlyMap<string, number>): string {
+  const listed = [...reasons].sort((a, b) => b[1] - a[1]).map(([why, n]) => `${n} × ${why}`);
+  return listed.length ? `: ${listed.join(', ')}` : '';
+}

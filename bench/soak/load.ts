@@ -4,7 +4,7 @@
 // exec'd once through the proxy, held a moment and released (deleted); one that ended otherwise is
 // let go too. Pinned requests (the partition checks') are left to their owner.
 import { execThroughProxy, SimlockError } from '../../api/index.js';
-import { isNotFound, simlockPath, type KubeClient } from '../../runtime/index.js';
+import { isNotFound, KubeApiError, simlockPath, type KubeClient } from '../../runtime/index.js';
 import { NAMESPACE } from './fleet.js';
 import type { RequestKind, SoakWatch } from './watch.js';
 
@@ -32,6 +32,8 @@ const EXEC_LANES = 16;
 export class SoakLoad {
   created = 0;
   createErrors = 0;
+  /** Why creates failed: the API server's reason (or the client's message), with counts. */
+  readonly createErrorReasons = new Map<string, number>();
   execRetries = 0;
   readonly execs = new Map<string, number>();
   private running = true;
@@ -112,6 +114,12 @@ export class SoakLoad {
       // While the API server or etcd restarts a create fails; one that timed out may still have
       // been stored, and the watch then records it when it shows up.
       this.createErrors++;
+      const reason =
+        error instanceof KubeApiError
+          ? `${error.status} ${error.reason}: ${error.message}`
+          : (error as Error).message;
+      const short = reason.slice(0, 120);
+      this.createErrorReasons.set(short, (this.createErrorReasons.get(short) ?? 0) + 1);
       if (kind === 'pinned') throw error;
     }
   }
