@@ -24,6 +24,7 @@ import {
   type SideContext,
   type SideResult,
 } from './measure.js';
+import { profileApiServer } from './apiserver-profile.js';
 
 const FLEET_LABEL = 'simlock.dev/fleet';
 
@@ -121,6 +122,17 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
     const agentsBefore = await host.writes();
     const start = await startOfSide(admin);
     const started = start.started;
+    const profile =
+      options.apiserverProfileSeconds === undefined
+        ? undefined
+        : profileApiServer(
+            controlPlane,
+            options.apiserverProfileSeconds,
+            join(dir, `kube-apiserver-${tag}.pprof`),
+          ).then(
+            (path) => log(`  kube-apiserver profile: ${path}`),
+            (error: unknown) => log(`  kube-apiserver profile failed: ${String(error)}`),
+          );
     const names = Array.from({ length: size.requests }, (_, index) => `lr-${index}`);
     await inParallel(names, options.concurrency, async (name) => {
       await admin.create(simlockPath('leaseRequest', { namespace }), {
@@ -139,6 +151,7 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
       keep: (key) => key.includes('simlock.dev/') || key.includes('events'),
       creates: { 'POST simlock.dev/leaserequests': size.requests },
     });
+    await profile;
     const controllerAfter = await controller.metrics();
     const agentsAfter = await host.writes();
     const clientWrites: Record<string, number> = {
