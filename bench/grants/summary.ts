@@ -86,7 +86,7 @@ const LABELS: Record<SideName, string> = {
   kueue: 'Kueue',
 };
 
-function cell(value: number | undefined, digits = 1, width = 11): string {
+function cell(value: number | undefined, digits = 1, width = 12): string {
   return (value === undefined || Number.isNaN(value) ? '-' : value.toFixed(digits)).padStart(width);
 }
 
@@ -100,7 +100,7 @@ export function printTables(rows: readonly Row[]): void {
     summary && summary.unfinishedRuns > 0 ? '*' : ' ';
 
   console.log('\nitems done per second (* = a run timed out: the rate of what it did)');
-  console.log(`${title}${present.map((name) => `${LABELS[name]}/s`.padStart(12)).join('')}`);
+  console.log(`${title}${present.map((name) => `${LABELS[name]}/s`.padStart(13)).join('')}`);
   for (const row of rows)
     console.log(
       `${head(row)}${present.map((name) => `${cell(row.sides[name]?.perSecond)}${mark(row.sides[name])}`).join('')}`,
@@ -108,9 +108,9 @@ export function printTables(rows: readonly Row[]): void {
 
   if (present.includes('simlock') && others.length > 0) {
     console.log('\ngrants/s ÷ the other side');
-    console.log(`${title}${others.map((name) => `÷${LABELS[name]}`.padStart(12)).join('')}`);
+    console.log(`${title}${others.map((name) => `÷${LABELS[name]}`.padStart(13)).join('')}`);
     for (const row of rows)
-      console.log(`${head(row)}${others.map((name) => cell(row.ratios[name], 2, 12)).join('')}`);
+      console.log(`${head(row)}${others.map((name) => cell(row.ratios[name], 2, 13)).join('')}`);
   }
 
   console.log('\nwrites per item / kube-apiserver CPU ms per item');
