@@ -33,7 +33,7 @@ import { bindsSide } from './binds.js';
 import { draSide } from './dra.js';
 import { kueueSide } from './kueue.js';
 import { kwokSide } from './kwok.js';
-import type { SideContext, SideResult } from './measure.js';
+import { apiserverMsPerItem, type SideContext, type SideResult } from './measure.js';
 import {
   KUEUE_QPS,
   SIDES,
@@ -64,7 +64,7 @@ function describe(side: SideResult): string {
     side.doubleAllocations !== undefined ? `${side.doubleAllocations} devices allocated twice` : '',
     side.unfinished ? 'UNFINISHED: timed out' : '',
   ].filter(Boolean);
-  return `${side.done} in ${seconds(side.ms)}: ${side.perSecond.toFixed(1)}/s, ${side.writesPerItem.toFixed(2)} writes each${extra.length ? `, ${extra.join(', ')}` : ''}; load average ${side.loadAverage?.toFixed(1) ?? '?'}`;
+  return `${side.done} in ${seconds(side.ms)}: ${side.perSecond.toFixed(1)}/s, ${side.writesPerItem.toFixed(2)} writes and ${apiserverMsPerItem(side).toFixed(1)} ms of kube-apiserver CPU each${extra.length ? `, ${extra.join(', ')}` : ''}; load average ${side.loadAverage?.toFixed(1) ?? '?'}`;
 }
 
 async function oneRun(
@@ -109,19 +109,13 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     log(`kueue runs only at QPS ${KUEUE_QPS} (its client is fixed there): add it to --qps`);
   const dir = await outDir('grants-vs-binds');
   const results: RunResult[] = [];
-  for (const size of options.sizes)
-    for (const qps of options.qpsList)
-      for (let run = 0; run < options.runs; run++)
-        results.push(await oneRun(options, size, qps, run, dir));
-  const rows = summarize(results, options.sizes, options.qpsList);
-  console.log(
-    `grants vs binds and peers: medians of ${options.runs} run(s); machine: ${machineName()} (${cpuCount()} CPUs, shared by etcd, kube-apiserver, the side's processes and this program)`,
-  );
-  printTables(rows);
-  if (options.json) {
-    const path = options.jsonPath ?? join(dir, 'results.json');
+  const jsonPath = options.json ? (options.jsonPath ?? join(dir, 'results.json')) : undefined;
+  // Written after every run too: a long benchmark stopped half-way keeps what it measured.
+  const save = async () => {
+    if (jsonPath === undefined) return;
+    const rows = summarize(results, options.sizes, options.qpsList);
     await writeFile(
-      path,
+      jsonPath,
       JSON.stringify(
         {
           machine: machineName(),
@@ -135,6 +129,16 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
         2,
       ),
     );
-    console.log(`results written to ${path}`);
-  }
+  };
+  for (const size of options.sizes)
+    for (const qps of options.qpsList)
+      for (let run = 0; run < options.runs; run++) {
+        results.push(await oneRun(options, size, qps, run, dir));
+        await save();
+      }
+  console.log(
+    `grants vs binds and peers: medians of ${options.runs} run(s); machine: ${machineName()} (${cpuCount()} CPUs, shared by etcd, kube-apiserver, the side's processes and this program)`,
+  );
+  printTables(summarize(results, options.sizes, options.qpsList));
+  if (jsonPath !== undefined) console.log(`results written to ${jsonPath}`);
 }
