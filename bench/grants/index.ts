@@ -85,16 +85,22 @@ async function oneRun(
     for (const name of wanted) {
       const runner = RUNNERS[name];
       log(`${tag}: ${name}`);
-      const side = await runner.run({
-        cluster,
-        size,
-        qps,
-        dir,
-        tag: `${tag}${runner.suffix}`,
-        options,
-      });
-      result.sides[name] = side;
-      log(`  ${describe(side)}`);
+      // A side that fails (a peer that cannot start here) is reported; the others still run.
+      try {
+        const side = await runner.run({
+          cluster,
+          size,
+          qps,
+          dir,
+          tag: `${tag}${runner.suffix}`,
+          options,
+        });
+        result.sides[name] = side;
+        log(`  ${describe(side)}`);
+      } catch (error) {
+        result.failures = { ...result.failures, [name]: String(error) };
+        log(`  ${name} FAILED: ${String(error)}`);
+      }
     }
   } finally {
     if (options.keep) log(`control plane kept at ${cluster.controlPlane.dir}`);

@@ -8,6 +8,8 @@ export interface RunResult {
   qps: number;
   run: number;
   sides: Partial<Record<SideName, SideResult>>;
+  /** Sides that failed in this run, with the error. */
+  failures?: Partial<Record<SideName, string>>;
 }
 
 export interface SideSummary {
