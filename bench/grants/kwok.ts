@@ -75,8 +75,15 @@ export async function kwokSide(context: SideContext): Promise<SideResult> {
   try {
     // Ready means both work: one pod to Running first, outside the count.
     await admin.create(`/api/v1/namespaces/${namespace}/pods`, podObject('warm-up'));
-    await waitForProcess(scheduler, 'kube-scheduler', () => kwok.exitCode === null, 'kwok');
-    await waitForProcess(kwok, 'kwok', () => pods.running.has('warm-up'), 'pod Running');
+    await waitForProcess(
+      kwok,
+      'kwok',
+      () => {
+        if (scheduler.exitCode !== null) throw new Error('kube-scheduler exited; see its log');
+        return pods.running.has('warm-up');
+      },
+      'pod Running',
+    );
     pods.clear();
     const start = await startOfSide(admin);
     const names = Array.from({ length: size.requests }, (_, index) => `pod-${index}`);
