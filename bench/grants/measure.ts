@@ -1,0 +1,144 @@
+// What every side measures alike: the clock from the first create to the last item done, the
+// API server's own count of writes (the benchmark's creates left out), and CPU seconds by process.
+import os from 'node:os';
+import type { KubeClient } from '../../runtime/index.js';
+import {
+  apiserverWrites,
+  cpuBetween,
+  cpuSeconds,
+  totalWrites,
+  waitUntil,
+  writesBetween,
+  type BenchControlPlane,
+  type WriteCounts,
+} from '../cluster.js';
+import type { Options, Size } from './options.js';
+
+export interface SideResult {
+  /** From the first create to the last item done (grant, bind, allocation, Running, admission). */
+  ms: number;
+  done: number;
+  perSecond: number;
+  /** Writes other than the benchmark's own creates, by "VERB resource". */
+  writes: WriteCounts;
+  writesPerItem: number;
+  /** Writes the clients themselves counted (simlock: controller and agents). */
+  clientWrites?: Record<string, number>;
+  failed?: number;
+  /** Not every item was done within --timeout-s: the rate is what was done in that time. */
+  unfinished?: boolean;
+  /** The machine's 1-minute load average when the side ended (others share it). */
+  loadAverage?: number;
+  /** CPU seconds spent meanwhile, by process (this program, the control plane, ...). */
+  cpu?: Record<string, number>;
+  /** simlock: how requests went (ms), from what the benchmark's watch saw. */
+  timeline?: Record<string, number | null>;
+  /** DRA: devices found allocated to more than one claim (must be 0). */
+  doubleAllocations?: number;
+}
+
+/** What a side is given: its control plane, size, client rate limit, folder and a unique tag. */
+export interface SideContext {
+  cluster: BenchControlPlane;
+  size: Size;
+  /** Requests/s for the side's own client (0: unthrottled). */
+  qps: number;
+  dir: string;
+  tag: string;
+  options: Options;
+}
+
+/** Client flags in kube-scheduler's form: QPS and a burst of twice that, or unthrottled. */
+export function clientLimitFlags(qps: number): string[] {
+  return qps > 0
+    ? [`--kube-api-qps=${qps}`, `--kube-api-burst=${qps * 2}`]
+    : ['--kube-api-qps=100000', '--kube-api-burst=100000'];
+}
+
+export interface SideStart {
+  started: number;
+  cpuBefore: Record<string, number>;
+  before: WriteCounts;
+}
+
+/** Takes the counts a side's figures are measured from; call it just before the first create. */
+export async function startOfSide(admin: KubeClient): Promise<SideStart> {
+  const before = await apiserverWrites(admin);
+  const cpuBefore = await cpuSeconds();
+  return { before, cpuBefore, started: performance.now() };
+}
+
+export interface SideEnd {
+  finished: boolean;
+  ms: number;
+  cpu: Record<string, number>;
+  /** The side's writes: those `keep` selects, the benchmark's own creates left out. */
+  ours: WriteCounts;
+}
+
+/**
+ * The end of one side: waits until it is done (or its timeout), takes its time and CPU, gives the
+ * writes that trail the last item 1.5 s to land, and counts the side's own writes.
+ */
+export async function endOfSide(
+  admin: KubeClient,
+  start: SideStart,
+  side: {
+    done: () => boolean;
+    what: string;
+    timeoutMs: number;
+    keep: (key: string) => boolean;
+    /** The benchmark's own creates, by "POST resource", to leave out. */
+    creates: Record<string, number>;
+  },
+): Promise<SideEnd> {
+  const finished = await waitUntil(side.done, side.timeoutMs, side.what, 20).then(
+    () => true,
+    () => false,
+  );
+  const ms = performance.now() - start.started;
+  const cpu = cpuBetween(start.cpuBefore, await cpuSeconds());
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const writes = writesBetween(start.before, await apiserverWrites(admin));
+  let ours = Object.fromEntries(Object.entries(writes).filter(([key]) => side.keep(key)));
+  for (const [key, count] of Object.entries(side.creates)) ours = withoutCreates(ours, key, count);
+  return { finished, ms, cpu, ours };
+}
+
+/** A side's result from its end and how many items were done. */
+export function sideResult(
+  end: SideEnd,
+  done: number,
+  items: number,
+  extra: Partial<SideResult> = {},
+): SideResult {
+  return {
+    ms: end.ms,
+    done,
+    perSecond: (done * 1000) / end.ms,
+    writes: end.ours,
+    writesPerItem: totalWrites(end.ours) / items,
+    cpu: end.cpu,
+    loadAverage: os.loadavg()[0],
+    ...(end.finished ? {} : { unfinished: true }),
+    ...extra,
+  };
+}
+
+/** Leaves out the benchmark's own creates. */
+function withoutCreates(counts: WriteCounts, key: string, creates: number): WriteCounts {
+  const rest = { ...counts };
+  const left = (rest[key] ?? 0) - creates;
+  if (left > 0) rest[key] = left;
+  else delete rest[key];
+  return rest;
+}
+
+export function delta(before: Record<string, number>, after: Record<string, number>, name: string) {
+  return (after[name] ?? 0) - (before[name] ?? 0);
+}
+
+/** kube-apiserver CPU per item of one side, in milliseconds. */
+export function apiserverMsPerItem(side: { cpu?: Record<string, number>; done: number }): number {
+  return ((side.cpu?.['kube-apiserver'] ?? Number.NaN) * 1000) / side.done;
+}

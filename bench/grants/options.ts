@@ -1,0 +1,94 @@
+// The grants benchmark's command line: sizes, rate limits, runs and which sides to run.
+import { CommandLine } from '../cluster.js';
+
+export interface Size {
+  workers: number;
+  requests: number;
+}
+
+/**
+ * The sides, in the order each run measures them on its control plane. `scheduler` is plain
+ * kube-scheduler binds (the ceiling); the peers do the same job as simlock: DRA allocations (by
+ * the scheduler, with and without the claim's finalizer preset), KWOK pods to Running, Kueue
+ * admissions.
+ */
+export const SIDES = [
+  'scheduler',
+  'dra',
+  'dra-preset-finalizer',
+  'kwok',
+  'kueue',
+  'simlock',
+] as const;
+export type SideName = (typeof SIDES)[number];
+
+/** minimalkueue's client is fixed at 50 requests/s (burst 100): it is compared at that row only. */
+export const KUEUE_QPS = 50;
+
+export interface Options {
+  sizes: Size[];
+  runs: number;
+  qpsList: number[];
+  sides: Set<SideName>;
+  concurrency: number;
+  jsonPath: string | undefined;
+  json: boolean;
+  cpuProfile: boolean;
+  keep: boolean;
+  /** A side still not done after this long is reported as unfinished, with what it did by then. */
+  sideTimeoutMs: number;
+  /** Seconds of kube-apiserver CPU profile (/debug/pprof/profile) to take during the simlock side. */
+  apiserverProfileSeconds: number | undefined;
+}
+
+const DEFAULT_SIZES: Size[] = [
+  { workers: 10, requests: 200 },
+  { workers: 100, requests: 2000 },
+  { workers: 1000, requests: 5000 },
+];
+
+export function parseOptions(argv: readonly string[] = process.argv.slice(2)): Options {
+  const line = new CommandLine(argv);
+  line.only([
+    '--sizes',
+    '--runs',
+    '--qps',
+    '--sides',
+    '--concurrency',
+    '--json',
+    '--cpu-prof',
+    '--keep',
+    '--timeout-s',
+    '--apiserver-profile-s',
+  ]);
+  const sizes =
+    line.list('--sizes')?.map((text) => {
+      const [workers, requests] = text.split('x').map(Number);
+      if (!Number.isInteger(workers) || !Number.isInteger(requests) || !workers || !requests)
+        throw new Error(`--sizes takes WxN pairs such as 10x200, not ${text}`);
+      return { workers, requests };
+    }) ?? DEFAULT_SIZES;
+  const qpsList = (line.list('--qps') ?? ['0', '100', '50']).map(Number);
+  if (qpsList.some((qps) => !Number.isFinite(qps) || qps < 0))
+    throw new Error('--qps takes numbers (0: unthrottled)');
+  const sideNames = line.list('--sides') ?? [...SIDES];
+  const known = new Set<string>(SIDES);
+  for (const name of sideNames)
+    if (!known.has(name))
+      throw new Error(`--sides: unknown side ${name}; known: ${SIDES.join(',')}`);
+  const profile = line.string('--apiserver-profile-s');
+  return {
+    sizes,
+    runs: line.integer('--runs', 3),
+    qpsList,
+    sides: new Set(sideNames as SideName[]),
+    concurrency: line.integer('--concurrency', 32),
+    jsonPath: line.optionalValue('--json'),
+    json: line.has('--json'),
+    cpuProfile: line.has('--cpu-prof'),
+    keep: line.has('--keep'),
+    sideTimeoutMs: line.integer('--timeout-s', 600) * 1000,
+    apiserverProfileSeconds:
+      profile === undefined ? undefined : line.integer('--apiserver-profile-s', 10),
+  };
+}
