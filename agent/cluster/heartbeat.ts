@@ -25,6 +25,9 @@ export interface HeartbeatOptions {
   renewalTimeoutMs?: number;
 }
 
+/** A failed renewal is tried again after a quarter of the period, and within this at most. */
+const RETRY_AFTER_FAILURE_MS = 1000;
+
 export class Heartbeat {
   /** One key, `renew`, looked at again every renewal period. */
   private readonly queue: WorkQueue<'renew'>;
@@ -53,21 +56,23 @@ export class Heartbeat {
   }
 
   /**
-   * One renewal, then the next one period later. A failed renewal is tried again at the same
-   * period, not with a growing backoff: the lease must not lapse while the API server is slow.
+   * One renewal, then the next one period later. A failed renewal is tried again after a quarter
+   * of the period (a second at most), never with a growing backoff: one stuck from a quarter into
+   * the lease is given up at three quarters, and the next must land before the lease lapses.
    */
   private async beat(): Promise<{ requeueAfterMs: number } | undefined> {
     if (this.stopped) return undefined;
+    const periodMs = this.options.renewEveryMs ?? (this.options.durationSeconds * 1000) / 4;
+    let failed = false;
     try {
       await this.renew();
       this.lastRenewal = this.options.clock.now();
     } catch (error) {
+      failed = true;
       this.options.log.warn('heartbeat renewal failed', { error });
     }
     if (this.stopped) return undefined;
-    return {
-      requeueAfterMs: this.options.renewEveryMs ?? (this.options.durationSeconds * 1000) / 4,
-    };
+    return { requeueAfterMs: failed ? Math.min(periodMs / 4, RETRY_AFTER_FAILURE_MS) : periodMs };
   }
 
   async renew(): Promise<void> {
