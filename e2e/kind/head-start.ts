@@ -9,7 +9,7 @@
 // waits for the status file. Whoever creates the status file first (exclusively) does the work:
 // when the reporter never fired (no cluster files in the run, another reporter asked for), the
 // test does it itself.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { eventually } from '../../test/cluster/harness.js';
 import { IMAGE, must, repositoryRoot, type KindRun } from './kind.js';
@@ -74,7 +74,12 @@ export async function prepareCluster(kind: KindRun): Promise<void> {
  */
 export async function clusterReady(kind: KindRun, timeoutMs: number): Promise<void> {
   if (await claim()) return prepareAndRecord(kind).then(() => checkStatus());
-  await eventually(async () => ((await readStatus())?.state === 'started' ? undefined : true), {
+  // Unreadable (being written) counts as still under way.
+  const settled = async () => {
+    const state = (await readStatus())?.state;
+    return state === undefined || state === 'started' ? undefined : true;
+  };
+  await eventually(settled, {
     timeoutMs,
     intervalMs: 500,
     what: 'the kind head start (create, build, load)',
@@ -101,7 +106,9 @@ async function prepareAndRecord(kind: KindRun): Promise<void> {
   } catch (error) {
     status = { state: 'failed', message: (error as Error).message };
   }
-  await writeFile(headStartStatusFile, JSON.stringify(status));
+  // Written aside and renamed over, so that a reader never sees half of it.
+  await writeFile(`${headStartStatusFile}.next`, JSON.stringify(status));
+  await rename(`${headStartStatusFile}.next`, headStartStatusFile);
 }
 
 async function readStatus(): Promise<Status | undefined> {
