@@ -1,5 +1,5 @@
 // The ceiling: kube-scheduler binding N small pods onto W Ready, untainted Nodes.
-import { createNamespace, inParallel } from '../cluster.js';
+import { createNamespace, inParallel, stopChild } from '../cluster.js';
 import {
   endOfSide,
   sideResult,
@@ -15,7 +15,6 @@ import {
   startScheduler,
   waitForProcess,
 } from './nodes.js';
-import { stopChild } from '../cluster.js';
 
 export async function bindsSide(context: SideContext): Promise<SideResult> {
   const { admin } = context.cluster;
