@@ -1,4 +1,5 @@
 import { mkdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
@@ -33,6 +34,11 @@ function nodeOnlyFolder(node: string): string {
 // its global setup and gives each test file its own namespace; the kind project's global setup
 // builds kind and its node image (tools/kind) and runs after the others, as it needs both cores.
 export default defineConfig({
+  // Vitest keeps each file's last duration here and runs the longest first; outside the checkout
+  // (not node_modules/.vite, which a fresh clone's npm ci starts empty), so that a fresh clone too
+  // starts the cluster tier's long files first and ends on short ones, instead of ordering by size.
+  // Files are named relative to the root, so every clone shares it.
+  cacheDir: join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'simlock', 'vitest'),
   test: {
     // The second one starts the kind tier's first step while the cluster tier ends (e2e/kind).
     reporters: ['default', './e2e/kind/head-start-reporter.ts'],
