@@ -13,7 +13,7 @@ import type { Abilities, WorkerView } from '../../../model/wire.js';
 import { path, post } from '../api.js';
 import { useNow } from '../hooks.js';
 import { useLive } from '../live.js';
-import { ActionButton, State, queueEntryText } from './parts.js';
+import { ActionButton, Grid, State, queueEntryText } from './parts.js';
 
 const HEALTH_TONE = { running: 'good', starting: 'idle', unhealthy: 'bad' } as const;
 
@@ -34,41 +34,39 @@ export function FleetPage({ abilities }: { abilities: Abilities }) {
       {!abilities.seeWorkers ? (
         <p role="note">You may not list Workers: the fleet is not shown to you.</p>
       ) : null}
-      <table className="grid" aria-describedby="fleet-title">
-        <caption>{rows.length} workers</caption>
-        <thead>
-          <tr>
-            <th scope="col">Worker</th>
-            <th scope="col">Health</th>
-            <th scope="col">Drained</th>
-            <th scope="col">Heartbeat</th>
-            <th scope="col">Running / limit</th>
-            <th scope="col">RAM budget</th>
-            <th scope="col">Devices</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((worker) => (
-            <Fragment key={worker.name}>
-              <WorkerRow
-                worker={worker}
-                now={now}
-                abilities={abilities}
-                open={open.has(worker.name)}
-                toggle={() => toggle(worker.name)}
-              />
-              {open.has(worker.name) ? (
-                <tr className="details" data-worker={worker.name}>
-                  <td colSpan={8}>
-                    <WorkerDetails worker={worker} />
-                  </td>
-                </tr>
-              ) : null}
-            </Fragment>
-          ))}
-        </tbody>
-      </table>
+      <Grid
+        describedBy="fleet-title"
+        caption={<>{rows.length} workers</>}
+        columns={[
+          'Worker',
+          'Health',
+          'Drained',
+          'Heartbeat',
+          'Running / limit',
+          'RAM budget',
+          'Devices',
+          'Actions',
+        ]}
+      >
+        {rows.map((worker) => (
+          <Fragment key={worker.name}>
+            <WorkerRow
+              worker={worker}
+              now={now}
+              abilities={abilities}
+              open={open.has(worker.name)}
+              toggle={() => toggle(worker.name)}
+            />
+            {open.has(worker.name) ? (
+              <tr className="details" data-worker={worker.name}>
+                <td colSpan={8}>
+                  <WorkerDetails worker={worker} />
+                </td>
+              </tr>
+            ) : null}
+          </Fragment>
+        ))}
+      </Grid>
     </section>
   );
 }
@@ -158,68 +156,55 @@ function WorkerDetails({ worker }: { worker: WorkerView }) {
   const title = workerTitle(worker);
   return (
     <div id={`details-${worker.name}`} className="worker-details">
-      <table className="grid inner">
-        <caption>Devices of {title}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Device</th>
-            <th scope="col">Model</th>
-            <th scope="col">OS</th>
-            <th scope="col">State</th>
-            <th scope="col">Presence</th>
+      <Grid
+        inner
+        caption={<>Devices of {title}</>}
+        columns={['Device', 'Model', 'OS', 'State', 'Presence']}
+      >
+        {worker.devices.map((device) => (
+          <tr key={device.id} data-device={device.id}>
+            <th scope="row">
+              {device.name}
+              <div className="sub">{device.id}</div>
+            </th>
+            <td>{device.model}</td>
+            <td>
+              {PLATFORM_NAMES[device.platform]} {device.os}
+            </td>
+            <td className="device-state">{device.state}</td>
+            <td>
+              {!device.physical
+                ? 'virtual'
+                : device.presence === undefined
+                  ? 'not read yet'
+                  : device.presence.present
+                    ? 'present'
+                    : `not present (${device.presence.reason ?? 'unknown'})`}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {worker.devices.map((device) => (
-            <tr key={device.id} data-device={device.id}>
-              <th scope="row">
-                {device.name}
-                <div className="sub">{device.id}</div>
-              </th>
-              <td>{device.model}</td>
-              <td>
-                {PLATFORM_NAMES[device.platform]} {device.os}
-              </td>
-              <td className="device-state">{device.state}</td>
-              <td>
-                {!device.physical
-                  ? 'virtual'
-                  : device.presence === undefined
-                    ? 'not read yet'
-                    : device.presence.present
-                      ? 'present'
-                      : `not present (${device.presence.reason ?? 'unknown'})`}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <table className="grid inner">
-        <caption>
-          Own queue of {title}: {worker.queueDepth} waiting
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Request</th>
-            <th scope="col">Holder</th>
-            <th scope="col">Asks for</th>
-            <th scope="col">Why it waits</th>
+        ))}
+      </Grid>
+      <Grid
+        inner
+        caption={
+          <>
+            Own queue of {title}: {worker.queueDepth} waiting
+          </>
+        }
+        columns={['Request', 'Holder', 'Asks for', 'Why it waits']}
+      >
+        {worker.queue.map((entry) => (
+          <tr key={entry.id}>
+            <th scope="row">{entry.id}</th>
+            <td>{entry.holder ?? '—'}</td>
+            <td>
+              {PLATFORM_NAMES[entry.platform]} {entry.model ?? ''}
+              {entry.physical ? ', physical' : ''}
+            </td>
+            <td>{queueEntryText(entry)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {worker.queue.map((entry) => (
-            <tr key={entry.id}>
-              <th scope="row">{entry.id}</th>
-              <td>{entry.holder ?? '—'}</td>
-              <td>
-                {PLATFORM_NAMES[entry.platform]} {entry.model ?? ''}
-                {entry.physical ? ', physical' : ''}
-              </td>
-              <td>{queueEntryText(entry)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Grid>
     </div>
   );
 }

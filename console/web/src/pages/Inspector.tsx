@@ -4,6 +4,7 @@ import { useEffect } from 'react';
 import { inspectorRows } from '../../../model/views.js';
 import { objectKeyOf, type RequestView } from '../../../model/wire.js';
 import { live, useLive } from '../live.js';
+import { Grid } from './parts.js';
 
 export function useFocus(keys: string[]): void {
   const joined = keys.join('\n');
@@ -24,25 +25,22 @@ export function Inspector({ request }: { request: RequestView }) {
       ) : rows.length === 0 ? (
         <p>No worker has been asked yet ({request.phase ?? 'Pending'}).</p>
       ) : (
-        <table className="grid" id="inspector">
-          <caption>
-            Waiting inspector: one row per worker{request.summary ? ` (${request.summary})` : ''}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Worker</th>
-              <th scope="col">Reason</th>
+        <Grid
+          id="inspector"
+          caption={
+            <>
+              Waiting inspector: one row per worker{request.summary ? ` (${request.summary})` : ''}
+            </>
+          }
+          columns={['Worker', 'Reason']}
+        >
+          {rows.map((row) => (
+            <tr key={row.worker} data-worker={row.worker}>
+              <th scope="row">{row.title}</th>
+              <td>{row.text}</td>
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.worker} data-worker={row.worker}>
-                <th scope="row">{row.title}</th>
-                <td>{row.text}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Grid>
       )}
     </section>
   );

@@ -7,7 +7,7 @@ import { objectKeyOf, type Abilities, type LeaseView } from '../../../model/wire
 import { failureOf, path, post } from '../api.js';
 import { useNow } from '../hooks.js';
 import { useLive } from '../live.js';
-import { ActionButton } from './parts.js';
+import { ActionButton, Grid } from './parts.js';
 
 export function LeasesPage({ abilities }: { abilities: Abilities }) {
   const { leases, workers } = useLive();
@@ -19,76 +19,66 @@ export function LeasesPage({ abilities }: { abilities: Abilities }) {
   return (
     <section aria-labelledby="leases-title">
       <h1 id="leases-title">Leases</h1>
-      <table className="grid" id="leases">
-        <caption>{rows.length} granted</caption>
-        <thead>
-          <tr>
-            <th scope="col">Lease</th>
-            <th scope="col">Holder</th>
-            <th scope="col">Device</th>
-            <th scope="col">Worker</th>
-            <th scope="col">Granted at</th>
-            <th scope="col">Expires in</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((lease) => {
-            const worker = workers.get(lease.worker);
-            const device = lease.device;
-            return (
-              <tr key={objectKeyOf(lease)} data-lease={objectKeyOf(lease)}>
-                <th scope="row">
-                  {lease.name}
-                  <div className="sub">{lease.namespace}</div>
-                </th>
-                <td>{lease.holder ?? '—'}</td>
-                <td>
-                  {device ? (
-                    <>
-                      {device.name}
-                      <div className="sub">
-                        {PLATFORM_NAMES[device.platform]} {device.os} · {device.id}
-                      </div>
-                    </>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-                <td>{worker ? workerTitle(worker) : lease.worker}</td>
-                <td>
-                  {lease.grantedAt ? (
-                    <time dateTime={lease.grantedAt}>
-                      {new Date(lease.grantedAt).toLocaleString()}
-                    </time>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-                <td className="expires">{expiresIn(lease.expiresAt, now)}</td>
-                <td>
-                  {device && screenshotCommand(device) ? (
-                    <button type="button" onClick={() => setShown(lease)}>
-                      Screenshot
-                    </button>
-                  ) : null}{' '}
-                  {mayRelease(lease.namespace) ? (
-                    <ActionButton
-                      label="Release"
-                      describe={`Release ${lease.name}`}
-                      run={() =>
-                        post(
-                          `/api/namespaces/${path(lease.namespace)}/requests/${path(lease.name)}/release`,
-                        )
-                      }
-                    />
-                  ) : null}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <Grid
+        id="leases"
+        caption={<>{rows.length} granted</>}
+        columns={['Lease', 'Holder', 'Device', 'Worker', 'Granted at', 'Expires in', 'Actions']}
+      >
+        {rows.map((lease) => {
+          const worker = workers.get(lease.worker);
+          const device = lease.device;
+          return (
+            <tr key={objectKeyOf(lease)} data-lease={objectKeyOf(lease)}>
+              <th scope="row">
+                {lease.name}
+                <div className="sub">{lease.namespace}</div>
+              </th>
+              <td>{lease.holder ?? '—'}</td>
+              <td>
+                {device ? (
+                  <>
+                    {device.name}
+                    <div className="sub">
+                      {PLATFORM_NAMES[device.platform]} {device.os} · {device.id}
+                    </div>
+                  </>
+                ) : (
+                  '—'
+                )}
+              </td>
+              <td>{worker ? workerTitle(worker) : lease.worker}</td>
+              <td>
+                {lease.grantedAt ? (
+                  <time dateTime={lease.grantedAt}>
+                    {new Date(lease.grantedAt).toLocaleString()}
+                  </time>
+                ) : (
+                  '—'
+                )}
+              </td>
+              <td className="expires">{expiresIn(lease.expiresAt, now)}</td>
+              <td>
+                {device && screenshotCommand(device) ? (
+                  <button type="button" onClick={() => setShown(lease)}>
+                    Screenshot
+                  </button>
+                ) : null}{' '}
+                {mayRelease(lease.namespace) ? (
+                  <ActionButton
+                    label="Release"
+                    describe={`Release ${lease.name}`}
+                    run={() =>
+                      post(
+                        `/api/namespaces/${path(lease.namespace)}/requests/${path(lease.name)}/release`,
+                      )
+                    }
+                  />
+                ) : null}
+              </td>
+            </tr>
+          );
+        })}
+      </Grid>
       {shown ? <Screenshot lease={shown} key={objectKeyOf(shown)} /> : null}
     </section>
   );

@@ -15,7 +15,7 @@ import { useNow } from '../hooks.js';
 import { useLive } from '../live.js';
 import { Link } from '../router.js';
 import { Inspector, useFocus } from './Inspector.js';
-import { queueEntryText } from './parts.js';
+import { Grid, RequestLink, queueEntryText } from './parts.js';
 
 /** Outcomes listed at most; the page is about what waits. */
 const MAX_SETTLED = 50;
@@ -51,141 +51,98 @@ export function RequestsPage() {
     <section aria-labelledby="requests-title">
       <h1 id="requests-title">Requests</h1>
       <FleetSummary workers={workers} />
-      <table className="grid" id="waiting">
-        <caption>{waiting.length} waiting, in queue order</caption>
-        <thead>
-          <tr>
-            <th scope="col">Position</th>
-            <th scope="col">Request</th>
-            <th scope="col">Age</th>
-            <th scope="col">Holder</th>
-            <th scope="col">Asks for</th>
-            <th scope="col">Phase</th>
-            <th scope="col">Why</th>
-          </tr>
-        </thead>
-        <tbody>
-          {waiting.map((request) => {
-            const key = objectKeyOf(request);
-            const isChosen = chosen !== undefined && key === objectKeyOf(chosen);
-            return (
-              <tr key={key} data-request={key} data-selected={isChosen ? 'true' : undefined}>
-                <td>{request.position ?? '—'}</td>
-                <th scope="row">
-                  <Link
-                    href={`/requests/${encodeURIComponent(request.namespace)}/${encodeURIComponent(request.name)}`}
-                  >
-                    {request.name}
-                  </Link>
-                  <div className="sub">{request.namespace}</div>
-                </th>
-                <td>{formatDuration(ageOf(request.queuedAt ?? request.createdAt, now) ?? 0)}</td>
-                <td>{request.spec.holder ?? '—'}</td>
-                <td>{describeSpec(request.spec)}</td>
-                <td>{request.phase ?? 'Pending'}</td>
-                <td>
-                  <button type="button" aria-pressed={isChosen} onClick={() => setSelected(key)}>
-                    Inspect
-                  </button>{' '}
-                  {request.summary ?? ''}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <Grid
+        id="waiting"
+        caption={<>{waiting.length} waiting, in queue order</>}
+        columns={['Position', 'Request', 'Age', 'Holder', 'Asks for', 'Phase', 'Why']}
+      >
+        {waiting.map((request) => {
+          const key = objectKeyOf(request);
+          const isChosen = chosen !== undefined && key === objectKeyOf(chosen);
+          return (
+            <tr key={key} data-request={key} data-selected={isChosen ? 'true' : undefined}>
+              <td>{request.position ?? '—'}</td>
+              <th scope="row">
+                <RequestLink request={request} />
+                <div className="sub">{request.namespace}</div>
+              </th>
+              <td>{formatDuration(ageOf(request.queuedAt ?? request.createdAt, now) ?? 0)}</td>
+              <td>{request.spec.holder ?? '—'}</td>
+              <td>{describeSpec(request.spec)}</td>
+              <td>{request.phase ?? 'Pending'}</td>
+              <td>
+                <button type="button" aria-pressed={isChosen} onClick={() => setSelected(key)}>
+                  Inspect
+                </button>{' '}
+                {request.summary ?? ''}
+              </td>
+            </tr>
+          );
+        })}
+      </Grid>
       {chosen ? <Inspector request={chosen} /> : null}
 
-      <table className="grid" id="local-requests">
-        <caption>{local.length} waiting in workers&apos; own queues</caption>
-        <thead>
-          <tr>
-            <th scope="col">Request</th>
-            <th scope="col">Worker</th>
-            <th scope="col">Holder</th>
-            <th scope="col">Asks for</th>
-            <th scope="col">Why it waits</th>
+      <Grid
+        id="local-requests"
+        caption={<>{local.length} waiting in workers&apos; own queues</>}
+        columns={['Request', 'Worker', 'Holder', 'Asks for', 'Why it waits']}
+      >
+        {local.map(({ worker, entry }) => (
+          <tr key={`${worker.name}/${entry.id}`} data-local={entry.id}>
+            <th scope="row">{entry.id}</th>
+            <td>{workerTitle(worker)}</td>
+            <td>{entry.holder ?? '—'}</td>
+            <td>
+              {PLATFORM_NAMES[entry.platform]} {entry.model ?? ''}
+            </td>
+            <td>{queueEntryText(entry)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {local.map(({ worker, entry }) => (
-            <tr key={`${worker.name}/${entry.id}`} data-local={entry.id}>
-              <th scope="row">{entry.id}</th>
-              <td>{workerTitle(worker)}</td>
-              <td>{entry.holder ?? '—'}</td>
-              <td>
-                {PLATFORM_NAMES[entry.platform]} {entry.model ?? ''}
-              </td>
-              <td>{queueEntryText(entry)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Grid>
 
-      <table className="grid" id="failed-requests">
-        <caption>Failed ({failed.length})</caption>
-        <thead>
-          <tr>
-            <th scope="col">Request</th>
-            <th scope="col">Code</th>
-            <th scope="col">Message</th>
+      <Grid
+        id="failed-requests"
+        caption={<>Failed ({failed.length})</>}
+        columns={['Request', 'Code', 'Message']}
+      >
+        {failed.map((request) => (
+          <tr key={objectKeyOf(request)} data-request={objectKeyOf(request)}>
+            <th scope="row">
+              <RequestLink request={request} />
+            </th>
+            <td>
+              <code>{request.error?.code ?? '—'}</code>
+            </td>
+            <td>{request.error?.message ?? ''}</td>
           </tr>
-        </thead>
-        <tbody>
-          {failed.map((request) => (
+        ))}
+      </Grid>
+
+      <Grid
+        id="granted-requests"
+        caption={<>Granted ({granted.length})</>}
+        columns={['Request', 'Lease', 'Worker', 'Device']}
+      >
+        {granted.map((request) => {
+          const worker = request.worker ? workers.get(request.worker) : undefined;
+          return (
             <tr key={objectKeyOf(request)} data-request={objectKeyOf(request)}>
               <th scope="row">
-                <Link
-                  href={`/requests/${encodeURIComponent(request.namespace)}/${encodeURIComponent(request.name)}`}
-                >
-                  {request.name}
-                </Link>
+                <RequestLink request={request} />
               </th>
               <td>
-                <code>{request.error?.code ?? '—'}</code>
+                <Link href="/leases">{request.lease ?? request.name}</Link>
               </td>
-              <td>{request.error?.message ?? ''}</td>
+              <td>{worker ? workerTitle(worker) : (request.worker ?? '—')}</td>
+              <td>
+                {request.device
+                  ? `${request.device.name} (${PLATFORM_NAMES[request.device.platform]} ${request.device.os})`
+                  : '—'}
+              </td>
             </tr>
-          ))}
-        </tbody>
-      </table>
-
-      <table className="grid" id="granted-requests">
-        <caption>Granted ({granted.length})</caption>
-        <thead>
-          <tr>
-            <th scope="col">Request</th>
-            <th scope="col">Lease</th>
-            <th scope="col">Worker</th>
-            <th scope="col">Device</th>
-          </tr>
-        </thead>
-        <tbody>
-          {granted.map((request) => {
-            const worker = request.worker ? workers.get(request.worker) : undefined;
-            return (
-              <tr key={objectKeyOf(request)} data-request={objectKeyOf(request)}>
-                <th scope="row">
-                  <Link
-                    href={`/requests/${encodeURIComponent(request.namespace)}/${encodeURIComponent(request.name)}`}
-                  >
-                    {request.name}
-                  </Link>
-                </th>
-                <td>
-                  <Link href="/leases">{request.lease ?? request.name}</Link>
-                </td>
-                <td>{worker ? workerTitle(worker) : (request.worker ?? '—')}</td>
-                <td>
-                  {request.device
-                    ? `${request.device.name} (${PLATFORM_NAMES[request.device.platform]} ${request.device.os})`
-                    : '—'}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+          );
+        })}
+      </Grid>
     </section>
   );
 }
