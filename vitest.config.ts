@@ -56,6 +56,7 @@ export default defineConfig({
           // thirds of it imports; 26 s so). A unit test therefore leaves no global state behind:
           // real timers restored, no environment changed, no module mocked.
           isolate: false,
+          setupFiles: ['test/unit/shared-worker-guard.ts'],
         },
       },
       {
