@@ -28,6 +28,7 @@ import {
   waitUntil,
   type WriteCounts,
 } from './cluster.js';
+import { CpuSampler } from './soak/cpu.js';
 import { SoakFaults } from './soak/faults.js';
 import { invariants, latencyBy, minutes, reroutes } from './soak/figures.js';
 import {
@@ -151,6 +152,10 @@ const addWrites = async () => {
 const writeSampler = setInterval(() => void addWrites(), 10_000);
 
 // --- the run ------------------------------------------------------------------------------------
+const cpu = new CpuSampler();
+await cpu.sample();
+const cpuAtStart = cpu.totals();
+cpu.start();
 const started = Date.now();
 load.start();
 await sampleMemory(0);
@@ -177,6 +182,10 @@ await faults.run(started, MINUTES * 60_000, PARTITION_MS);
 const remaining = started + MINUTES * 60_000 - Date.now();
 if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
 const loadEnded = Date.now();
+await cpu.stop();
+const cpuDuringLoad = [...cpu.totals()]
+  .map(([role, seconds]) => [role, seconds - (cpuAtStart.get(role) ?? 0)] as const)
+  .sort(([, a], [, b]) => b - a);
 log('load stops; letting every request end');
 const drained = await load.drain(180_000);
 clearInterval(sampler);
@@ -232,6 +241,9 @@ const lines = [
     .slice(0, 8)
     .map(([key, count]) => `${key} ${(count / Math.max(1, granted.length)).toFixed(1)}`)
     .join(', ')} (per lease)`,
+  `CPU during the load (cores on average, of ${os.cpus().length}): ${cpuDuringLoad
+    .map(([role, seconds]) => `${role} ${(seconds / ((loadEnded - started) / 1000)).toFixed(2)}`)
+    .join(', ')}`,
   `API writes: ${allWrites} (${(allWrites / Math.max(1, granted.length)).toFixed(1)} per lease; without heartbeats ${((allWrites - heartbeatWrites) / Math.max(1, granted.length)).toFixed(1)})`,
   '',
   'minute  grants  kind   p50      p99',
@@ -269,6 +281,7 @@ if (JSON_PATH) {
         convergence: faults.convergence,
         memory,
         writes,
+        cpuSecondsDuringLoad: Object.fromEntries(cpuDuringLoad),
         invariants: verdicts,
       },
       null,

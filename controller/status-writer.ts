@@ -18,9 +18,9 @@ import {
 } from '../runtime/index.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { StatusChange } from './request-machine.js';
-import { desiredStatus, setCondition, urgentPart } from './status.js';
+import { desiredStatus, presenceChanged, setCondition, urgentPart } from './status.js';
 import type { RequestRetry, RequestTimer, TrackedRequest } from './tracked-request.js';
-import type { WriteQueue } from './write-queue.js';
+import type { WritePriority, WriteQueue } from './write-queue.js';
 
 export interface StatusWriterOptions {
   client: KubeClient;
@@ -153,25 +153,31 @@ export class StatusWriter {
     return this.options.labelOf(worker) ?? worker;
   }
 
-  /** Writes the status if it changed: an outcome at once, the rest once it is due. */
+  /**
+   * Writes the status if it changed: an outcome at once; a change of which workers are away at
+   * once too, ahead of position updates (status.ts, presencePart); the rest once it is due.
+   */
   flush(request: TrackedRequest): void {
     if (!this.options.writable(request)) return;
     const next = desiredStatus(request) as Record<string, unknown>;
     if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
-    const urgent = urgentPart(request.written) !== urgentPart(next);
+    const priority: WritePriority =
+      urgentPart(request.written) !== urgentPart(next)
+        ? 'dispatch'
+        : presenceChanged(request.written, next)
+          ? 'presence'
+          : 'progress';
     const now = this.options.clock.now();
     const dueAt = Math.max(
       request.lastReasonWriteAt + this.options.reasonWriteIntervalMs,
       request.settleUntil,
     );
-    if (!urgent && now < dueAt) {
+    if (priority === 'progress' && now < dueAt) {
       if (request.timers.write === undefined) this.options.setTimer(request, 'write', dueAt);
       return;
     }
     this.options.clearTimer(request, 'write');
-    this.options.writes.schedule(request.key, urgent ? 'dispatch' : 'progress', () =>
-      this.write(request),
-    );
+    this.options.writes.schedule(request.key, priority, () => this.write(request));
   }
 
   private end(request: TrackedRequest, phase: 'Failed' | 'Released'): void {

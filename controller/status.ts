@@ -74,3 +74,30 @@ export function urgentPart(status: Record<string, unknown> | undefined): string 
   const outcome = typeof phase === 'string' && OUTCOMES.has(phase) ? phase : 'on the way';
   return JSON.stringify([outcome, lease, device, error]);
 }
+
+/**
+ * The part of a waiting request's status that says which workers are away (reason
+ * `disconnected`), or undefined when the status carries no reasons (not Waiting, or never written
+ * Waiting). A change of it between two written Waiting statuses is written without waiting for the
+ * reason-write interval, in a lane ahead of position updates (write-queue.ts): a worker that went
+ * away (or came back) is what a person looking at a waiting request needs to see now. A request's
+ * first reasons are not such a change, so a request granted within a moment is still written once.
+ */
+export function presencePart(status: Record<string, unknown> | undefined): string | undefined {
+  const workers = status?.workers;
+  if (!Array.isArray(workers)) return undefined;
+  const away: string[] = [];
+  for (const entry of workers as WorkerReason[])
+    if (entry.reason === 'disconnected') away.push(entry.worker);
+  return away.sort().join(' ');
+}
+
+/** Both statuses carry reasons, and the workers they say are away differ. */
+export function presenceChanged(
+  written: Record<string, unknown> | undefined,
+  next: Record<string, unknown>,
+): boolean {
+  const before = presencePart(written);
+  const after = presencePart(next);
+  return before !== undefined && after !== undefined && before !== after;
+}

@@ -1,5 +1,6 @@
 // The write queue: a bound on writes in flight, dispatches and outcomes before bookkeeping before
-// progress, and a rate for progress that never holds a slot while it waits.
+// presence before progress, and a rate for presence and progress that never holds a slot while it
+// waits.
 import { describe, expect, it } from 'vitest';
 import { WriteQueue, type WritePriority } from './write-queue.js';
 
@@ -47,7 +48,7 @@ describe('WriteQueue', () => {
       ['dispatch', 'd2'],
     ];
     for (const [priority, name] of order) void queue.run(priority, write(name));
-    expect(queue.depth).toEqual({ dispatch: 2, bookkeeping: 1, progress: 2 });
+    expect(queue.depth).toEqual({ dispatch: 2, bookkeeping: 1, presence: 0, progress: 2 });
     for (const name of ['first', 'd1', 'd2', 'b1', 'p1', 'p2']) await finish(name);
     expect(started).toEqual(['first', 'd1', 'd2', 'b1', 'p1', 'p2']);
   });
@@ -59,13 +60,39 @@ describe('WriteQueue', () => {
     for (let index = 0; index < 20; index++) {
       void queue.run('dispatch', write(`d${index}`));
       void queue.run('bookkeeping', write(`b${index}`));
+      void queue.run('presence', write(`a${index}`));
       void queue.run('progress', write(`p${index}`));
     }
     await finish('busy');
-    for (let step = 0; step < 20; step++) await finish(started.at(-1) ?? '');
-    const firstTwenty = started.slice(1, 21);
-    const lane = (letter: string) => firstTwenty.filter((name) => name.startsWith(letter)).length;
-    expect([lane('d'), lane('b'), lane('p')]).toEqual([12, 6, 2]);
+    for (let step = 0; step < 24; step++) await finish(started.at(-1) ?? '');
+    const first = started.slice(1, 25);
+    const lane = (letter: string) => first.filter((name) => name.startsWith(letter)).length;
+    expect([lane('d'), lane('b'), lane('a'), lane('p')]).toEqual([12, 6, 4, 2]);
+  });
+
+  it('starts a presence write ahead of a line of progress writes, on the same rate', async () => {
+    let now = 0;
+    const sleepers: (() => void)[] = [];
+    const queue = new WriteQueue({
+      concurrency: 1,
+      progressRate: { qps: 10, burst: 1 },
+      now: () => now,
+      wait: () => new Promise<void>((resolve) => sleepers.push(resolve)),
+    });
+    const { started, write, finish } = controlled();
+    void queue.run('dispatch', write('grant'));
+    for (let index = 0; index < 5; index++) void queue.run('progress', write(`p${index}`));
+    void queue.run('presence', write('away'));
+    await finish('grant');
+    // The burst's one token goes to the presence write, not to the first of the older line.
+    expect(started).toEqual(['grant', 'away']);
+    await finish('away');
+    // The next waits for a token: presence took it from the same bucket.
+    expect(started).toEqual(['grant', 'away']);
+    now += 100;
+    sleepers.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual(['grant', 'away', 'p0']);
   });
 
   it('keeps progress to its rate without holding a slot, so a dispatch still goes at once', async () => {
@@ -102,7 +129,7 @@ describe('WriteQueue', () => {
     queue.schedule('r2', 'progress', write('r2 reasons'));
     queue.schedule('r1', 'progress', write('r1 newer reasons'));
     queue.schedule('r2', 'dispatch', write('r2 granted'));
-    expect(queue.depth).toEqual({ dispatch: 1, bookkeeping: 0, progress: 1 });
+    expect(queue.depth).toEqual({ dispatch: 1, bookkeeping: 0, presence: 0, progress: 1 });
     await finish('busy');
     await finish('r2 granted');
     await finish('r1 newer reasons');

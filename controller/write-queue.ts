@@ -1,10 +1,16 @@
 // The controller's writes to the API server, by what matters: a dispatch or an outcome first,
-// bookkeeping (finalizers, Events) next, progress (a waiting request's reasons and position) last.
-// At most `concurrency` writes are in flight. When every lane has work, slots go to the lanes in the
-// proportion 6 : 3 : 1, so a busy fleet still shows its waiting requests their reasons, only later;
-// progress writes also keep to a rate of their own. Without this, a burst of thousands of requests sent thousands of writes at once: the
-// API server answered each in tens of seconds, dispatches timed out, and every timeout made more
-// writes (a congestion collapse).
+// bookkeeping (finalizers, Events) next, then a waiting request whose reasons changed because a
+// worker's presence did (disconnected, or back), and progress (the rest of a waiting request's
+// reasons and its position) last. At most `concurrency` writes are in flight. When every lane has
+// work, slots go to the lanes in the proportion 6 : 3 : 2 : 1, so a busy fleet still shows its
+// waiting requests their reasons, only later; presence and progress writes also keep to a rate of
+// their own, shared. Without this, a burst of thousands of requests sent thousands of writes at
+// once: the API server answered each in tens of seconds, dispatches timed out, and every timeout
+// made more writes (a congestion collapse).
+//
+// Presence has a lane of its own because "worker X is disconnected" is news a user acts on (and
+// the soak bounds it: the heartbeat plus a second), while a position that moved is not: in one
+// lane with progress, it waited behind every position update of a busy fleet.
 //
 // A request's status write is keyed by the request (client-go's workqueue habit): scheduled again
 // while it waits, it keeps one place (moved up if now more urgent); scheduled while in flight, it
@@ -12,15 +18,27 @@
 // progress that waits here is coalesced, never lost.
 import { TokenBucket, sleep, type Clock, type RateLimit } from '../runtime/index.js';
 
-export type WritePriority = 'dispatch' | 'bookkeeping' | 'progress';
-const ORDER: readonly WritePriority[] = ['dispatch', 'bookkeeping', 'progress'];
-const RANK: Record<WritePriority, number> = { dispatch: 0, bookkeeping: 1, progress: 2 };
-const WEIGHT: Record<WritePriority, number> = { dispatch: 6, bookkeeping: 3, progress: 1 };
+export type WritePriority = 'dispatch' | 'bookkeeping' | 'presence' | 'progress';
+const ORDER: readonly WritePriority[] = ['dispatch', 'bookkeeping', 'presence', 'progress'];
+const RANK: Record<WritePriority, number> = {
+  dispatch: 0,
+  bookkeeping: 1,
+  presence: 2,
+  progress: 3,
+};
+const WEIGHT: Record<WritePriority, number> = {
+  dispatch: 6,
+  bookkeeping: 3,
+  presence: 2,
+  progress: 1,
+};
+/** The lanes that keep to the progress rate (a waiting request's status, all together). */
+const RATED = new Set<WritePriority>(['presence', 'progress']);
 
 export interface WriteQueueOptions {
   /** Writes in flight at once, all priorities together. */
   concurrency: number;
-  /** Progress writes per second (and burst); none: only the concurrency bounds them. */
+  /** Presence and progress writes per second (and burst); none: only the concurrency bounds them. */
   progressRate?: RateLimit | undefined;
   /** Milliseconds since some origin, for the progress rate (tests move it by hand). */
   now?: () => number;
@@ -47,13 +65,14 @@ export class WriteQueue {
   private readonly started: Record<WritePriority, number> = {
     dispatch: 0,
     bookkeeping: 0,
+    presence: 0,
     progress: 0,
   };
   private readonly progressTokens: TokenBucket | undefined;
   private readonly wait: (ms: number) => Promise<void>;
   /**
-   * The progress lane's token: a progress write holds no slot while it waits for its token, so a
-   * low rate never keeps a dispatch waiting. One token is waited for at a time.
+   * The rated lanes' token (presence and progress): such a write holds no slot while it waits for
+   * its token, so a low rate never keeps a dispatch waiting. One token is waited for at a time.
    */
   private progressToken: 'none' | 'waiting' | 'ready' = 'none';
 
@@ -74,6 +93,7 @@ export class WriteQueue {
     return {
       dispatch: this.lanes.get('dispatch')?.length ?? 0,
       bookkeeping: this.lanes.get('bookkeeping')?.length ?? 0,
+      presence: this.lanes.get('presence')?.length ?? 0,
       progress: this.lanes.get('progress')?.length ?? 0,
     };
   }
@@ -156,7 +176,7 @@ export class WriteQueue {
       const ready = ORDER.filter(
         (candidate) =>
           (this.lanes.get(candidate)?.length ?? 0) > 0 &&
-          !(candidate === 'progress' && this.progressToken === 'waiting'),
+          !(RATED.has(candidate) && this.progressToken === 'waiting'),
       );
       if (ready.length === 0) return;
       // The lane that would be least ahead of its share after one more; ties go to the more
@@ -173,7 +193,7 @@ export class WriteQueue {
             (this.started[priority] / WEIGHT[priority]) * WEIGHT[lane],
           );
       }
-      if (priority === 'progress' && this.progressTokens) {
+      if (RATED.has(priority) && this.progressTokens) {
         if (this.progressToken === 'ready') {
           this.progressToken = 'none';
         } else {

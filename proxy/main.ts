@@ -5,7 +5,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { KubeClient, createLogger } from '../runtime/index.js';
 import { ActivityRecorder, leaseStatusActivityWriter } from './activity.js';
-import { ProxyMetrics, createProxyApp } from './server.js';
+import { ProxyMetrics, TOKEN_REVIEW_CACHE_MS, createProxyApp } from './server.js';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -15,6 +15,12 @@ async function main(): Promise<void> {
     .option('kubeconfig', { type: 'string' })
     .option('context', { type: 'string' })
     .option('listen', { type: 'string', default: '0.0.0.0:8443' })
+    .option('token-review-cache-seconds', {
+      type: 'number',
+      default: TOKEN_REVIEW_CACHE_MS / 1000,
+      describe:
+        'how long a caller token the API server accepted is remembered (0: ask on every exec)',
+    })
     .option('agent-token-file', {
       type: 'string',
       default: SERVICE_ACCOUNT_TOKEN,
@@ -35,6 +41,7 @@ async function main(): Promise<void> {
     log,
     activity: new ActivityRecorder({ write: leaseStatusActivityWriter(client), log }),
     metrics: new ProxyMetrics(true),
+    tokenReviewCacheMs: Math.max(0, argv['token-review-cache-seconds']) * 1000,
     agentToken: () => readFileSync(argv['agent-token-file'], 'utf8').trim(),
   });
   const server = app.listen(port, argv.listen.slice(0, separator) || '0.0.0.0', () => {

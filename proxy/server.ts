@@ -12,12 +12,13 @@ import {
   sendError,
   simlockPath,
   startEventStream,
+  TokenReviewCache,
   writeWithBackpressure,
   type KubeClient,
   type Logger,
 } from '../runtime/index.js';
 import type { ActivityRecorder } from './activity.js';
-import { bearerToken, mayExec, reviewToken } from './auth.js';
+import { bearerToken, mayExec, reviewToken, type Caller } from './auth.js';
 
 export interface ProxyOptions {
   client: KubeClient;
@@ -27,7 +28,16 @@ export interface ProxyOptions {
   metrics?: ProxyMetrics;
   /** Records exec activity on leases for idle reclaim; none: not recorded. */
   activity?: ActivityRecorder | undefined;
+  /**
+   * How long an accepted token is remembered (runtime/token-review-cache.ts); 0: every exec asks
+   * the API server. A client that execs again and again with one token then costs one TokenReview
+   * per this time, not one per exec; a revoked token is accepted at most this long after.
+   */
+  tokenReviewCacheMs?: number | undefined;
 }
+
+/** The default of `tokenReviewCacheMs`: as long as the agent remembers the proxy's token. */
+export const TOKEN_REVIEW_CACHE_MS = 10_000;
 
 export class ProxyMetrics {
   readonly registry = new Registry();
@@ -51,6 +61,12 @@ export class ProxyMetrics {
 export function createProxyApp(options: ProxyOptions): express.Express {
   const { log } = options;
   const metrics = options.metrics ?? new ProxyMetrics();
+  const cacheMs = options.tokenReviewCacheMs ?? TOKEN_REVIEW_CACHE_MS;
+  const tokens = new TokenReviewCache<Caller>({ ttlMs: cacheMs });
+  const callerOf: CallerOf = (token) =>
+    cacheMs > 0
+      ? tokens.review(token, (asked) => reviewToken(options.client, asked))
+      : reviewToken(options.client, token);
   const app = express();
   app.disable('x-powered-by');
 
@@ -68,7 +84,7 @@ export function createProxyApp(options: ProxyOptions): express.Express {
         metrics.requests.inc({ outcome: label });
         metrics.seconds.observe((performance.now() - started) / 1000);
       };
-      handleExec(options, req, res, outcome).catch((error: unknown) => {
+      handleExec(options, callerOf, req, res, outcome).catch((error: unknown) => {
         log.error('exec failed', { error });
         outcome('error');
         if (error instanceof KubeUnavailableError)
@@ -97,8 +113,12 @@ export function createProxyApp(options: ProxyOptions): express.Express {
   return app;
 }
 
+/** Who is behind a bearer token (undefined: not accepted). */
+type CallerOf = (token: string) => Promise<Caller | undefined>;
+
 async function handleExec(
   options: ProxyOptions,
+  callerOf: CallerOf,
   req: Request<{ namespace: string; name: string }>,
   res: Response,
   outcome: (label: string) => void,
@@ -110,7 +130,7 @@ async function handleExec(
     outcome('unauthenticated');
     return sendError(res, 'UNAUTHENTICATED', 'a bearer token is required');
   }
-  const caller = await reviewToken(client, token);
+  const caller = await callerOf(token);
   if (!caller) {
     outcome('unauthenticated');
     return sendError(res, 'UNAUTHENTICATED', 'the token was not accepted');

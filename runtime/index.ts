@@ -10,6 +10,7 @@ export * from './clock.js';
 export * from './leader-election.js';
 export * from './http.js';
 export * from './access-review.js';
+export * from './token-review-cache.js';
 export * from './workqueue.js';
 export * from './merge-patch.js';
 export * from './workqueue-metrics.js';

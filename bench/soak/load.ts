@@ -28,6 +28,12 @@ const IPAD_OUTSTANDING = 10;
 const IPAD_HOLD_MS = 8000;
 const HOLD_MS = 300;
 const EXEC_LANES = 16;
+/**
+ * Creates and deletes in flight at once. One at a time, the generator was its own bottleneck: a
+ * create answered in 200 ms under load allowed five a second, less than asked, whatever the system
+ * could grant (and the releaser likewise for deletes).
+ */
+const WRITE_LANES = 8;
 
 export class SoakLoad {
   created = 0;
@@ -41,6 +47,8 @@ export class SoakLoad {
   private readonly execStarted = new Set<string>();
   private readonly execDone = new Set<string>();
   private execsInFlight = 0;
+  private createsInFlight = 0;
+  private readonly deleting = new Set<string>();
   private loops: Promise<void>[] = [];
 
   constructor(private readonly options: LoadOptions) {}
@@ -141,14 +149,17 @@ export class SoakLoad {
     let lastNoWait = 0;
     while (this.running) {
       const due = ((Date.now() - started) / 60_000) * this.options.perMinute;
-      let outstanding = this.outstanding(['iphone', 'physical']);
+      // A create in flight is outstanding too (the watch has not seen it yet).
+      let outstanding = this.outstanding(['iphone', 'physical']) + this.createsInFlight;
       while (
         this.running &&
         sequence < due &&
-        outstanding < OUTSTANDING_PER_AGENT * this.options.agents
+        outstanding < OUTSTANDING_PER_AGENT * this.options.agents &&
+        this.createsInFlight < WRITE_LANES
       ) {
         const kind: RequestKind = sequence % 100 < 8 ? 'physical' : 'iphone';
-        await this.create(`r-${sequence++}`, kind);
+        this.createsInFlight++;
+        void this.create(`r-${sequence++}`, kind).finally(() => this.createsInFlight--);
         outstanding++;
       }
       if (this.outstanding(['ipad']) < IPAD_OUTSTANDING)
@@ -179,9 +190,15 @@ export class SoakLoad {
           const hold = record.kind === 'ipad' ? IPAD_HOLD_MS : HOLD_MS;
           if (!this.execDone.has(name) || Date.now() - (record.grantedAt ?? 0) < hold) continue;
         } else if (phase !== 'Failed' && phase !== 'Released') continue;
-        await this.delete(name).catch(() => undefined);
-        this.execStarted.delete(name);
-        this.execDone.delete(name);
+        if (this.deleting.has(name) || this.deleting.size >= WRITE_LANES) continue;
+        this.deleting.add(name);
+        void this.delete(name)
+          .catch(() => undefined)
+          .finally(() => {
+            this.deleting.delete(name);
+            this.execStarted.delete(name);
+            this.execDone.delete(name);
+          });
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

@@ -1,0 +1,41 @@
+// Which changes of a waiting request's status are about presence (a worker away, or back).
+import { describe, expect, it } from 'vitest';
+import { presenceChanged, presencePart } from './status.js';
+
+const waiting = (...reasons: [string, string][]) => ({
+  phase: 'Waiting',
+  workers: reasons.map(([worker, reason]) => ({ worker, reason })),
+});
+
+describe('presencePart', () => {
+  it('names the workers said to be disconnected, in name order', () => {
+    expect(presencePart(waiting(['b', 'disconnected'], ['a', 'full'], ['c', 'disconnected']))).toBe(
+      'b c',
+    );
+    expect(presencePart(waiting(['a', 'full']))).toBe('');
+  });
+
+  it('is undefined for a status without reasons', () => {
+    expect(presencePart({ phase: 'Dispatched', worker: 'a' })).toBeUndefined();
+    expect(presencePart(undefined)).toBeUndefined();
+  });
+});
+
+describe('presenceChanged', () => {
+  it('is a worker going away or coming back between two waiting statuses', () => {
+    const before = waiting(['a', 'full'], ['b', 'not-chosen']);
+    expect(presenceChanged(before, waiting(['a', 'full'], ['b', 'disconnected']))).toBe(true);
+    expect(presenceChanged(waiting(['a', 'disconnected']), waiting(['a', 'full']))).toBe(true);
+  });
+
+  it('is not a position or another reason that moved', () => {
+    const before = { ...waiting(['a', 'full'], ['b', 'disconnected']), position: 2 };
+    const after = { ...waiting(['a', 'not-chosen'], ['b', 'disconnected']), position: 1 };
+    expect(presenceChanged(before, after)).toBe(false);
+  });
+
+  it('is not a request’s first reasons', () => {
+    expect(presenceChanged({ phase: 'Pending' }, waiting(['a', 'disconnected']))).toBe(false);
+    expect(presenceChanged(undefined, waiting(['a', 'disconnected']))).toBe(false);
+  });
+});
