@@ -12,4 +12,5 @@ export * from './http.js';
 export * from './access-review.js';
 export * from './workqueue.js';
 export * from './merge-patch.js';
+export * from './status-update.js';
 export * from './workqueue-metrics.js';
