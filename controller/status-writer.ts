@@ -12,12 +12,8 @@ import {
   type ErrorBody,
 } from '../api/index.js';
 import {
-  isConflict,
   isNotFound,
-  resourceVersionOf,
-  simlockPath,
-  statusOf,
-  statusReplacement,
+  writeStatusOnto,
   type Clock,
   type KubeClient,
   type KubeObject,
@@ -213,45 +209,20 @@ export class StatusWriter {
 
   /**
    * PUTs `next` as the request's status onto the version this process last wrote, or else the
-   * informer's. A 409 means the request changed since: it is read again and, if its status is
-   * not `next` already, written onto that version. Answers false when nothing needed writing.
+   * informer's (ADR 0014); after a 409 the request is read again. False if it needed no write.
    */
   private async replace(request: TrackedRequest, next: Record<string, unknown>): Promise<boolean> {
-    const path = (subresource?: 'status') =>
-      simlockPath('leaseRequest', {
-        namespace: request.namespace,
-        name: request.name,
-        subresource,
-      });
-    let version =
-      request.writtenVersion ?? this.options.lookup(request.key)?.metadata.resourceVersion;
-    for (let rereads = 0; ; rereads++) {
-      if (version !== undefined) {
-        try {
-          const answer = await this.options.client.replace(
-            path('status'),
-            statusReplacement(
-              {
-                resource: 'leaseRequest',
-                namespace: request.namespace,
-                name: request.name,
-                resourceVersion: version,
-              },
-              next,
-            ),
-          );
-          request.writtenVersion = resourceVersionOf(answer);
-          return true;
-        } catch (error) {
-          if (!isConflict(error) || rereads >= CONFLICT_REREADS) throw error;
-        }
-      }
-      const current = await this.options.client.get(path());
-      version = resourceVersionOf(current);
-      request.writtenVersion = version;
-      request.written = statusOf(current);
-      if (request.written && canonicalJson(request.written) === canonicalJson(next)) return false;
-    }
+    const outcome = await writeStatusOnto({
+      client: this.options.client,
+      target: { resource: 'leaseRequest', namespace: request.namespace, name: request.name },
+      version: request.writtenVersion ?? this.options.lookup(request.key)?.metadata.resourceVersion,
+      status: next,
+      rereads: CONFLICT_REREADS,
+      upToDate: (found) => found !== undefined && canonicalJson(found) === canonicalJson(next),
+    });
+    request.writtenVersion = outcome.version;
+    if (outcome.found !== undefined) request.written = outcome.found;
+    return outcome.written;
   }
 }
 

@@ -6,6 +6,8 @@
 // of the stored object over whatever the body says, so the body carries the status alone. A
 // resourceVersion that is no longer current is answered 409 Conflict: the writer reads again.
 import { API_VERSION, RESOURCES } from '../api/index.js';
+import { isConflict, type KubeClient } from './kube-client.js';
+import { simlockPath } from './paths.js';
 
 type SimlockResource = keyof typeof RESOURCES;
 
@@ -63,4 +65,56 @@ export function statusOf(object: unknown): Record<string, unknown> | undefined {
   return status !== null && typeof status === 'object' && !Array.isArray(status)
     ? (status as Record<string, unknown>)
     : undefined;
+}
+
+/** One conditional status write, and what to do when it meets a newer version. */
+export interface StatusWrite {
+  client: KubeClient;
+  target: Omit<StatusTarget, 'resourceVersion'>;
+  /** The version to write onto (as last written or seen); undefined: read the object first. */
+  version: string | undefined;
+  status: Record<string, unknown>;
+  /** Reads after a conflict before the conflict is thrown (the caller's backoff takes over). */
+  rereads: number;
+  /** After a read: whether the status found is already the one to write (then nothing is). */
+  upToDate?: (found: Record<string, unknown> | undefined) => boolean;
+}
+
+export interface StatusWritten {
+  /** The object's version after the write, or as read if nothing needed writing. */
+  version: string | undefined;
+  /** False if a read found the status already written. */
+  written: boolean;
+  /** The status a read found (after a conflict), if there was one. */
+  found?: Record<string, unknown> | undefined;
+}
+
+/**
+ * PUTs `status` onto `version`. A 409 means the object changed since: it is read again and, unless
+ * the status found is up to date, written onto that version; after `rereads` reads the conflict is
+ * thrown. A 404 and any other error are thrown as they come.
+ */
+export async function writeStatusOnto(write: StatusWrite): Promise<StatusWritten> {
+  const { client, target } = write;
+  const path = (subresource?: 'status') =>
+    simlockPath(target.resource, { namespace: target.namespace, name: target.name, subresource });
+  let version = write.version;
+  let found: Record<string, unknown> | undefined;
+  for (let rereads = 0; ; rereads++) {
+    if (version !== undefined) {
+      try {
+        const answer = await client.replace(
+          path('status'),
+          statusReplacement({ ...target, resourceVersion: version }, write.status),
+        );
+        return { version: resourceVersionOf(answer), written: true, found };
+      } catch (error) {
+        if (!isConflict(error) || rereads >= write.rereads) throw error;
+      }
+    }
+    const current = await client.get(path());
+    version = resourceVersionOf(current);
+    found = statusOf(current);
+    if (write.upToDate?.(found)) return { version, written: false, found };
+  }
 }
