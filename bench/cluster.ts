@@ -130,7 +130,7 @@ export async function createNamespace(admin: KubeClient, name: string): Promise<
 // ------------------------------------------------------------------------------------------------
 // Writes as the API server counts them
 
-/** Writes by "VERB group/resource[/subresource]", from apiserver_request_total. */
+/** Writes by "VERB group/resource[/subresource]", from apiserver_request_total; refused ones apart. */
 export type WriteCounts = Record<string, number>;
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
@@ -147,7 +147,9 @@ export async function apiserverWrites(admin: KubeClient): Promise<WriteCounts> {
       labels[match[1] ?? ''] = match[2] ?? '';
     if (!WRITE_VERBS.has(labels.verb ?? '')) continue;
     const resource = `${labels.group ? `${labels.group}/` : ''}${labels.resource ?? ''}${labels.subresource ? `/${labels.subresource}` : ''}`;
-    const key = `${labels.verb} ${resource}`;
+    // A refused write (a 409 of a conditional update) costs the API server too: counted, apart.
+    const refused = labels.code !== undefined && !labels.code.startsWith('2');
+    const key = `${labels.verb} ${resource}${refused ? ` ${labels.code}` : ''}`;
     counts[key] = (counts[key] ?? 0) + Number(line.slice(close + 1).trim());
   }
   return counts;

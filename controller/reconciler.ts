@@ -147,6 +147,7 @@ export class Reconciler {
     shell.onQueueChange = () => this.waiting.changed();
     shell.status = new StatusWriter({
       client: this.client,
+      lookup: (key) => this.requestInformer.get(key),
       writes,
       clock,
       log,

@@ -3,7 +3,7 @@
 // extension through the lease dispatcher. Each answers the machine with an event; a write that
 // failed is retried with the request's backoff (the shell's `retry`), never dropped.
 import { REQUEST_FINALIZER, ObjectMeta } from '../api/index.js';
-import { isNotFound, simlockPath } from '../runtime/index.js';
+import { isNotFound, resourceVersionOf, simlockPath } from '../runtime/index.js';
 import { failOnAdmission } from './fail-now.js';
 import type { WithdrawAnswer } from './lease-dispatcher.js';
 import type { RequestEvent } from './request-machine.js';
@@ -153,12 +153,14 @@ export class RequestWrites {
   ): Promise<void> {
     const resourceVersion = this.options.lookup(request.key)?.metadata.resourceVersion;
     const others = this.finalizersOf(request).filter((name) => name !== REQUEST_FINALIZER);
-    await this.options.writes.run('bookkeeping', () =>
+    const answer = await this.options.writes.run('bookkeeping', () =>
       this.options.client.patch(
         simlockPath('leaseRequest', { namespace: request.namespace, name: request.name }),
         { metadata: { finalizers: change(others), resourceVersion } },
       ),
     );
+    // The status write that follows is made onto this version, not the informer's older one.
+    request.writtenVersion = resourceVersionOf(answer);
   }
 
   /** The request's finalizers as our informer has them. */

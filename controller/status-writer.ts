@@ -2,6 +2,9 @@
 // status when it changed (ADR 0004): an outcome (Granted, Failed, Released) at once, the way there
 // (Waiting, its reasons and position, Dispatched) at most once per reason-write interval. Writes
 // wait their turn in the write queue; a failed one is made again after the request's backoff.
+// Each write is a PUT of the whole status onto the version last written or seen (ADR 0014); one
+// that meets a newer version (the user or the garbage collector changed the request) reads the
+// request again and is made onto that.
 import {
   EXPIRING_SOON_CONDITION,
   LIFETIME_REASONS,
@@ -10,10 +13,10 @@ import {
 } from '../api/index.js';
 import {
   isNotFound,
-  mergePatch,
-  simlockPath,
+  writeStatusOnto,
   type Clock,
   type KubeClient,
+  type KubeObject,
   type Logger,
 } from '../runtime/index.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -22,8 +25,13 @@ import { desiredStatus, presenceChanged, setCondition, urgentPart } from './stat
 import type { RequestRetry, RequestTimer, TrackedRequest } from './tracked-request.js';
 import type { WritePriority, WriteQueue } from './write-queue.js';
 
+/** Conflicts a status write reads the request again for before it waits out the backoff. */
+const CONFLICT_REREADS = 2;
+
 export interface StatusWriterOptions {
   client: KubeClient;
+  /** The request as the informer has it (its resourceVersion, before this process writes one). */
+  lookup: (key: string) => KubeObject | undefined;
   writes: WriteQueue;
   clock: Clock;
   log: Logger;
@@ -192,23 +200,35 @@ export class StatusWriter {
     const next = desiredStatus(request) as Record<string, unknown>;
     if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
     try {
-      await this.options.client.patch(
-        simlockPath('leaseRequest', {
-          namespace: request.namespace,
-          name: request.name,
-          subresource: 'status',
-        }),
-        { status: mergePatch(request.written, next) },
-      );
-      request.written = next;
-      if (next.workers !== undefined) request.lastReasonWriteAt = this.options.clock.now();
-      this.options.metrics.statusWrites.inc();
+      if (await this.replace(request, next)) {
+        request.written = next;
+        if (next.workers !== undefined) request.lastReasonWriteAt = this.options.clock.now();
+        this.options.metrics.statusWrites.inc();
+      }
       this.options.succeeded(request);
     } catch (error) {
       if (isNotFound(error)) return;
       this.options.log.warn('status write failed; retrying', { request: request.key, error });
       this.options.retry(request, 'write', error, () => Promise.resolve(this.flush(request)));
     }
+  }
+
+  /**
+   * PUTs `next` as the request's status onto the version this process last wrote, or else the
+   * informer's (ADR 0014); after a 409 the request is read again. False if it needed no write.
+   */
+  private async replace(request: TrackedRequest, next: Record<string, unknown>): Promise<boolean> {
+    const outcome = await writeStatusOnto({
+      client: this.options.client,
+      target: { resource: 'leaseRequest', namespace: request.namespace, name: request.name },
+      version: request.writtenVersion ?? this.options.lookup(request.key)?.metadata.resourceVersion,
+      status: next,
+      rereads: CONFLICT_REREADS,
+      upToDate: (found) => found !== undefined && canonicalJson(found) === canonicalJson(next),
+    });
+    request.writtenVersion = outcome.version;
+    if (outcome.found !== undefined) request.written = outcome.found;
+    return outcome.written;
   }
 }
 

@@ -52,6 +52,11 @@ export interface TrackedRequest extends RequestState {
   holderRenewedAt?: number | undefined;
   /** The status last known to be on the server, and when reasons were last written. */
   written?: Record<string, unknown> | undefined;
+  /**
+   * The request's resourceVersion as this process last wrote or read it: its next status write is
+   * made onto it (a PUT; a 409 reads the request again). Until then, the informer's.
+   */
+  writtenVersion?: string | undefined;
   lastReasonWriteAt: number;
   /**
    * Until then only an outcome is written at once: a request that waits or is dispatched only

@@ -170,6 +170,58 @@ describe('an agent with the fake driver', () => {
     expect(next.status?.phase).toBe('Granted');
   });
 
+  it('grants a Lease it acknowledged with one status PUT onto the acknowledgement (ADR 0014)', async () => {
+    const { fleet } = await fleetWithAgent(iosSimulatorScript({ bootMs: 4000 }));
+    await createLease(fleet, 'cold', { platform: 'ios', model: 'iPhone 16' }, [
+      'simlock.dev/reclaim',
+    ]);
+    // A cold boot takes longer than the acknowledgement's 2 s: Pending, with its message...
+    await eventually(
+      async () => ((await fleet.lease('cold'))?.status?.phase === 'Pending' ? true : undefined),
+      { what: 'the acknowledgement' },
+    );
+    // ...then the grant, written over the acknowledgement's version: its message gone, and the
+    // rest of the Lease as the controller made it (a status PUT changes only the status).
+    const lease = await eventually(
+      async () => {
+        const current = await fleet.lease('cold');
+        return current?.status?.phase === 'Granted' ? current : undefined;
+      },
+      { what: 'the grant', timeoutMs: 15_000 },
+    );
+    const status = lease.status as Record<string, unknown>;
+    expect(status).toMatchObject({ phase: 'Granted', source: 'cold' });
+    expect(status.device).toMatchObject({ model: 'iPhone 16', physical: false });
+    expect(typeof status.grantedAt).toBe('string');
+    expect(status).not.toHaveProperty('message');
+    expect(lease.spec).toMatchObject({ worker: fleet.name('a'), device: { model: 'iPhone 16' } });
+    expect(lease.metadata.finalizers).toEqual(['simlock.dev/reclaim']);
+    expect(lease.metadata.labels?.['simlock.dev/worker']).toBe(fleet.name('a'));
+  });
+
+  it('writes its view onto a Worker an operator drained meanwhile: a 409, read again (ADR 0014)', async () => {
+    const { fleet, agent } = await fleetWithAgent();
+    await eventually(async () => ((await agent.status())?.health === 'running' ? true : undefined));
+    const conflictsBefore = await workerStatusConflicts();
+    // The drain changes the Worker's version: the agent's next view write is onto an older one.
+    await fleet.drain('a');
+    const lease = await dispatch(fleet, 'after-drain', { platform: 'ios', model: 'iPhone 16' });
+    expect(lease.status?.phase).toBe('Granted');
+    const leased = await eventually(
+      async () => {
+        const status = await agent.status();
+        return status?.devices.some((device) => device.state === 'leased') ? status : undefined;
+      },
+      { what: 'the grant in the view' },
+    );
+    expect(leased.health).toBe('running');
+    expect(await workerStatusConflicts()).toBeGreaterThan(conflictsBefore);
+    const worker = (await fleet.admin.get(simlockPath('worker', { name: agent.name }))) as {
+      spec: { drained: boolean };
+    };
+    expect(worker.spec.drained).toBe(true);
+  });
+
   it('lets go of Leases deleted at any moment of their grant, and holds no device for them', async () => {
     const { fleet, agent } = await fleetWithAgent(iosSimulatorScript({ bootMs: 0 }));
     const names = Array.from({ length: 12 }, (_, index) => `quick-${index}`);
@@ -321,3 +373,19 @@ describe('an agent with the fake driver', () => {
     expect(Date.now() - killedAt).toBeLessThan(8000);
   });
 });
+
+/** Status PUTs of Workers the API server answered 409, as it counts them (every agent's). */
+async function workerStatusConflicts(): Promise<number> {
+  const text = String(await cluster.admin.get('/metrics'));
+  return text
+    .split('\n')
+    .filter(
+      (line) =>
+        line.startsWith('apiserver_request_total{') &&
+        line.includes('code="409"') &&
+        line.includes('resource="workers"') &&
+        line.includes('subresource="status"') &&
+        line.includes('verb="PUT"'),
+    )
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf('}') + 1)), 0);
+}

@@ -13,4 +13,5 @@ export * from './access-review.js';
 export * from './token-review-cache.js';
 export * from './workqueue.js';
 export * from './merge-patch.js';
+export * from './status-update.js';
 export * from './workqueue-metrics.js';

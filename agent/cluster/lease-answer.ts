@@ -1,12 +1,18 @@
 // The agent's answer to a new Lease: the core's planner grants a device or refuses, and the answer
 // is written onto the Lease as last seen or written (a resourceVersion precondition), so that a
 // Lease deleted or withdrawn meanwhile makes the write fail and the device goes back: the grant and
-// the controller's withdrawal never both win (ADR 0005). A cold boot is acknowledged first.
+// the controller's withdrawal never both win (ADR 0005). The grant is a status PUT of the Lease's
+// whole status (ADR 0014): cheaper for the API server than a merge patch. A cold boot is
+// acknowledged first.
 import { LEASE_FINALIZER, type LeaseObject } from '../../api/index.js';
 import {
   isConflict,
   isNotFound,
+  patchedStatus,
+  resourceVersionOf,
   simlockPath,
+  statusOf,
+  statusReplacement,
   type Clock,
   type KubeClient,
   type Logger,
@@ -38,6 +44,8 @@ export async function answerLease(
   // resourceVersion precondition): a Lease deleted or withdrawn meanwhile makes it fail (a
   // conflict), and we give the device back, so the grant and the withdrawal never both win.
   let expectedVersion = lease.metadata.resourceVersion;
+  // The status at that version: the grant replaces it whole, so it keeps what it does not change.
+  let knownStatus: Record<string, unknown> | undefined = lease.status;
   let acknowledging: Promise<void> | undefined;
   // A cold boot takes a while: tell the controller the Lease is being worked on. Not retried: a
   // failed acknowledgement only means the controller may give up sooner, and the grant follows.
@@ -48,7 +56,10 @@ export async function answerLease(
         status: { phase: 'Pending', message: 'accepted: preparing the device' },
       })
       .then((written) => {
-        expectedVersion = resourceVersionOf(written) ?? expectedVersion;
+        const version = resourceVersionOf(written);
+        if (version === undefined) return;
+        expectedVersion = version;
+        knownStatus = statusOf(written);
       })
       .catch(() => undefined);
   });
@@ -83,13 +94,17 @@ export async function answerLease(
       },
     };
     try {
-      if ((lease.metadata.finalizers ?? []).includes(LEASE_FINALIZER)) {
-        // The controller created the Lease holding our finalizer: the grant is one write.
+      if ((lease.metadata.finalizers ?? []).includes(LEASE_FINALIZER) && expectedVersion) {
+        // The controller created the Lease holding our finalizer: the grant is one write, a PUT
+        // of the status onto the version we saw (a 409 if the Lease changed since).
         granted.set(key, lease.metadata.uid ?? '');
-        await client.patch(statusPath, {
-          metadata: { resourceVersion: expectedVersion },
-          ...grant,
-        });
+        await client.replace(
+          statusPath,
+          statusReplacement(
+            { resource: 'lease', namespace, name, resourceVersion: expectedVersion },
+            patchedStatus(knownStatus, grant.status),
+          ),
+        );
       } else {
         // A Lease made without it: hold the Lease until the device is reclaimed, the
         // finalizer first, then the grant.
@@ -116,10 +131,4 @@ export async function answerLease(
     acknowledge.cancel();
     log.warn('answering a lease failed', { lease: key, error });
   }
-}
-
-function resourceVersionOf(object: unknown): string | undefined {
-  const version = (object as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata
-    ?.resourceVersion;
-  return typeof version === 'string' ? version : undefined;
 }

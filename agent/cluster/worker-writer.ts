@@ -1,12 +1,16 @@
 // The agent's Worker: registered (created, or adopted with its labels and label brought up to date)
 // when the agent starts, and its status kept equal to the core's view, one write at a time with the
-// latest view winning, retried with backoff by its work queue.
+// latest view winning, retried with backoff by its work queue. Each write is a PUT of the whole
+// status onto the Worker's version as last written or read (ADR 0014): a Worker is the largest of
+// our objects, and a merge patch of it costs the API server an encode and a decode of all of it.
+// A 409 (an operator drained it meanwhile) reads the Worker again and writes onto that.
 import { API_VERSION, RESOURCES, type WorkerStatus } from '../../api/index.js';
 import {
   WorkQueue,
   isNotFound,
-  mergePatch,
+  resourceVersionOf,
   simlockPath,
+  writeStatusOnto,
   type Clock,
   type KubeClient,
   type Logger,
@@ -26,6 +30,8 @@ export interface WorkerWriterOptions {
 
 export class WorkerWriter {
   private written: WorkerStatus | undefined;
+  /** The Worker's resourceVersion as last read or written: the next status write is made onto it. */
+  private version: string | undefined;
   /** One key, `status`: the Worker status is written one write at a time, the latest view winning. */
   private readonly statusQueue: WorkQueue<'status'>;
   private unsubscribe: (() => void) | undefined;
@@ -69,24 +75,27 @@ export class WorkerWriter {
         spec?: { label?: string };
         metadata?: { labels?: Record<string, string> };
       };
+      this.version = resourceVersionOf(existing);
       const labelsMissing = Object.entries(labels).some(
         ([key, value]) => existing.metadata?.labels?.[key] !== value,
       );
       const labelChanged = config.label !== undefined && existing.spec?.label !== config.label;
       if (labelsMissing || labelChanged) {
-        await client.patch(path, {
+        const patched = await client.patch(path, {
           ...(labelsMissing ? { metadata: { labels } } : {}),
           ...(labelChanged ? { spec: { label: config.label } } : {}),
         });
+        this.version = resourceVersionOf(patched);
       }
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      await client.create(simlockPath('worker'), {
+      const created = await client.create(simlockPath('worker'), {
         apiVersion: API_VERSION,
         kind: RESOURCES.worker.kind,
         metadata: { name: config.name, labels },
         spec: { drained: false, ...(config.label !== undefined ? { label: config.label } : {}) },
       });
+      this.version = resourceVersionOf(created);
     }
   }
 
@@ -99,11 +108,17 @@ export class WorkerWriter {
     const previous = this.written;
     if (previous && JSON.stringify(previous) === JSON.stringify(status)) return;
     try {
-      await this.options.client.patch(
-        simlockPath('worker', { name: this.name, subresource: 'status' }),
-        { status: mergePatch(previous, status) },
-      );
+      const outcome = await writeStatusOnto({
+        client: this.options.client,
+        target: { resource: 'worker', name: this.name },
+        version: this.version,
+        status,
+        rereads: 2,
+      });
+      this.version = outcome.version;
     } catch (error) {
+      // The next try reads the Worker first: after a conflict, or if it was deleted meanwhile.
+      this.version = undefined;
       this.options.log.warn('worker status write failed; retrying', { error });
       throw error;
     }
