@@ -22,18 +22,22 @@ const SPEC = {
 
 function setUp() {
   const clock = new ManualClock();
-  const patched: { name: string; status: Record<string, unknown> }[] = [];
+  const written: { name: string; status: Record<string, unknown> }[] = [];
   const pending: (() => void)[] = [];
+  // Status writes are PUTs of the status onto the version last seen (ADR 0014).
+  let version = 1;
   const client = {
-    patch: (path: string, body: { status: Record<string, unknown> }) => {
-      patched.push({ name: path.split('/').at(-2) ?? '', status: body.status });
-      return Promise.resolve({});
+    replace: (path: string, body: { status: Record<string, unknown> }) => {
+      written.push({ name: path.split('/').at(-2) ?? '', status: body.status });
+      version += 1;
+      return Promise.resolve({ metadata: { resourceVersion: String(version) } });
     },
   } as unknown as KubeClient;
   const writes = new WriteQueue({ concurrency: 1 });
   const timers = new Map<string, Partial<Record<RequestTimer, number>>>();
   const writer = new StatusWriter({
     client,
+    lookup: () => ({ metadata: { name: 'request', resourceVersion: String(version) } }),
     writes,
     clock,
     log: silentLogger,
@@ -59,7 +63,7 @@ function setUp() {
     pending.shift()?.();
     for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
   };
-  return { clock, writer, writes, patched, busy, release };
+  return { clock, writer, writes, written, busy, release };
 }
 
 /** A request Waiting at `position` with these reasons, written as such a moment ago. */
@@ -87,18 +91,18 @@ const away = (worker: string): WorkerReason => ({ worker, reason: 'disconnected'
 
 describe('StatusWriter, a waiting request', () => {
   it('writes a position that moved once the interval is over, behind the rest', () => {
-    const { clock, writer, writes, patched } = setUp();
+    const { clock, writer, writes, written } = setUp();
     const request = waitingRequest(clock, 'a', [full('w1'), full('w2')], 2);
     clock.advance(100);
     request.position = 1;
     writer.flush(request);
-    expect(patched).toEqual([]);
+    expect(written).toEqual([]);
     expect(request.timers.write).toBe(clock.now() + 900);
     expect(writes.depth.progress).toBe(0);
   });
 
   it('writes a worker that went away at once, ahead of position updates, while grants keep the queue busy', async () => {
-    const { clock, writer, writes, patched, busy, release } = setUp();
+    const { clock, writer, writes, written, busy, release } = setUp();
     const moved = waitingRequest(clock, 'moved', [full('w1'), full('w2')], 3);
     const other = waitingRequest(clock, 'other', [full('w1'), full('w2')], 2);
     busy();
@@ -114,29 +118,29 @@ describe('StatusWriter, a waiting request', () => {
     expect(writes.depth.presence).toBe(1);
     expect(other.timers.write).toBeUndefined();
     await release();
-    expect(patched.map((write) => write.name)).toEqual(['other', 'moved']);
-    expect(patched[0]?.status.workers).toEqual([full('w1'), away('w2')]);
+    expect(written.map((write) => write.name)).toEqual(['other', 'moved']);
+    expect(written[0]?.status.workers).toEqual([full('w1'), away('w2')]);
   });
 
   it('writes a worker that came back at once as well', async () => {
-    const { clock, writer, patched, release } = setUp();
+    const { clock, writer, written, release } = setUp();
     const request = waitingRequest(clock, 'back', [full('w1'), away('w2')]);
     clock.advance(10);
     request.workers = [full('w1'), { worker: 'w2', reason: 'not-chosen' }];
     writer.flush(request);
     await release();
-    expect(patched.map((write) => write.status.workers)).toEqual([request.workers]);
+    expect(written.map((write) => write.status.workers)).toEqual([request.workers]);
     expect(request.timers.write).toBeUndefined();
   });
 
   it('lets a request’s first reasons settle, even when a worker in them is away', () => {
-    const { clock, writer, patched } = setUp();
+    const { clock, writer, written } = setUp();
     const request = waitingRequest(clock, 'new', []);
     request.written = { phase: 'Pending' };
     request.settleUntil = clock.now() + 1000;
     request.workers = [full('w1'), away('w2')];
     writer.flush(request);
-    expect(patched).toEqual([]);
+    expect(written).toEqual([]);
     expect(request.timers.write).toBe(clock.now() + 1000);
   });
 });
