@@ -49,9 +49,9 @@ unit_on_node22() {
   PATH="$node22:$PATH" node -e 'console.log(`unit project on node ${process.version}`)'
   PATH="$node22:$PATH" npx vitest run --project unit
 }
-# Balanced by their times on a quiet machine with warm caches (eslint 60-75 s; unit-node22 about
-# 30 s, tsc 11 s, prettier 15-19 s, tsc-console-web 5 s; the type checks are incremental from the
-# cache, tools/typecheck.sh).
+# Balanced by their times in whole-suite runs with warm caches (eslint 46-64 s | tsc 6-8 s,
+# tsc-console-web 3-7 s, prettier 14-27 s, unit-node22 18-20 s; the type checks are incremental
+# from the cache, tools/typecheck.sh).
 lane_lint() {
   check eslint npx eslint --max-warnings 0 .
 }
