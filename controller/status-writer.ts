@@ -21,7 +21,7 @@ import {
 } from '../runtime/index.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { StatusChange } from './request-machine.js';
-import { desiredStatus, presenceChanged, setCondition, urgentPart } from './status.js';
+import { desiredStatus, setCondition, writeLaneFor } from './status.js';
 import type { RequestRetry, RequestTimer, TrackedRequest } from './tracked-request.js';
 import type { WritePriority, WriteQueue } from './write-queue.js';
 
@@ -169,12 +169,7 @@ export class StatusWriter {
     if (!this.options.writable(request)) return;
     const next = desiredStatus(request) as Record<string, unknown>;
     if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
-    const priority: WritePriority =
-      urgentPart(request.written) !== urgentPart(next)
-        ? 'dispatch'
-        : presenceChanged(request.written, next)
-          ? 'presence'
-          : 'progress';
+    const priority: WritePriority = writeLaneFor(request.written, next);
     const now = this.options.clock.now();
     const dueAt = Math.max(
       request.lastReasonWriteAt + this.options.reasonWriteIntervalMs,

@@ -1,6 +1,7 @@
-// Which changes of a waiting request's status are about presence (a worker away, or back).
+// Which changes of a waiting request's status are about presence (a worker away, or back), and
+// which write lane each change of a status goes in.
 import { describe, expect, it } from 'vitest';
-import { presenceChanged, presencePart } from './status.js';
+import { presenceChanged, presencePart, writeLaneFor } from './status.js';
 
 const waiting = (...reasons: [string, string][]) => ({
   phase: 'Waiting',
@@ -37,5 +38,29 @@ describe('presenceChanged', () => {
   it('is not a request’s first reasons', () => {
     expect(presenceChanged({ phase: 'Pending' }, waiting(['a', 'disconnected']))).toBe(false);
     expect(presenceChanged(undefined, waiting(['a', 'disconnected']))).toBe(false);
+  });
+});
+
+describe('writeLaneFor', () => {
+  it('puts an outcome in the dispatch lane, even beside a worker going away', () => {
+    const before = waiting(['a', 'full']);
+    expect(writeLaneFor(before, { phase: 'Granted', lease: 'l', device: { id: 'd' } })).toBe(
+      'dispatch',
+    );
+    expect(writeLaneFor(undefined, { phase: 'Failed', error: { code: 'TIMEOUT' } })).toBe(
+      'dispatch',
+    );
+  });
+
+  it('puts a worker that went away or came back in the presence lane', () => {
+    const before = waiting(['a', 'full'], ['b', 'not-chosen']);
+    expect(writeLaneFor(before, waiting(['a', 'full'], ['b', 'disconnected']))).toBe('presence');
+    expect(writeLaneFor(waiting(['b', 'disconnected']), waiting(['b', 'full']))).toBe('presence');
+  });
+
+  it('puts a position that moved, and a request’s first reasons, in the progress lane', () => {
+    const before = { ...waiting(['a', 'full']), position: 2 };
+    expect(writeLaneFor(before, { ...waiting(['a', 'full']), position: 1 })).toBe('progress');
+    expect(writeLaneFor({ phase: 'Pending' }, waiting(['a', 'disconnected']))).toBe('progress');
   });
 });

@@ -101,3 +101,16 @@ export function presenceChanged(
   const after = presencePart(next);
   return before !== undefined && after !== undefined && before !== after;
 }
+
+/**
+ * The write lane a changed status goes in (write-queue.ts): a change of its urgent part in the
+ * first, at once; a change of which workers are away in the presence lane, at once too; anything
+ * else is progress, written once the reason-write interval allows.
+ */
+export function writeLaneFor(
+  written: Record<string, unknown> | undefined,
+  next: Record<string, unknown>,
+): 'dispatch' | 'presence' | 'progress' {
+  if (urgentPart(written) !== urgentPart(next)) return 'dispatch';
+  return presenceChanged(written, next) ? 'presence' : 'progress';
+}
