@@ -96,6 +96,12 @@ async function agentMetric(outcome: string): Promise<number> {
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
+async function proxyMetric(name: string): Promise<number> {
+  const text = await (await fetch(`${proxyUrl}/metrics`)).text();
+  const line = text.split('\n').find((row) => row.startsWith(`${name} `));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
 describe('exec through the proxy', () => {
   it('runs devicectl on a physical iOS lease aimed at the leased UDID and streams its exit code', async () => {
     const { exitCode, output } = await run('phone', 'devicectl', ['device', 'info', 'apps']);
@@ -155,6 +161,21 @@ describe('exec through the proxy', () => {
         'UNAUTHENTICATED',
       );
     }
+  });
+
+  it("asks the API server about a caller's token once for execs close together, and about a refused one every time", async () => {
+    // A token of alice's the proxy has not seen yet (each TokenRequest gives a new one).
+    const fresh = await serviceAccountToken(cluster.admin, fleet.namespace, 'alice');
+    const before = await proxyMetric('simlock_proxy_token_reviews_total');
+    for (let exec = 0; exec < 3; exec++) {
+      expect((await run('sim', 'simctl', ['listapps', 'booted'], fresh)).exitCode).toBe(7);
+    }
+    expect(await proxyMetric('simlock_proxy_token_reviews_total')).toBe(before + 1);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const error = await refusal(run('sim', 'simctl', ['listapps', 'booted'], 'not-a-real-token'));
+      expect(error.code).toBe('UNAUTHENTICATED');
+    }
+    expect(await proxyMetric('simlock_proxy_token_reviews_total')).toBe(before + 3);
   });
 
   it('answers 403 to a caller without create leases/exec, here and in another namespace', async () => {

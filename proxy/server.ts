@@ -47,6 +47,11 @@ export class ProxyMetrics {
     labelNames: ['outcome'],
     registers: [this.registry],
   });
+  readonly tokenReviews = new Counter({
+    name: 'simlock_proxy_token_reviews_total',
+    help: "TokenReviews of callers' tokens asked of the API server (a token remembered is not asked again).",
+    registers: [this.registry],
+  });
   readonly seconds = new Histogram({
     name: 'simlock_proxy_exec_duration_seconds',
     help: 'Duration of exec streams.',
@@ -63,10 +68,12 @@ export function createProxyApp(options: ProxyOptions): express.Express {
   const metrics = options.metrics ?? new ProxyMetrics();
   const cacheMs = options.tokenReviewCacheMs ?? TOKEN_REVIEW_CACHE_MS;
   const tokens = new TokenReviewCache<Caller>({ ttlMs: cacheMs });
+  const review = (token: string) => {
+    metrics.tokenReviews.inc();
+    return reviewToken(options.client, token);
+  };
   const callerOf: CallerOf = (token) =>
-    cacheMs > 0
-      ? tokens.review(token, (asked) => reviewToken(options.client, asked))
-      : reviewToken(options.client, token);
+    cacheMs > 0 ? tokens.review(token, review) : review(token);
   const app = express();
   app.disable('x-powered-by');
 
