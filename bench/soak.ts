@@ -7,6 +7,10 @@
 //
 //   node --import tsx bench/soak.ts [--minutes 30] [--agents 50] [--rate 380]
 //        [--partition-seconds 60] [--json [FILE]]
+//        [--faults leader,agent,partition,etcd,apiserver] [--etcd-restarts 1] [--log-level warn]
+// --faults and --etcd-restarts narrow a run down to one kind of fault (e.g. `--faults etcd
+// --etcd-restarts 4` for what an etcd restart does); --log-level info logs every grant and answer
+// of the controllers and agents (agent-NAME.log, controllers.log in the run's folder).
 import os from 'node:os';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -29,7 +33,7 @@ import {
   type WriteCounts,
 } from './cluster.js';
 import { CpuSampler } from './soak/cpu.js';
-import { SoakFaults } from './soak/faults.js';
+import { FAULT_KINDS, SoakFaults, faultKinds, logLevel } from './soak/faults.js';
 import { invariants, latencyBy, minutes, reroutes } from './soak/figures.js';
 import {
   FLEET,
@@ -42,11 +46,23 @@ import { SoakLoad } from './soak/load.js';
 import { SoakWatch } from './soak/watch.js';
 
 const args = new CommandLine();
-args.only(['--minutes', '--agents', '--rate', '--partition-seconds', '--json']);
+args.only([
+  '--minutes',
+  '--agents',
+  '--rate',
+  '--partition-seconds',
+  '--json',
+  '--faults',
+  '--etcd-restarts',
+  '--log-level',
+]);
 const MINUTES = args.integer('--minutes', 30);
 const AGENTS = args.integer('--agents', 50, 6);
 const RATE = args.integer('--rate', 380);
 const PARTITION_MS = args.integer('--partition-seconds', 60) * 1000;
+const FAULTS = faultKinds(args.list('--faults') ?? [...FAULT_KINDS]);
+const ETCD_RESTARTS = args.integer('--etcd-restarts', 1);
+const LOG_LEVEL = logLevel(args.string('--log-level') ?? 'warn');
 const JSON_PATH = args.has('--json')
   ? (args.optionalValue('--json') ?? join('bench', 'out', 'soak.json'))
   : undefined;
@@ -67,6 +83,7 @@ const fleet = await startSoakFleet({
   apiServerPort: Number(new URL(controlPlane.server).port),
   agents: AGENTS,
   dir,
+  logLevel: LOG_LEVEL,
 });
 log(`${fleet.agents.length} agents running`);
 // Production's settings: a 15 s leader lease, a 10 s dispatch timeout, reasons once a second.
@@ -76,7 +93,7 @@ const replicas = new Replicas({
   watchNamespace: NAMESPACE,
   workerSelector: `${FLEET_LABEL}=${FLEET}`,
   logPath: join(dir, 'controllers.log'),
-  logLevel: 'warn',
+  logLevel: LOG_LEVEL,
 });
 await replicas.start(2);
 await waitUntil(async () => (await replicas.leader()) !== undefined, 120_000, 'a leader');
@@ -178,7 +195,10 @@ const sampler = setInterval(() => {
   progress(minute);
   void sampleMemory(minute);
 }, 60_000);
-await faults.run(started, MINUTES * 60_000, PARTITION_MS);
+await faults.run(started, MINUTES * 60_000, PARTITION_MS, {
+  kinds: FAULTS,
+  etcdRestarts: ETCD_RESTARTS,
+});
 const remaining = started + MINUTES * 60_000 - Date.now();
 if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
 const loadEnded = Date.now();

@@ -11,8 +11,29 @@ import { HEARTBEAT_SECONDS, agentName, type SoakAgent } from './fleet.js';
 import type { SoakLoad } from './load.js';
 import type { SoakWatch } from './watch.js';
 
+export const FAULT_KINDS = ['leader', 'agent', 'partition', 'etcd', 'apiserver'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** `--faults`: the kinds named, each one known. */
+export function faultKinds(names: string[]): Set<FaultKind> {
+  const known: readonly string[] = FAULT_KINDS;
+  for (const name of names)
+    if (!known.includes(name))
+      throw new Error(`--faults: unknown fault ${name}; known: ${FAULT_KINDS.join(',')}`);
+  return new Set(names as FaultKind[]);
+}
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
+
+/** `--log-level`: one the processes know. */
+export function logLevel(name: string): string {
+  if (!LOG_LEVELS.includes(name))
+    throw new Error(`--log-level: unknown level ${name}; known: ${LOG_LEVELS.join(',')}`);
+  return name;
+}
+
 export interface FaultWindow {
-  kind: 'leader' | 'agent' | 'partition' | 'etcd' | 'apiserver';
+  kind: FaultKind;
   start: number;
   end: number;
 }
@@ -63,18 +84,33 @@ export class SoakFaults {
     },
   ) {}
 
-  /** Runs every lane over `durationMs` from `started`; resolves when all are done. */
-  async run(started: number, durationMs: number, partitionMs: number): Promise<void> {
-    const count = Math.max(1, Math.round(durationMs / 420_000));
+  /**
+   * Runs every lane over `durationMs` from `started`; resolves when all are done. Only the kinds
+   * of fault named run; etcd is restarted `etcdRestarts` times, spread over the run.
+   */
+  async run(
+    started: number,
+    durationMs: number,
+    partitionMs: number,
+    only: { kinds: Set<FaultKind>; etcdRestarts: number },
+  ): Promise<void> {
+    const count = only.kinds.has('partition') ? Math.max(1, Math.round(durationMs / 420_000)) : 0;
     const cuts = Array.from(
       { length: count },
       (_, k) => started + (durationMs * (k + 0.6)) / count,
     );
     const exclusive: { at: number; kind: 'leader' | 'etcd' | 'apiserver' }[] = [];
-    for (let at = started + 60_000; at < started + durationMs - 30_000; at += 120_000)
-      exclusive.push({ at, kind: 'leader' });
-    exclusive.push({ at: started + durationMs * 0.35, kind: 'etcd' });
-    exclusive.push({ at: started + durationMs * 0.8, kind: 'apiserver' });
+    if (only.kinds.has('leader'))
+      for (let at = started + 60_000; at < started + durationMs - 30_000; at += 120_000)
+        exclusive.push({ at, kind: 'leader' });
+    if (only.kinds.has('etcd'))
+      for (let k = 0; k < only.etcdRestarts; k++)
+        exclusive.push({
+          at: started + (durationMs * (0.35 + k)) / Math.max(1, only.etcdRestarts),
+          kind: 'etcd',
+        });
+    if (only.kinds.has('apiserver'))
+      exclusive.push({ at: started + durationMs * 0.8, kind: 'apiserver' });
     for (const fault of exclusive) {
       // Moved to just after the partition whose window it falls in.
       const cut = cuts.find((at) => fault.at > at - 45_000 && fault.at < at + partitionMs + 20_000);
@@ -82,8 +118,9 @@ export class SoakFaults {
     }
     exclusive.sort((a, b) => a.at - b.at);
     const agentKills: number[] = [];
-    for (let at = started + 90_000; at < started + durationMs - 20_000; at += 180_000)
-      agentKills.push(at);
+    if (only.kinds.has('agent'))
+      for (let at = started + 90_000; at < started + durationMs - 20_000; at += 180_000)
+        agentKills.push(at);
     await Promise.all([
       this.lane('exclusive', async () => {
         for (const fault of exclusive) {

@@ -134,8 +134,11 @@ export function invariants(
     if (record.grantedLeases.size > 1)
       twice.push(
         `${name}: Granted under ${record.grantedLeases.size} Leases (${[...record.grantedLeases]
-          .map((uid) => `${uid} on ${record.leases.get(uid)?.worker ?? '?'}`)
-          .join(', ')}; granted on ${record.grantedOn ?? '?'})`,
+          .map((uid) => {
+            const lease = record.leases.get(uid);
+            return `${uid} on ${lease?.worker ?? '?'}: ${(lease?.seen ?? []).join(' > ')}`;
+          })
+          .join('; ')}; granted on ${record.grantedOn ?? '?'})`,
       );
   }
   const detection = faults.partitions.flatMap((partition) =>

@@ -100,6 +100,8 @@ export async function startSoakFleet(options: {
   apiServerPort: number;
   agents: number;
   dir: string;
+  /** The agents' and the proxy's SIMLOCK_LOG_LEVEL; each agent logs to agent-NAME.log in dir. */
+  logLevel: string;
 }): Promise<SoakFleet> {
   const { admin } = options;
   await ensureBundles();
@@ -136,6 +138,8 @@ export async function startSoakFleet(options: {
         script: script(index, partition ? 4 : 2),
         execAllowedIdentities: [proxyIdentity],
         runningTimeoutMs: 180_000,
+        logPath: join(options.dir, `agent-${agentName(index)}.log`),
+        logLevel: options.logLevel,
         ...(partition ? { commandPrefix: partition.network.commandPrefix } : {}),
         config: {
           probeIntervalMs: 1000,
@@ -179,7 +183,7 @@ export async function startSoakFleet(options: {
     ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, SIMLOCK_LOG_LEVEL: 'warn' },
+      env: { ...process.env, SIMLOCK_LOG_LEVEL: options.logLevel },
     },
   );
   proxy.stderr?.pipe(createWriteStream(join(options.dir, 'proxy.log'), { flags: 'a' }));

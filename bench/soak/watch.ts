@@ -20,8 +20,11 @@ export interface RequestRecord {
   grantedOn?: string;
   /** granted, released, failed:CODE (failed: with no code is a violation). */
   outcomes: Set<string>;
-  /** Lease uid → worker, for every Lease made for it. */
-  leases: Map<string, { worker: string; seenAt: number }>;
+  /**
+   * Lease uid → worker, for every Lease made for it, with what the watch saw of it (time of day,
+   * resourceVersion, phase, device; `deleted`): the story of a request granted under two Leases.
+   */
+  leases: Map<string, { worker: string; seenAt: number; seen: string[] }>;
   grantedLeases: Set<string>;
   deleted: boolean;
 }
@@ -66,10 +69,23 @@ export class SoakWatch {
       const { name, uid } = event.object.metadata;
       const record = this.record(name);
       const worker = (event.object.spec as { worker?: string } | undefined)?.worker ?? '';
-      if (!record.leases.has(String(uid)))
-        record.leases.set(String(uid), { worker, seenAt: Date.now() });
-      if ((event.object.status as { phase?: string } | undefined)?.phase === 'Granted')
-        record.grantedLeases.add(String(uid));
+      let lease = record.leases.get(String(uid));
+      if (!lease) {
+        lease = { worker, seenAt: Date.now(), seen: [] };
+        record.leases.set(String(uid), lease);
+      }
+      const status = event.object.status as
+        { phase?: string; device?: { id?: string } } | undefined;
+      if (lease.seen.length < 20)
+        lease.seen.push(
+          [
+            new Date().toISOString().slice(11, 23),
+            event.object.metadata.resourceVersion,
+            event.type === 'deleted' ? 'deleted' : (status?.phase ?? 'new'),
+            status?.device?.id ?? '',
+          ].join(' '),
+        );
+      if (status?.phase === 'Granted') record.grantedLeases.add(String(uid));
     });
     this.requests.on((event) => {
       if (event.type === 'deleted') return;

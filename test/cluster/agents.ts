@@ -1,6 +1,7 @@
 // Real agent processes with the fake driver, for cluster and end-to-end tests: each gets a script
 // file (editable while it runs: the fake driver reads it again) and a config file.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +70,10 @@ export interface StartAgentOptions {
   commandPrefix?: string[];
   /** How long it may take to report `running` (default 45 s). */
   runningTimeoutMs?: number;
+  /** A file its log is appended to (every life of the process), beside the last 20 KB kept. */
+  logPath?: string;
+  /** SIMLOCK_LOG_LEVEL of the process (default: this process's, else warn). */
+  logLevel?: string;
 }
 
 export async function startAgent(options: StartAgentOptions): Promise<AgentProcess> {
@@ -118,9 +123,13 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, SIMLOCK_LOG_LEVEL: process.env.SIMLOCK_LOG_LEVEL ?? 'warn' },
+        env: {
+          ...process.env,
+          SIMLOCK_LOG_LEVEL: options.logLevel ?? process.env.SIMLOCK_LOG_LEVEL ?? 'warn',
+        },
       },
     );
+    if (options.logPath) started.stderr?.pipe(createWriteStream(options.logPath, { flags: 'a' }));
     started.stderr?.setEncoding('utf8');
     started.stderr?.on('data', (chunk: string) => {
       output = (output + chunk).slice(-20_000);
