@@ -340,8 +340,9 @@ export class LeaseDispatcher {
     const isGranted = (lease: ParsedLease): boolean =>
       !lease.deleting && lease.status?.phase === 'Granted';
     // Our watch may not have delivered a Lease just created (a dispatch timed out before it did).
+    // A read that fails throws: taken as "no Lease", it would delete one its agent just granted.
     const key = `${request.namespace}/${request.name}`;
-    let lease = this.watched(key) ?? (await this.read(request));
+    let lease = this.watched(key) ?? (await this.readOrThrow(request));
     for (let attempt = 1; ; attempt++) {
       if (!lease || !lease.finalizers.includes(LEASE_FINALIZER)) return undefined;
       if (isGranted(lease)) return lease;

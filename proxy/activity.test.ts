@@ -25,7 +25,8 @@ function recorder(answers: ('ok' | 'fail' | 'gone')[] = []) {
       writes.push({ at: clock.now(), lease: `${namespace}/${name}`, record });
       const answer = answers.shift() ?? 'ok';
       if (answer === 'fail') return Promise.reject(new Error('connection reset'));
-      if (answer === 'gone') return Promise.reject(new KubeApiError(404, 'NotFound', 'gone', {}));
+      if (answer === 'gone')
+        return Promise.reject(new KubeApiError(404, 'NotFound', 'gone', { details: { name } }));
       return Promise.resolve();
     },
   });

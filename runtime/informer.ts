@@ -3,7 +3,10 @@
 // relists, any other failure waits with capped exponential backoff and relists (client-node's
 // informer, in 2.x too, stops on such errors: ADR 0013). A relist delivers the difference against
 // the store, so handlers see each change once and must only be idempotent across restarts of the
-// process.
+// process. An object deleted and made again under its name while no watch was open (seen only by
+// a relist, as a new uid) is delivered as what it is: a delete of the old one and an add of the
+// new, never as an update of one into the other (a handler would take the new object's news as
+// the old one's, e.g. an agent would never reclaim the device of a Lease deleted meanwhile).
 import type { KubeClient } from './kube-client.js';
 import { KubeApiError } from './kube-client.js';
 
@@ -99,7 +102,10 @@ export class Informer {
     const key = objectKey(object);
     const previous = this.store.get(key);
     this.store.set(key, object);
-    if (!previous) this.emit({ type: 'added', object });
+    if (previous && previous.metadata.uid !== object.metadata.uid) {
+      this.emit({ type: 'deleted', object: previous });
+      this.emit({ type: 'added', object });
+    } else if (!previous) this.emit({ type: 'added', object });
     else if (previous.metadata.resourceVersion !== object.metadata.resourceVersion) {
       this.emit({ type: 'updated', object, previous });
     }

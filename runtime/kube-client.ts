@@ -176,9 +176,12 @@ export class KubeClient {
         });
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
         req.on('error', (error: NodeJS.ErrnoException) => {
-          // A kept-alive connection the server closed just as we reused it: the request never
-          // reached it, so sending it once more on a fresh connection is safe.
-          if (retry && req.reusedSocket && error.code === 'ECONNRESET') {
+          // A kept-alive connection the server closed just as we reused it: sent once more on a
+          // fresh connection, but only a read. A write may have reached the server before the
+          // reset and been applied; sent again, a conditional one would be refused (409) for its
+          // own success, and its caller would undo what it did. Writes fail instead, and their
+          // callers read again before they retry.
+          if (retry && method === 'GET' && req.reusedSocket && error.code === 'ECONNRESET') {
             resolve(attempt(false));
             return;
           }

@@ -21,8 +21,18 @@ export class KubeUnavailableError extends Error {
   }
 }
 
+/**
+ * The object asked for is not there: a 404 whose Status names it (`leases.simlock.dev "x" not
+ * found`). A 404 that names nothing ("the server could not find the requested resource") says the
+ * resource itself is not served: an API server whose custom-resource handler has not caught up
+ * after an etcd or API-server restart answers so for a moment, as does one without our CRDs. That
+ * is no news about the object, and taken as "gone" it made the controller delete a Lease just
+ * granted (a withdrawal that read "not found") and would make the agent give up a device.
+ */
 export function isNotFound(error: unknown): boolean {
-  return error instanceof KubeApiError && error.status === 404;
+  if (!(error instanceof KubeApiError) || error.status !== 404) return false;
+  const details = (error.body as { details?: { name?: unknown } } | null | undefined)?.details;
+  return typeof details?.name === 'string' && details.name !== '';
 }
 export function isConflict(error: unknown): boolean {
   return error instanceof KubeApiError && error.status === 409;
