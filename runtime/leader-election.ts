@@ -3,6 +3,9 @@
 // resourceVersion we read, so the API server's optimistic concurrency is the lock (409 = lost the
 // race); renew about every third of the duration; stop leading as soon as a renewal deadline
 // passes without a successful renewal; give the Lease up on shutdown so a successor need not wait.
+// The deadline is kept by a timer of its own, and counts from when the last successful renewal was
+// sent (the renewTime it wrote, which is what a successor counts from): a renewal that hangs (etcd
+// restarting, a dead connection) must not keep us leading past it, or two replicas lead at once.
 import type { Clock } from './clock.js';
 import { isConflict, isNotFound, type KubeClient } from './kube-client.js';
 import { coordinationLeasePath } from './paths.js';
@@ -44,6 +47,7 @@ export class LeaderElector {
   private stopped = false;
   private lastRenewal = 0;
   private timer: ReturnType<Clock['setTimeout']> | undefined;
+  private deadlineTimer: ReturnType<Clock['setTimeout']> | undefined;
   private readonly durationSeconds: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
@@ -70,50 +74,73 @@ export class LeaderElector {
   private async tick(): Promise<void> {
     if (this.stopped) return;
     const { clock, log } = this.options;
+    const sentAt = clock.now();
+    // A renewal may take only what is left of the deadline; a candidate, the whole of it.
+    const timeoutMs = this.leading
+      ? Math.max(1, this.lastRenewal + this.renewDeadlineMs - sentAt)
+      : this.renewDeadlineMs;
     let renewed = false;
     try {
-      renewed = await this.tryAcquireOrRenew();
+      renewed = await this.tryAcquireOrRenew(sentAt, timeoutMs);
     } catch (error) {
       log.warn('leader election: could not reach the API server', { error });
     }
-    const now = clock.now();
+    if (this.stopped) return;
     if (renewed) {
-      this.lastRenewal = now;
-      if (!this.leading) {
+      this.lastRenewal = sentAt;
+      // Taken, but answered so late that its time is up already: not leading on it.
+      if (!this.leading && clock.now() - sentAt < this.renewDeadlineMs) {
         this.leading = true;
         log.info('leader election: started leading', { identity: this.options.identity });
         this.options.onStartedLeading();
       }
-    } else if (this.leading && now - this.lastRenewal >= this.renewDeadlineMs) {
-      this.leading = false;
-      log.warn('leader election: renewal deadline passed; stopped leading');
-      this.options.onStoppedLeading();
+      if (this.leading) this.watchDeadline();
     }
+    this.checkDeadline();
     this.schedule(this.retryPeriodMs);
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
-    const { client, namespace, name, identity, clock } = this.options;
+  /** Stops leading at the deadline of the last renewal, whatever a renewal in flight is doing. */
+  private watchDeadline(): void {
+    if (this.deadlineTimer) this.options.clock.clearTimeout(this.deadlineTimer);
+    const dueInMs = this.lastRenewal + this.renewDeadlineMs - this.options.clock.now();
+    this.deadlineTimer = this.options.clock.setTimeout(() => this.checkDeadline(), dueInMs);
+  }
+
+  private checkDeadline(): void {
+    if (!this.leading || this.options.clock.now() - this.lastRenewal < this.renewDeadlineMs) return;
+    this.leading = false;
+    this.options.log.warn('leader election: renewal deadline passed; stopped leading');
+    this.options.onStoppedLeading();
+  }
+
+  private async tryAcquireOrRenew(now: number, timeoutMs: number): Promise<boolean> {
+    const { client, namespace, name, identity } = this.options;
     const path = coordinationLeasePath(namespace, name);
-    const now = clock.now();
+    const deadline = now + timeoutMs;
+    const settings = () => ({ timeoutMs: Math.max(1, deadline - this.options.clock.now()) });
     let current: CoordinationLease;
     try {
-      current = (await client.get(path)) as CoordinationLease;
+      current = (await client.get(path, settings())) as CoordinationLease;
     } catch (error) {
       if (!isNotFound(error)) throw error;
       try {
-        await client.create(coordinationLeasePath(namespace), {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace },
-          spec: {
-            holderIdentity: identity,
-            leaseDurationSeconds: this.durationSeconds,
-            acquireTime: microTime(now),
-            renewTime: microTime(now),
-            leaseTransitions: 0,
+        await client.create(
+          coordinationLeasePath(namespace),
+          {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name, namespace },
+            spec: {
+              holderIdentity: identity,
+              leaseDurationSeconds: this.durationSeconds,
+              acquireTime: microTime(now),
+              renewTime: microTime(now),
+              leaseTransitions: 0,
+            },
           },
-        });
+          settings(),
+        );
         return true;
       } catch (createError) {
         if (isConflict(createError)) return false;
@@ -127,18 +154,22 @@ export class LeaderElector {
     if (holder !== '' && holder !== identity && !expired) return false;
     const takingOver = holder !== identity;
     try {
-      await client.replace(path, {
-        ...current,
-        spec: {
-          ...spec,
-          holderIdentity: identity,
-          leaseDurationSeconds: this.durationSeconds,
-          renewTime: microTime(now),
-          ...(takingOver
-            ? { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }
-            : {}),
+      await client.replace(
+        path,
+        {
+          ...current,
+          spec: {
+            ...spec,
+            holderIdentity: identity,
+            leaseDurationSeconds: this.durationSeconds,
+            renewTime: microTime(now),
+            ...(takingOver
+              ? { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }
+              : {}),
+          },
         },
-      });
+        settings(),
+      );
       return true;
     } catch (error) {
       if (isConflict(error)) return false;
@@ -150,6 +181,7 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) this.options.clock.clearTimeout(this.timer);
+    if (this.deadlineTimer) this.options.clock.clearTimeout(this.deadlineTimer);
     if (!this.leading) return;
     this.leading = false;
     const { client, namespace, name, identity } = this.options;

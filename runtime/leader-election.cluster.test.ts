@@ -1,0 +1,69 @@
+// Leader election against the real API server, with the leader's connection going silent (as when
+// etcd restarts and the API server holds every write, or a network dies): its renewal hangs. It
+// must stop leading by its renewal deadline, counted from the last renewal it sent, before a
+// replica that still reaches the API server can take the Lease over: never two leaders at once.
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually, useCluster } from '../test/cluster/harness.js';
+import { Relay } from '../test/cluster/relay.js';
+import { systemClock } from './clock.js';
+import { KubeClient } from './kube-client.js';
+import { LeaderElector } from './leader-election.js';
+import { silentLogger } from './log.js';
+
+const cluster = useCluster('election');
+const stops: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+function elector(
+  client: KubeClient,
+  identity: string,
+  times: { started?: number; stopped?: number },
+) {
+  const elector = new LeaderElector({
+    client,
+    namespace: cluster.namespace,
+    name: 'election',
+    identity,
+    clock: systemClock(),
+    log: silentLogger,
+    leaseDurationSeconds: 3,
+    renewDeadlineMs: 2000,
+    retryPeriodMs: 500,
+    onStartedLeading: () => (times.started = Date.now()),
+    onStoppedLeading: () => (times.stopped = Date.now()),
+  });
+  stops.push(() => elector.stop());
+  return elector;
+}
+
+describe('leader election', () => {
+  it('a leader whose renewal hangs stops leading before another replica takes over', async () => {
+    const relay = await Relay.start(Number(new URL(cluster.admin.server).port));
+    stops.push(() => relay.close());
+    const throughRelay = KubeClient.fromOptions({
+      kubeconfig: await relay.kubeconfigThrough(cluster.kubeconfigPath),
+    });
+    const first: { started?: number; stopped?: number } = {};
+    const second: { started?: number; stopped?: number } = {};
+    elector(throughRelay, 'first', first).start();
+    await eventually(() => first.started, { what: 'the first replica leading' });
+    elector(cluster.admin, 'second', second).start();
+    // Two renewals go through, then the first replica's connection goes silent.
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    relay.silence();
+    const silentAt = Date.now();
+
+    const takenOver = await eventually(() => second.started, {
+      what: 'the second replica leading',
+      timeoutMs: 15_000,
+    });
+    expect(second.started).toBeDefined();
+    // The first replica stopped, and before the second started.
+    expect(first.stopped).toBeDefined();
+    expect(first.stopped ?? Infinity).toBeLessThan(takenOver);
+    // Within its renewal deadline of the silence (plus a renewal period and a little slack).
+    expect((first.stopped ?? Infinity) - silentAt).toBeLessThan(2000 + 500 + 500);
+  });
+});
