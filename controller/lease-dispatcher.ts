@@ -79,6 +79,15 @@ export function parseLease(object: unknown): ParsedLease | undefined {
 /** The Lease schema with its status left to be parsed apart (one that does not parse is no answer). */
 const LeaseWithoutStatus = LeaseObject.extend({ status: z.unknown().optional() });
 
+/**
+ * What letting go of a request's Lease found: none; one its agent holds (granted); or one let go
+ * of (marked withdrawn with the agent's finalizer off, or held by no finalizer), to be deleted.
+ */
+type LetGo =
+  | { kind: 'absent' }
+  | { kind: 'granted'; lease: ParsedLease }
+  | { kind: 'letGo'; lease: ParsedLease };
+
 /** Conditional withdrawal writes tried on a Lease that changes under them, before a backoff. */
 const MAX_WITHDRAWAL_ATTEMPTS = 3;
 
@@ -217,8 +226,9 @@ export class LeaseDispatcher {
    * the delete failed.
    */
   async delete(request: DispatchedRequest): Promise<{ outright: boolean }> {
-    await this.letGoOfUnheldLease(request);
-    return this.deleteOnly(request);
+    const found = await this.letGoOfUnheldLease(request);
+    if (found.kind === 'absent') return { outright: true };
+    return this.deleteOnly(found.lease);
   }
 
   /**
@@ -226,22 +236,30 @@ export class LeaseDispatcher {
    * agent granted after all (the grant was written first) is kept, and answered.
    */
   async withdraw(request: DispatchedRequest): Promise<WithdrawAnswer> {
-    const granted = await this.letGoOfUnheldLease(request);
-    if (granted) return { kind: 'grantWon', lease: granted };
-    return { kind: 'deleted', ...(await this.deleteOnly(request)) };
+    const found = await this.letGoOfUnheldLease(request);
+    if (found.kind === 'granted') return { kind: 'grantWon', lease: found.lease };
+    if (found.kind === 'absent') return { kind: 'deleted', outright: true };
+    return { kind: 'deleted', ...(await this.deleteOnly(found.lease)) };
   }
 
-  private async deleteOnly(request: DispatchedRequest): Promise<{ outright: boolean }> {
+  /**
+   * Deletes this very Lease (a uid precondition): never another made under its name since it was
+   * read, such as the Lease of a create that was still in flight when we looked and found none.
+   */
+  private async deleteOnly(lease: ParsedLease): Promise<{ outright: boolean }> {
     try {
       const answer = await this.options.writes.run('dispatch', () =>
         this.options.client.delete(
-          simlockPath('lease', { namespace: request.namespace, name: request.name }),
+          simlockPath('lease', { namespace: lease.namespace, name: lease.name }),
+          lease.uid ? { body: { preconditions: { uid: lease.uid } } } : {},
         ),
       );
       // Deleted outright (no finalizer): dispatch may go on. With a finalizer, wait for the event.
       return { outright: (parseLease(answer)?.finalizers.length ?? 0) === 0 };
     } catch (error) {
       if (isNotFound(error)) return { outright: true };
+      // Another Lease of that name now: not ours to delete; its news comes as an event.
+      if (isConflict(error)) return { outright: true };
       throw error;
     }
   }
@@ -332,11 +350,12 @@ export class LeaseDispatcher {
    * agent is gone, and mark it withdrawn, so that no agent answers it in the moment before it is
    * deleted. Only onto the Lease as last seen: an agent that grants meanwhile makes this fail
    * (its grant is made the same way, so one of the two fails); then the Lease is read again and
-   * the withdrawal tried on that version, so that it is deleted only once marked. Answers the Lease
-   * when its agent holds it after all (granted, as our watch or the API server says), undefined
-   * when it is let go of or gone; throws when it could not be let go of (retried by the caller).
+   * the withdrawal tried on that version, so that it is deleted only once marked. Answers what it
+   * found (none, granted after all, or let go of); throws when it could not be let go of (retried
+   * by the caller). Finding none, nothing is to be deleted: a create still in flight may make the
+   * Lease a moment later, and a delete by name would take that one, granted or not.
    */
-  private async letGoOfUnheldLease(request: DispatchedRequest): Promise<ParsedLease | undefined> {
+  private async letGoOfUnheldLease(request: DispatchedRequest): Promise<LetGo> {
     const isGranted = (lease: ParsedLease): boolean =>
       !lease.deleting && lease.status?.phase === 'Granted';
     // Our watch may not have delivered a Lease just created (a dispatch timed out before it did).
@@ -344,15 +363,16 @@ export class LeaseDispatcher {
     const key = `${request.namespace}/${request.name}`;
     let lease = this.watched(key) ?? (await this.readOrThrow(request));
     for (let attempt = 1; ; attempt++) {
-      if (!lease || !lease.finalizers.includes(LEASE_FINALIZER)) return undefined;
-      if (isGranted(lease)) return lease;
-      if (lease.deleting) return undefined;
+      if (!lease) return { kind: 'absent' };
+      if (isGranted(lease)) return { kind: 'granted', lease };
+      if (!lease.finalizers.includes(LEASE_FINALIZER) || lease.deleting)
+        return { kind: 'letGo', lease };
       try {
         // Between this write and the delete the agent must not answer it again.
         await this.takeReclaimFinalizerOff(lease, { [LEASE_WITHDRAWN_ANNOTATION]: 'true' });
-        return undefined;
+        return { kind: 'letGo', lease };
       } catch (error) {
-        if (isNotFound(error)) return undefined;
+        if (isNotFound(error)) return { kind: 'absent' };
         // Never delete a Lease that is not marked withdrawn: its agent could grant it in the
         // moment before the delete, and the request would be granted a second time elsewhere.
         // Another failure, or a Lease that keeps changing, is retried with backoff by the caller.
