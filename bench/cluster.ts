@@ -54,7 +54,10 @@ export interface BenchControlPlane {
  * more addresses its certificate names (the host side of a partition's pair).
  */
 export async function startBenchControlPlane(
-  options: { servingAddresses?: string[] } = {},
+  options: {
+    servingAddresses?: string[];
+    auditWrites?: { path: string; resources: string[] };
+  } = {},
 ): Promise<BenchControlPlane> {
   const controlPlane = await startControlPlane(options);
   try {

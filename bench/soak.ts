@@ -8,7 +8,7 @@
 //   node --import tsx bench/soak.ts [--minutes 30] [--agents 50] [--rate 380]
 //        [--partition-seconds 60] [--json [FILE]]
 //        [--faults leader,agent,partition,etcd,apiserver] [--etcd-restarts 1] [--log-level warn]
-// --faults and --etcd-restarts narrow a run down to one kind of fault (e.g. `--faults etcd
+// [--audit] --faults and --etcd-restarts narrow a run down to one kind of fault (e.g. `--faults etcd
 // --etcd-restarts 4` for what an etcd restart does); --log-level info logs every grant and answer
 // of the controllers and agents (agent-NAME.log, controllers.log in the run's folder).
 import os from 'node:os';
@@ -55,6 +55,7 @@ args.only([
   '--faults',
   '--etcd-restarts',
   '--log-level',
+  '--audit',
 ]);
 const MINUTES = args.integer('--minutes', 30);
 const AGENTS = args.integer('--agents', 50, 6);
@@ -74,6 +75,15 @@ log(`soak: ${MINUTES} min, ${AGENTS} agents, ${RATE} requests/min; logs in ${dir
 
 const bench = await startBenchControlPlane({
   servingAddresses: Array.from({ length: PARTITIONED_AGENTS }, (_, i) => pairAddresses(i).host),
+  // --audit: kube-apiserver logs every write of a Lease or a request (audit.log in the run's folder).
+  ...(args.has('--audit')
+    ? {
+        auditWrites: {
+          path: join(dir, 'audit.log'),
+          resources: ['simlock.dev/leases', 'simlock.dev/leaserequests'],
+        },
+      }
+    : {}),
 });
 const { controlPlane, admin } = bench;
 for (const name of [NAMESPACE, SYSTEM_NAMESPACE]) await createNamespace(admin, name);

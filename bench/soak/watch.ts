@@ -36,6 +36,20 @@ interface RequestStatus {
   workers?: { worker: string; reason: string; capacityReason?: string }[];
 }
 
+/** f: the agent's finalizer on it, w: withdrawn, d: being deleted. */
+function leaseFlags(lease: KubeObject): string {
+  const metadata = lease.metadata as {
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+    deletionTimestamp?: string;
+  };
+  return [
+    (metadata.finalizers ?? []).length > 0 ? 'f' : '',
+    Object.keys(metadata.annotations ?? {}).some((key) => key.includes('withdrawn')) ? 'w' : '',
+    metadata.deletionTimestamp ? 'd' : '',
+  ].join('');
+}
+
 function kindOf(request: KubeObject): RequestKind {
   const spec = request.spec as
     { physical?: boolean; model?: string; noWait?: boolean; requires?: string[] } | undefined;
@@ -83,6 +97,7 @@ export class SoakWatch {
             event.object.metadata.resourceVersion,
             event.type === 'deleted' ? 'deleted' : (status?.phase ?? 'new'),
             status?.device?.id ?? '',
+            leaseFlags(event.object),
           ].join(' '),
         );
       if (status?.phase === 'Granted') record.grantedLeases.add(String(uid));

@@ -90,6 +90,12 @@ interface StartOptions {
    * test that reaches it through a relay of its own on another address.
    */
   servingAddresses?: string[];
+  /**
+   * An audit log of every write to these resources (`group/resource`, e.g. simlock.dev/leases) at
+   * the Metadata level: who wrote what, when, and the answer's code. For benchmarks that must find
+   * out which process made a write.
+   */
+  auditWrites?: { path: string; resources: string[] };
 }
 
 function kubeconfigYaml(server: string, caPath: string, user: Record<string, string>): string {
@@ -258,6 +264,22 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       '--endpoint-reconciler-type=none',
       '--v=1',
     ];
+    if (options.auditWrites) {
+      const policyPath = join(dir, 'audit-policy.yaml');
+      const rules = options.auditWrites.resources.map((name) => {
+        const [group = '', resource = ''] = name.split('/');
+        return `- level: Metadata\n  verbs: [create, update, patch, delete]\n  resources:\n  - group: "${group}"\n    resources: ["${resource}", "${resource}/status"]`;
+      });
+      await writeFile(
+        policyPath,
+        `apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n${rules.join('\n')}\n- level: None\n`,
+      );
+      apiserverArgs.push(
+        `--audit-policy-file=${policyPath}`,
+        `--audit-log-path=${options.auditWrites.path}`,
+        '--audit-log-format=json',
+      );
+    }
     const startApiServer = async (): Promise<ChildProcess> => {
       const child = startProcess(
         join(binDir, 'kube-apiserver'),
