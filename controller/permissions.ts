@@ -2,7 +2,7 @@
 // startup and refuses to start without one (runtime/permission-check.ts), and
 // e2e/permissions.test.ts proves that the chart's roles grant each, as the real authorizer
 // answers, so the list and charts/simlock/templates/rbac-controller.yaml cannot drift apart. A
-// new call of the controller on the API server needs its line here.
+// new call of the controller on the API server needs its line here (ADR 0015).
 import { GROUP, RESOURCES } from '../api/index.js';
 import type { Permission } from '../runtime/index.js';
 

@@ -4,7 +4,7 @@
 // lists and writes for ever while looking healthy. The reviews are allowed to every authenticated
 // identity (the built-in system:basic-user role); where a cluster forbids them, or has no such API,
 // the check is skipped with a warning rather than refusing to start. An API server that cannot be
-// reached is waited for, as every other request of the process would wait.
+// reached is waited for, as every other request of the process would wait (ADR 0015).
 import { z } from 'zod';
 import { selfMay, type ResourceAttributes } from './access-review.js';
 import type { KubeClient } from './kube-client.js';
