@@ -31,10 +31,11 @@ async function restored(release: Release): Promise<void> {
   await waitForRollout(release.kind, release.namespace, release.deployments, { known });
 }
 
-const upgrade = (release: Release, ...set: string[]) =>
+/** helm upgrade of the release with controller.extraArgs set to these. */
+const upgrade = (release: Release, args: string[]) =>
   release.helm([
     ...['upgrade', 'simlock', 'charts/simlock', '-n', release.namespace, '--reuse-values'],
-    ...set.flatMap((value) => ['--set', value]),
+    ...['--set-json', `controller.extraArgs=${JSON.stringify(args)}`],
   ]);
 
 const restartControllers = (release: Release) =>
@@ -43,14 +44,14 @@ const restartControllers = (release: Release) =>
   ]);
 
 /** helm upgrade with controller.extraArgs; the failure; extraArgs emptied again. */
-async function withControllerArgs(release: Release, args: string): Promise<string> {
-  must(await upgrade(release, `controller.extraArgs={${args}}`), 'helm upgrade (extraArgs)');
+async function withControllerArgs(release: Release, args: string[]): Promise<string> {
+  must(await upgrade(release, args), 'helm upgrade (extraArgs)');
   const failure = await failureOf(
     waitForRollout(release.kind, release.namespace, release.deployments, {
       timeoutMs: FAILING_WAIT_MS,
     }),
   );
-  must(await upgrade(release, 'controller.extraArgs={}'), 'helm upgrade (no extraArgs)');
+  must(await upgrade(release, []), 'helm upgrade (no extraArgs)');
   await restored(release);
   return failure;
 }
@@ -134,7 +135,7 @@ export const cannotStart: [string, (release: Release) => Promise<void>][] = [
   [
     'a controller given a bad flag crash-loops: the wait fails with its pod logs',
     async (release) => {
-      const failure = await timed('bad flag', () => withControllerArgs(release, '--bogus-flag'));
+      const failure = await timed('bad flag', () => withControllerArgs(release, ['--bogus-flag']));
       expect(failure).toMatch(/^pod simlock-controller-\S+: controller CrashLoopBackOff\n/);
       expect(failure).toContain('Unknown arguments: bogus-flag');
     },
@@ -158,7 +159,7 @@ export const cannotStart: [string, (release: Release) => Promise<void>][] = [
     'a controller told to --listen on another port than the probes target: the wait fails with the refused startup probe',
     async (release) => {
       const failure = await timed('wrong port', () =>
-        withControllerArgs(release, '--listen=0.0.0.0:9090'),
+        withControllerArgs(release, ['--listen=0.0.0.0:9090']),
       );
       expect(failure).toMatch(
         /^pod simlock-controller-\S+: a probe failing for \d+ s \(x\d+\): Startup probe failed: Get "http:\/\/[\d.]+:8080\/healthz": dial tcp [\d.]+:8080: connect: connection refused\n/,
