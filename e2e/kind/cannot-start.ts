@@ -4,7 +4,7 @@
 // (the LeaseRequest CRD not served). Each answers the message of the failed waitForRollout (the
 // install test checks what it says) and then puts the release back and waits for it to roll out.
 import { expect } from 'vitest';
-import type { CommandResult } from '../../test/cluster/harness.js';
+import { eventually, type CommandResult } from '../../test/cluster/harness.js';
 import { must, type KindRun } from './kind.js';
 import { pods, waitForRollout } from './pods.js';
 
@@ -113,7 +113,30 @@ async function withRequestsNotServed(release: Release): Promise<string> {
       JSON.stringify([{ op: 'replace', path: '/spec/versions/0/served', value }]),
     ]);
   must(await served(false), 'kubectl patch crd (not served)');
+  const before = (await pods(kind, release.namespace)).map((pod) => pod.metadata.name);
   must(await restartControllers(release), 'kubectl rollout restart');
+  // A standby is ready, and the rollout may end before one of its new pods leads and, three
+  // readiness failures later, is unready: wait for that, as someone looking after the rollout.
+  await eventually(
+    async () => {
+      const holder = must(
+        await kind.kubectl(
+          [
+            ...['-n', release.namespace, 'get', 'leases.coordination.k8s.io', 'simlock-controller'],
+            ...['-o', 'jsonpath={.spec.holderIdentity}'],
+          ],
+          { record: false },
+        ),
+        'get lease',
+      ).trim();
+      const leader = (await pods(kind, release.namespace)).find(
+        (pod) => pod.metadata.name === holder && !before.includes(holder),
+      );
+      const container = leader?.status?.containerStatuses?.[0];
+      return container?.started === true && !container.ready ? true : undefined;
+    },
+    { timeoutMs: FAILING_WAIT_MS, intervalMs: 1000, what: 'a new controller leading, unready' },
+  );
   const failure = await failureOf(
     waitForRollout(kind, release.namespace, release.deployments, { timeoutMs: FAILING_WAIT_MS }),
   );

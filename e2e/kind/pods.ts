@@ -11,6 +11,7 @@ import { must, type KindRun } from './kind.js';
 interface ContainerStatus {
   name: string;
   ready: boolean;
+  started?: boolean;
   restartCount: number;
   state?: { waiting?: { reason?: string; message?: string }; running?: { startedAt?: string } };
 }
