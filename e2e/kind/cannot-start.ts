@@ -137,8 +137,12 @@ async function withRequestsNotServed(release: Release): Promise<string> {
     },
     { timeoutMs: FAILING_WAIT_MS, intervalMs: 1000, what: 'a new controller leading, unready' },
   );
+  // Unready means three failures in a row already, 10 s apart from first to last: enough.
   const failure = await failureOf(
-    waitForRollout(kind, release.namespace, release.deployments, { timeoutMs: FAILING_WAIT_MS }),
+    waitForRollout(kind, release.namespace, release.deployments, {
+      timeoutMs: FAILING_WAIT_MS,
+      unhealthyForMs: 10_000,
+    }),
   );
   must(await served(true), 'kubectl patch crd (served)');
   await restored(release);
