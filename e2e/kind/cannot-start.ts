@@ -153,7 +153,8 @@ async function withRequestsNotServed(release: Release): Promise<string> {
 async function timed(what: string, body: () => Promise<string>): Promise<string> {
   const started = Date.now();
   const failure = await body();
-  console.log(`kind: ${what}: failed and restored in ${Date.now() - started} ms`);
+  // The whole message, as a person running the wait would see it (docs/INSTALL.md quotes it).
+  console.log(`kind: ${what}: failed and restored in ${Date.now() - started} ms:\n${failure}`);
   return failure;
 }
 
