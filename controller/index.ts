@@ -6,3 +6,4 @@ export { walk, type WaitingRequest, type Fleet, type WalkOutcome } from './walk.
 export { reasonsFor } from './reasons.js';
 export { buildWorker, parseHeartbeat } from './views.js';
 export * from './routing/index.js';
+export { controllerPermissions, LEADER_LEASE_NAME, type ControllerScope } from './permissions.js';

@@ -6,9 +6,16 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { z } from 'zod';
 import { parseDuration } from '../api/index.js';
-import { KubeClient, LeaderElector, createLogger, systemClock } from '../runtime/index.js';
+import {
+  KubeClient,
+  LeaderElector,
+  createLogger,
+  startupRefusal,
+  systemClock,
+} from '../runtime/index.js';
 import { CONTROLLER_DEFAULTS as DEFAULTS } from './options.js';
 import { ControllerMetrics } from './metrics.js';
+import { LEADER_LEASE_NAME, controllerPermissions } from './permissions.js';
 import { Reconciler } from './reconciler.js';
 
 const Options = z.object({
@@ -51,6 +58,9 @@ function durationFlag(min: number, max: number) {
 async function main(): Promise<void> {
   const argv = await yargs(hideBin(process.argv))
     .scriptName('simlock-controller')
+    // A flag given twice takes its last value, as Go's flag package has it: the chart's
+    // controller.extraArgs come after its own flags and so may override them.
+    .parserConfiguration({ 'duplicate-arguments-array': false })
     .option('kubeconfig', {
       type: 'string',
       describe: 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)',
@@ -196,7 +206,7 @@ async function main(): Promise<void> {
           context: options.context,
         }),
         namespace: options.namespace,
-        name: 'simlock-controller',
+        name: LEADER_LEASE_NAME,
         identity: options.identity,
         clock,
         log,
@@ -255,6 +265,23 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void shutdown());
   process.once('SIGINT', () => void shutdown());
 
+  // Listening already (so /healthz answers while an unreachable API server is waited for), but
+  // nothing started: a controller short of a permission says which and exits, instead of
+  // retrying forbidden requests for ever.
+  const refusal = await startupRefusal(
+    'simlock-controller',
+    client,
+    controllerPermissions({
+      systemNamespace: options.namespace,
+      watchNamespace: options.watchNamespace,
+      leaderElection: options.leaderElection,
+    }),
+    log,
+  );
+  if (refusal) {
+    for (const line of refusal) console.error(line);
+    process.exit(1);
+  }
   if (elector) elector.start();
   else startReconciling();
 }

@@ -8,3 +8,4 @@ export {
   type ActivityRecorderOptions,
   type ActivityWriter,
 } from './activity.js';
+export { proxyPermissions } from './permissions.js';

@@ -3,8 +3,9 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { KubeClient, createLogger } from '../runtime/index.js';
+import { KubeClient, createLogger, startupRefusal } from '../runtime/index.js';
 import { ActivityRecorder, leaseStatusActivityWriter } from './activity.js';
+import { proxyPermissions } from './permissions.js';
 import { ProxyMetrics, TOKEN_REVIEW_CACHE_MS, createProxyApp } from './server.js';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -12,6 +13,9 @@ const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/tok
 async function main(): Promise<void> {
   const argv = await yargs(hideBin(process.argv))
     .scriptName('simlock-proxy')
+    // A flag given twice takes its last value, as Go's flag package has it: the chart's
+    // proxy.extraArgs come after its own flags and so may override them.
+    .parserConfiguration({ 'duplicate-arguments-array': false })
     .option('kubeconfig', { type: 'string' })
     .option('context', { type: 'string' })
     .option('listen', { type: 'string', default: '0.0.0.0:8443' })
@@ -51,6 +55,13 @@ async function main(): Promise<void> {
   const shutdown = () => server.close(() => process.exit(0));
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+  // Listening already (so /healthz answers while an unreachable API server is waited for): a proxy
+  // short of a permission says which and exits, instead of failing every exec.
+  const refusal = await startupRefusal('simlock-proxy', client, proxyPermissions(), log);
+  if (refusal) {
+    for (const line of refusal) console.error(line);
+    process.exit(1);
+  }
 }
 
 main().catch((error: unknown) => {

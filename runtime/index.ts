@@ -15,3 +15,4 @@ export * from './workqueue.js';
 export * from './merge-patch.js';
 export * from './status-update.js';
 export * from './workqueue-metrics.js';
+export * from './permission-check.js';
