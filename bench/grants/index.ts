@@ -26,7 +26,7 @@
 // bench/out/grants-vs-binds/ (read them with bench/profile-summary.ts);
 // `--apiserver-profile-s` takes a Go CPU profile of kube-apiserver during each simlock side (read
 // it with `go tool pprof -top`); `--keep` leaves the last control plane running for a look.
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cpuCount, log, machineName, outDir, seconds, startBenchControlPlane } from '../cluster.js';
 import { bindsSide } from './binds.js';
@@ -34,14 +34,7 @@ import { draSide } from './dra.js';
 import { kueueSide } from './kueue.js';
 import { kwokSide } from './kwok.js';
 import { apiserverMsPerItem, type SideContext, type SideResult } from './measure.js';
-import {
-  KUEUE_QPS,
-  SIDES,
-  parseOptions,
-  type Options,
-  type SideName,
-  type Size,
-} from './options.js';
+import { KUEUE_QPS, SIDES, parseOptions, type Options, type SideName } from './options.js';
 import { simlockSide } from './simlock.js';
 import { printTables, summarize, type RunResult } from './summary.js';
 
@@ -59,26 +52,36 @@ const RUNNERS: Record<
 };
 
 function describe(side: SideResult): string {
+  // simlock's Leases are deleted in a run only when a dispatch is withdrawn (nothing is released).
+  const withdrawn = side.writes['DELETE simlock.dev/leases'] ?? 0;
+  const refused = Object.entries(side.writes)
+    .filter(([key]) => / \d{3}$/.test(key))
+    .reduce((sum, [, count]) => sum + count, 0);
   const extra = [
     side.failed ? `${side.failed} failed` : '',
+    withdrawn ? `${withdrawn} dispatches withdrawn` : '',
+    refused ? `${refused} writes refused` : '',
     side.doubleAllocations !== undefined ? `${side.doubleAllocations} devices allocated twice` : '',
     side.unfinished ? 'UNFINISHED: timed out' : '',
   ].filter(Boolean);
   return `${side.done} in ${seconds(side.ms)}: ${side.perSecond.toFixed(1)}/s, ${side.writesPerItem.toFixed(2)} writes and ${apiserverMsPerItem(side).toFixed(1)} ms of kube-apiserver CPU each${extra.length ? `, ${extra.join(', ')}` : ''}; load average ${side.loadAverage?.toFixed(1) ?? '?'}`;
 }
 
+/**
+ * One run: a control plane and the wanted sides on it, filling in `result`. `afterSide` is called
+ * after each side (the JSON is written then), so a run stopped half-way keeps the sides it finished.
+ */
 async function oneRun(
   options: Options,
-  size: Size,
-  qps: number,
-  run: number,
+  result: RunResult,
   dir: string,
-): Promise<RunResult> {
-  const result: RunResult = { size, qps, run, sides: {} };
+  afterSide: () => Promise<void>,
+): Promise<void> {
+  const { size, qps, run } = result;
   const wanted = SIDES.filter(
     (name) => options.sides.has(name) && (name !== 'kueue' || qps === KUEUE_QPS),
   );
-  if (wanted.length === 0) return result;
+  if (wanted.length === 0) return;
   const cluster = await startBenchControlPlane();
   const tag = `${size.workers}x${size.requests}-q${qps}-r${run}`;
   try {
@@ -101,12 +104,12 @@ async function oneRun(
         result.failures = { ...result.failures, [name]: String(error) };
         log(`  ${name} FAILED: ${String(error)}`);
       }
+      await afterSide();
     }
   } finally {
     if (options.keep) log(`control plane kept at ${cluster.controlPlane.dir}`);
     else await cluster.stop();
   }
-  return result;
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
@@ -116,12 +119,14 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const dir = await outDir('grants-vs-binds');
   const results: RunResult[] = [];
   const jsonPath = options.json ? (options.jsonPath ?? join(dir, 'results.json')) : undefined;
-  // Written after every run too: a long benchmark stopped half-way keeps what it measured.
+  // Written after every side too: a long benchmark stopped half-way keeps what it measured. Through
+  // a file beside it and a rename, so a stop in the middle of a write leaves the last whole file.
   const save = async () => {
     if (jsonPath === undefined) return;
     const rows = summarize(results, options.sizes, options.qpsList);
+    const partPath = `${jsonPath}.part`;
     await writeFile(
-      jsonPath,
+      partPath,
       JSON.stringify(
         {
           machine: machineName(),
@@ -135,13 +140,16 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
         2,
       ),
     );
+    await rename(partPath, jsonPath);
   };
   for (const size of options.sizes)
     for (const qps of options.qpsList)
       for (let run = 0; run < options.runs; run++) {
-        results.push(await oneRun(options, size, qps, run, dir));
-        await save();
+        const result: RunResult = { size, qps, run, sides: {} };
+        results.push(result);
+        await oneRun(options, result, dir, save);
       }
+  await save();
   console.log(
     `grants vs binds and peers: medians of ${options.runs} run(s); machine: ${machineName()} (${cpuCount()} CPUs, shared by etcd, kube-apiserver, the side's processes and this program)`,
   );
