@@ -79,10 +79,7 @@ export function parseLease(object: unknown): ParsedLease | undefined {
 /** The Lease schema with its status left to be parsed apart (one that does not parse is no answer). */
 const LeaseWithoutStatus = LeaseObject.extend({ status: z.unknown().optional() });
 
-/**
- * What letting go of a request's Lease found: none; one its agent holds (granted); or one let go
- * of (marked withdrawn with the agent's finalizer off, or held by no finalizer), to be deleted.
- */
+/** What letting go of a request's Lease found: none, one its agent holds, or one to delete. */
 type LetGo =
   | { kind: 'absent' }
   | { kind: 'granted'; lease: ParsedLease }

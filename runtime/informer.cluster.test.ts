@@ -4,9 +4,8 @@
 // of the new one, never as an update of the one into the other.
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, useCluster } from '../test/cluster/harness.js';
-import { Relay } from '../test/cluster/relay.js';
+import { clientThroughRelay } from '../test/cluster/relay.js';
 import { Informer, type InformerEvent, type KubeObject } from './informer.js';
-import { KubeClient } from './kube-client.js';
 
 const cluster = useCluster('informer');
 const stops: (() => Promise<void> | void)[] = [];
@@ -36,11 +35,8 @@ function told(events: InformerEvent<KubeObject>[]): string[] {
 
 describe('informer', () => {
   it('delivers an object replaced under its name while it could not watch as a delete and an add', async () => {
-    const relay = await Relay.start(Number(new URL(cluster.admin.server).port));
+    const { relay, client } = await clientThroughRelay(cluster);
     stops.push(() => relay.close());
-    const client = KubeClient.fromOptions({
-      kubeconfig: await relay.kubeconfigThrough(cluster.kubeconfigPath),
-    });
     const informer = new Informer(client, {
       path: configMaps(),
       initialBackoffMs: 100,

@@ -19,15 +19,19 @@ async function failureOf(request: Promise<unknown>): Promise<KubeApiError> {
   return error;
 }
 
+/** What a get, a patch and a delete of `path` fail with, one after the other. */
+async function failuresAt(path: string): Promise<KubeApiError[]> {
+  return [
+    await failureOf(cluster.admin.get(path)),
+    await failureOf(cluster.admin.patch(path, { metadata: { labels: { a: 'b' } } })),
+    await failureOf(cluster.admin.delete(path)),
+  ];
+}
+
 describe('not found', () => {
   it('is an object that is not there: a get, a patch and a delete of it', async () => {
     const path = simlockPath('lease', { namespace: cluster.namespace, name: 'never-made' });
-    for (const request of [
-      () => cluster.admin.get(path),
-      () => cluster.admin.patch(path, { metadata: { labels: { a: 'b' } } }),
-      () => cluster.admin.delete(path),
-    ]) {
-      const error = await failureOf(request());
+    for (const error of await failuresAt(path)) {
       expect(error.status).toBe(404);
       expect(isNotFound(error)).toBe(true);
     }
@@ -35,12 +39,7 @@ describe('not found', () => {
 
   it('is not a resource the server does not serve, though the status is 404', async () => {
     const path = `/apis/simlock.dev/v1alpha1/namespaces/${cluster.namespace}/nosuchthings/x`;
-    for (const request of [
-      () => cluster.admin.get(path),
-      () => cluster.admin.patch(path, { metadata: { labels: { a: 'b' } } }),
-      () => cluster.admin.delete(path),
-    ]) {
-      const error = await failureOf(request());
+    for (const error of await failuresAt(path)) {
       expect(error.status).toBe(404);
       expect(isNotFound(error)).toBe(false);
     }

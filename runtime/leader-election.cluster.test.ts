@@ -4,9 +4,9 @@
 // replica that still reaches the API server can take the Lease over: never two leaders at once.
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, useCluster } from '../test/cluster/harness.js';
-import { Relay } from '../test/cluster/relay.js';
+import { clientThroughRelay } from '../test/cluster/relay.js';
 import { systemClock } from './clock.js';
-import { KubeClient } from './kube-client.js';
+import type { KubeClient } from './kube-client.js';
 import { LeaderElector } from './leader-election.js';
 import { silentLogger } from './log.js';
 
@@ -40,11 +40,8 @@ function elector(
 
 describe('leader election', () => {
   it('a leader whose renewal hangs stops leading before another replica takes over', async () => {
-    const relay = await Relay.start(Number(new URL(cluster.admin.server).port));
+    const { relay, client: throughRelay } = await clientThroughRelay(cluster);
     stops.push(() => relay.close());
-    const throughRelay = KubeClient.fromOptions({
-      kubeconfig: await relay.kubeconfigThrough(cluster.kubeconfigPath),
-    });
     const first: { started?: number; stopped?: number } = {};
     const second: { started?: number; stopped?: number } = {};
     elector(throughRelay, 'first', first).start();

@@ -4,14 +4,9 @@
 // within the lease, so that the next one, on a new connection, keeps the Worker from lapsing.
 import { afterEach, describe, expect, it } from 'vitest';
 import { heartbeatLeaseName } from '../../api/index.js';
-import {
-  coordinationLeasePath,
-  KubeClient,
-  silentLogger,
-  systemClock,
-} from '../../runtime/index.js';
+import { coordinationLeasePath, silentLogger, systemClock } from '../../runtime/index.js';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
-import { Relay } from '../../test/cluster/relay.js';
+import { clientThroughRelay } from '../../test/cluster/relay.js';
 import { Heartbeat } from './heartbeat.js';
 
 const cluster = useCluster('heartbeat');
@@ -30,11 +25,8 @@ async function renewedAt(worker: string): Promise<number> {
 
 describe('heartbeat', () => {
   it('renews again soon after a partition heals, on a new connection', async () => {
-    const relay = await Relay.start(Number(new URL(cluster.admin.server).port));
+    const { relay, client } = await clientThroughRelay(cluster);
     stops.push(() => relay.close());
-    const client = KubeClient.fromOptions({
-      kubeconfig: await relay.kubeconfigThrough(cluster.kubeconfigPath),
-    });
     // A 6 s lease renewed every 500 ms: a renewal gives up after 3 s.
     const heartbeat = new Heartbeat({
       client,

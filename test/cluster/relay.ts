@@ -7,6 +7,7 @@
 // connections it accepted. Only loopback is a target.
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { KubeClient } from '../../runtime/index.js';
 
 export class Relay {
   /** Connections accepted since the relay started. */
@@ -149,4 +150,16 @@ class UntilApplicationData {
     this.pending = this.stopped ? Buffer.alloc(0) : this.pending.subarray(end);
     return passed;
   }
+}
+
+/** A relay in front of the test cluster's API server, and a client whose every request goes through it. */
+export async function clientThroughRelay(cluster: {
+  admin: KubeClient;
+  kubeconfigPath: string;
+}): Promise<{ relay: Relay; client: KubeClient }> {
+  const relay = await Relay.start(Number(new URL(cluster.admin.server).port));
+  const client = KubeClient.fromOptions({
+    kubeconfig: await relay.kubeconfigThrough(cluster.kubeconfigPath),
+  });
+  return { relay, client };
 }

@@ -2,14 +2,14 @@
 // loopback ports, RBAC on, client-certificate users signed by our own CA, service-account tokens.
 // Binaries come from build.sh (built once, cached outside the repository).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { auditArgs } from './audit.js';
 import { request } from 'node:https';
-import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import {
   createCertificateAuthority,
@@ -264,22 +264,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       '--endpoint-reconciler-type=none',
       '--v=1',
     ];
-    if (options.auditWrites) {
-      const policyPath = join(dir, 'audit-policy.yaml');
-      const rules = options.auditWrites.resources.map((name) => {
-        const [group = '', resource = ''] = name.split('/');
-        return `- level: Metadata\n  verbs: [create, update, patch, delete]\n  resources:\n  - group: "${group}"\n    resources: ["${resource}", "${resource}/status"]`;
-      });
-      await writeFile(
-        policyPath,
-        `apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n${rules.join('\n')}\n- level: None\n`,
-      );
-      apiserverArgs.push(
-        `--audit-policy-file=${policyPath}`,
-        `--audit-log-path=${options.auditWrites.path}`,
-        '--audit-log-format=json',
-      );
-    }
+    if (options.auditWrites) apiserverArgs.push(...(await auditArgs(dir, options.auditWrites)));
     const startApiServer = async (): Promise<ChildProcess> => {
       const child = startProcess(
         join(binDir, 'kube-apiserver'),
