@@ -1,6 +1,6 @@
 // The Lease a dispatch creates, and a Lease as the controller reads it.
 import { describe, expect, it } from 'vitest';
-import { LEASE_FINALIZER, WORKER_LABEL } from '../api/index.js';
+import { LEASE_FINALIZER, LEASE_WITHDRAWN_ANNOTATION, WORKER_LABEL } from '../api/index.js';
 import { leaseFor, parseLease } from './lease-dispatcher.js';
 
 const request = {
@@ -88,11 +88,22 @@ describe('parseLease', () => {
       worker: 'mac-1',
       finalizers: [LEASE_FINALIZER],
       deleting: false,
+      lettingGo: false,
       resourceVersion: '7',
       deviceId: 'sim-1',
       expiresAt: Date.parse('2026-01-01T01:00:00Z'),
     });
     expect(parsed?.status?.phase).toBe('Granted');
+  });
+
+  it('reads a Lease marked withdrawn, or being deleted, as being let go', () => {
+    const withdrawn = { ...lease.metadata, annotations: { [LEASE_WITHDRAWN_ANNOTATION]: 'true' } };
+    expect(parseLease({ ...lease, metadata: withdrawn })?.lettingGo).toBe(true);
+    const deleting = { ...lease.metadata, deletionTimestamp: '2026-01-01T00:00:05Z' };
+    expect(parseLease({ ...lease, metadata: deleting })).toMatchObject({
+      deleting: true,
+      lettingGo: true,
+    });
   });
 
   it('reads a status that does not parse as no answer yet', () => {

@@ -68,6 +68,9 @@ export function parseLease(object: unknown): ParsedLease | undefined {
     activity: Number.isFinite(lastExecAt)
       ? { lastExecAt, runningUntil: Number.isFinite(runningUntil) ? runningUntil : undefined }
       : undefined,
+    lettingGo:
+      metadata.deletionTimestamp !== undefined ||
+      metadata.annotations?.[LEASE_WITHDRAWN_ANNOTATION] !== undefined,
     finalizers: metadata.finalizers ?? [],
     deleting: metadata.deletionTimestamp !== undefined,
     resourceVersion: metadata.resourceVersion,

@@ -6,6 +6,8 @@
 // would be granted a second time elsewhere. The withdrawal is tried on the version read again, which
 // the grant makes conflict in turn: the grant is kept. The interleaving is chosen by running the
 // agent's writes from the controller's own requests to the real API server, at those moments.
+// And a withdrawal that finds no Lease because its create is still held: the Lease that lands later
+// and is granted is the waiting request's (before, it held a device for nobody until it expired).
 import { afterEach, describe, expect, it } from 'vitest';
 import { LEASE_WITHDRAWN_ANNOTATION } from '../api/index.js';
 import { KubeClient, simlockPath } from '../runtime/index.js';
@@ -84,5 +86,54 @@ describe('a dispatch withdrawn while its agent acknowledges and then grants it',
     expect(lease?.status?.phase).toBe('Granted');
     expect(granted.status?.device?.id).toBe('sim-1');
     expect(deletes).toBe(0);
+  });
+});
+
+describe('a dispatch given up while the API server holds its create', () => {
+  it('adopts the Lease that lands after the withdrawal found none, once its agent grants it', async () => {
+    const fleet = await TestFleet.create(cluster);
+    fleets.push(fleet);
+    await fleet.addWorker('a', { status: iosStatus() });
+    const leases = simlockPath('lease', { namespace: fleet.namespace });
+
+    // The controller's own client; its first Lease create is held, as an API server waiting on
+    // etcd holds it, until the test lets it go.
+    const client = KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath });
+    const create = client.create.bind(client);
+    let letGo: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    let creates = 0;
+    client.create = async (path, ...rest) => {
+      if (path === leases && creates++ === 0) await held;
+      return create(path, ...rest);
+    };
+
+    const reconciler = controllerFor(cluster, fleet, { client });
+    running.push(reconciler);
+    await reconciler.start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    await fleet.phase('r1', 'Dispatched');
+    // Its worker goes away while the create is held: the dispatch is given up, the withdrawal
+    // finds no Lease, and the request waits again (the worker stays away: no new dispatch).
+    await fleet.heartbeat('a', { durationSeconds: 2, ageMs: 1000 });
+    await fleet.requestWhere(
+      'r1',
+      (request) => request.status?.workers?.[0]?.reason === 'disconnected',
+      15_000,
+    );
+    expect((await fleet.request('r1')).status?.phase).toBe('Waiting');
+    expect(await fleet.lease('r1')).toBeUndefined();
+
+    // The create lands and its agent grants it: the device is held for r1, which takes it.
+    letGo();
+    const landed = await eventually(() => fleet.lease('r1'), { what: 'the late Lease' });
+    await fleet.grant('r1');
+    const granted = await fleet.phase('r1', 'Granted', 15_000);
+    expect(granted.status?.device?.id).toBe('sim-1');
+    expect(granted.status?.worker).toBe(fleet.name('a'));
+    const lease = await fleet.lease('r1');
+    expect(lease?.metadata.uid).toBe(landed.metadata.uid);
+    expect(lease?.metadata.deletionTimestamp).toBeUndefined();
+    expect(creates).toBe(1);
   });
 });

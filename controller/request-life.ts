@@ -56,6 +56,8 @@ export interface LeaseFacts {
   /** spec.durationSeconds: the duration expiresAt counts from the dispatch, when written. */
   durationSeconds?: number | undefined;
   activity?: LeaseActivityFacts | undefined;
+  /** Marked withdrawn or being deleted: it will never hold a device for the request. */
+  lettingGo?: boolean;
 }
 
 /** The exec proxy's record of exec activity on the Lease, in milliseconds since the epoch. */
@@ -188,6 +190,7 @@ export const TRANSITIONS: readonly (readonly [LifeKind, RequestEvent['type'], Li
   ['waiting', 'walkDispatched', 'creatingLease'],
   ['waiting', 'walkFailed', 'ended'],
   ['waiting', 'timerDue', 'ended'],
+  ['waiting', 'leaseSeen', 'granted'],
   ['withdrawing', 'leaseGone', 'waiting'],
   ['withdrawing', 'leaseDeleteAnswered', 'waiting'],
   ['withdrawing', 'walkFailed', 'ended'],

@@ -363,6 +363,53 @@ describe('races found so far', () => {
     expect(types(effects)).toEqual(['deleteLease']);
   });
 
+  it('a create held past its withdrawal lands and is granted: the waiting request takes it', () => {
+    // Given up before its create answered (the worker's heartbeat lapsed while etcd was away);
+    // the withdrawal found no Lease, so the request waits undispatched. The create then lands
+    // and the agent grants it: the device is the request's, not an orphan held until it expires.
+    const withdrawing = run(creating, [{ type: 'workerGone', worker: 'mac-1' }]).life;
+    const back = run(withdrawing, [{ type: 'leaseDeleteAnswered', outright: true }]);
+    expect(back.life.kind).toBe('waiting');
+    const { life, effects } = run(back.life, [
+      { type: 'leaseSeen', lease: lease({ uid: 'uid-late', phase: 'Granted' }) },
+    ]);
+    expect(life).toMatchObject({ kind: 'granted', worker: 'mac-1', leaseUid: 'uid-late' });
+    expect(effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'granted', device: statusOf('Granted').device },
+    });
+    expect(effects).toContainEqual({ type: 'recordEvent', event: 'granted' });
+    expect(types(effects)).not.toContain('createLease');
+    expect(types(effects)).not.toContain('deleteLease');
+  });
+
+  it('a waiting request leaves alone a Lease being let go, or one not yet answered', () => {
+    for (const late of [
+      lease({ phase: 'Granted', lettingGo: true }),
+      lease({ phase: 'Pending' }),
+      lease({ phase: 'Refused' }),
+      lease(),
+    ]) {
+      const { life, effects } = run(waiting, [{ type: 'leaseSeen', lease: late }]);
+      expect(life).toEqual(waiting);
+      expect(effects).toEqual([]);
+    }
+  });
+
+  it('a create held past its withdrawal granted after the request ended: its Lease is deleted', () => {
+    const ended: RequestLife = { kind: 'ended', outcome: 'Failed' };
+    const { life, effects } = run(ended, [
+      { type: 'leaseSeen', lease: lease({ uid: 'uid-late', phase: 'Granted' }) },
+    ]);
+    expect(life).toEqual(ended);
+    expect(types(effects)).toEqual(['deleteLease']);
+    // One being deleted already is not deleted again.
+    const deleting = run(ended, [
+      { type: 'leaseSeen', lease: lease({ phase: 'Granted', lettingGo: true }) },
+    ]);
+    expect(deleting.effects).toEqual([]);
+  });
+
   it('AlreadyExists on the create means an earlier process dispatched it: adopt that Lease', () => {
     const { life, effects } = run(creating, [
       { type: 'leaseExisted', worker: 'mac-1', lease: lease() },

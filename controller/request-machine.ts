@@ -13,6 +13,8 @@
 //   - a withdrawal that loses to the agent's grant (the grant was written first) keeps the grant:
 //     deleting it would throw away a device the agent gave, and grant the request again elsewhere;
 //   - AlreadyExists on a create means an earlier process dispatched it: adopt that Lease;
+//   - a create held past its withdrawal lands later and is granted: a waiting request adopts it,
+//     an ended one deletes it;
 //   - the agent's time to answer counts from when our watch delivers the Lease, not the create.
 import type { ErrorBody } from '../api/index.js';
 import type {
@@ -330,6 +332,13 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
     }
   }
   if (life.kind === 'granted') return grantedLeaseSeen(life, lease, context);
+  if (status?.phase === 'Granted' && !lease.lettingGo) {
+    // Granted, yet no dispatch of ours is current: the create of a dispatch given up was held by
+    // the API server and landed after the withdrawal looked and found nothing. The agent holds a
+    // device for it: a waiting request takes it; an ended one lets it go (the agent reclaims it).
+    if (life.kind === 'waiting') return adopt(lease, context);
+    if (life.kind === 'ended') return stay(life, [{ type: 'deleteLease' }]);
+  }
   return stay(life);
 }
 
