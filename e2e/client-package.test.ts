@@ -2,12 +2,12 @@
 // installs (its dependencies from the npm registry), typechecks against the shipped declarations
 // (a wrong platform is a type error), and runs against the real API server.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useCluster } from '../test/cluster/harness.js';
 
 const run = promisify(execFile);
@@ -47,8 +47,10 @@ const wrong = `import { SimlockClient } from 'simlock/client';
 await SimlockClient.connect().lease({ platform: 'windows' });
 `;
 
+let packed = '';
+
 beforeAll(async () => {
-  const packed = await mkdtemp(join(tmpdir(), 'simlock-pack-'));
+  packed = await mkdtemp(join(tmpdir(), 'simlock-pack-'));
   await run('npm', ['pack', '--pack-destination', packed], { cwd: root });
   const [tarball] = (await readdir(packed)).filter((file) => file.endsWith('.tgz'));
   project = await mkdtemp(join(tmpdir(), 'simlock-consumer-'));
@@ -68,6 +70,12 @@ beforeAll(async () => {
     { cwd: project },
   );
 }, 300_000);
+
+// The tarball and the consumer's node_modules (about 150 MB) are not left in /tmp.
+afterAll(async () => {
+  for (const folder of [packed, project])
+    if (folder) await rm(folder, { recursive: true, force: true });
+});
 
 describe('the npm package', () => {
   it('typechecks a project that imports simlock/client, and a wrong platform does not', async () => {

@@ -2,7 +2,7 @@
 // file (editable while it runs: the fake driver reads it again) and a config file.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -47,6 +47,7 @@ export interface AgentProcess {
   /** Rewrites the fake driver's script; the agent reads it at its next listing or presence read. */
   setScript(script: FakeScriptInput): Promise<void>;
   status(): Promise<WorkerStatus | undefined>;
+  /** Stops the process for good (SIGTERM by default) and removes its config folder. */
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Stops the process (SIGKILL by default) and starts it again with the same config. */
   restart(signal?: NodeJS.Signals): Promise<void>;
@@ -190,7 +191,11 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       await rename(`${scriptPath}.next`, scriptPath);
     },
     status,
-    kill: (signal = 'SIGTERM') => stop(agent.child, signal),
+    kill: async (signal = 'SIGTERM') => {
+      await stop(agent.child, signal);
+      // Its config and script go too: a suite starts hundreds of agents.
+      await rm(dir, { recursive: true, force: true });
+    },
     restart: async (signal = 'SIGKILL') => {
       await stop(agent.child, signal);
       const since = Date.now();
