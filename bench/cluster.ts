@@ -59,7 +59,7 @@ export async function startBenchControlPlane(
     auditWrites?: { path: string; resources: string[] };
   } = {},
 ): Promise<BenchControlPlane> {
-  const controlPlane = await startControlPlane(options);
+  const controlPlane = await startControlPlane({ ...options, log });
   try {
     const run = promisify(execFile);
     const kubectl = join(controlPlane.binDir, 'kubectl');

@@ -12,7 +12,7 @@
 // --etcd-restarts 4` for what an etcd restart does); --log-level info logs every grant and answer
 // of the controllers and agents (agent-NAME.log, controllers.log in the run's folder).
 import os from 'node:os';
-import { writeFile } from 'node:fs/promises';
+import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FLEET_LABEL } from '../test/cluster/fleet.js';
 import { pairAddresses, partitionsUnavailable } from '../test/cluster/partition.js';
@@ -255,6 +255,7 @@ const lines = [
   `grant latency (iPhone and physical), calm minutes: p50 ${fmt(percentile(calm, 50))}, p99 ${fmt(percentile(calm, 99))} (${calm.length}); fault minutes: p50 ${fmt(percentile(fault, 50))}, p99 ${fmt(percentile(fault, 99))} (${fault.length})`,
   `time to a new leader (${faults.failoversMs.length} kills): median ${fmt(median(faults.failoversMs))}, max ${fmt(Math.max(0, ...faults.failoversMs))}`,
   `agent killed to running again (${faults.agentRestartsMs.length}): median ${fmt(median(faults.agentRestartsMs))}, max ${fmt(Math.max(0, ...faults.agentRestartsMs))}`,
+  `etcd and kube-apiserver restarted, stop to ready: ${faults.restarts.map(({ kind, ms }) => `${kind} ${fmt(ms)}`).join(', ') || 'none'}`,
   ...faults.partitions.map((partition, index) => {
     const route = routes[index];
     return `partition of ${partition.worker} at ${new Date(partition.cutAt).toISOString().slice(11, 19)} for ${fmt(partition.healedAt - partition.cutAt)}: disconnected after ${partition.detectedMs === undefined ? 'never' : fmt(partition.detectedMs)}; ${route?.reroutesMs.length ?? 0} dispatched to it re-routed, last after ${fmt(route?.reroutesMs.at(-1) ?? 0)}; released one reclaimed ${String(partition.reclaimed)}, held one kept ${String(partition.kept)}`;
@@ -306,6 +307,7 @@ if (JSON_PATH) {
         minutes: byMinute,
         failoversMs: faults.failoversMs,
         agentRestartsMs: faults.agentRestartsMs,
+        restarts: faults.restarts,
         partitions: faults.partitions,
         reroutes: routes,
         convergence: faults.convergence,
@@ -323,6 +325,9 @@ if (JSON_PATH) {
 
 replicas.stop();
 await fleet.stop();
+// The control plane's folder goes with it: its logs are kept with the run's (a restart's story).
+for (const file of ['kube-apiserver.log', 'etcd.log'])
+  await copyFile(join(controlPlane.dir, file), join(dir, file)).catch(() => undefined);
 await bench.stop();
 process.exit(verdicts.some((verdict) => verdict.violations > 0) ? 1 : 0);
 

@@ -66,6 +66,8 @@ export class SoakFaults {
   readonly windows: FaultWindow[] = [];
   readonly failoversMs: number[] = [];
   readonly agentRestartsMs: number[] = [];
+  /** etcd or kube-apiserver restarted: from the stop to kube-apiserver ready again. */
+  readonly restarts: { kind: 'etcd' | 'apiserver'; ms: number }[] = [];
   readonly partitions: PartitionResult[] = [];
   readonly convergence: Convergence[] = [];
   readonly errors: string[] = [];
@@ -160,9 +162,11 @@ export class SoakFaults {
       );
     } else if (kind === 'etcd') {
       await this.context.controlPlane.restartEtcd();
+      this.restarts.push({ kind, ms: Date.now() - start });
       log(`etcd restarted in ${Date.now() - start} ms`);
     } else {
       await this.context.controlPlane.restartApiServer();
+      this.restarts.push({ kind, ms: Date.now() - start });
       log(`kube-apiserver restarted in ${Date.now() - start} ms`);
     }
     this.windows.push({ kind, start, end: Date.now() });

@@ -141,11 +141,13 @@ export async function startSoakFleet(options: {
         logPath: join(options.dir, `agent-${agentName(index)}.log`),
         logLevel: options.logLevel,
         ...(partition ? { commandPrefix: partition.network.commandPrefix } : {}),
+        // The agent's defaults (probe, refresh, health, status debounce) but for the heartbeat:
+        // 10 s instead of 40, so that a worker cut off for a minute is seen gone within it.
         config: {
-          probeIntervalMs: 1000,
-          refreshIntervalMs: 1000,
-          healthIntervalMs: 2000,
-          viewDebounceMs: 100,
+          probeIntervalMs: 10_000,
+          refreshIntervalMs: 15_000,
+          healthIntervalMs: 30_000,
+          viewDebounceMs: 1000,
           heartbeat: { durationSeconds: HEARTBEAT_SECONDS, renewEverySeconds: 2 },
           // One cut off listens on its side of the pair, where the proxy reaches it.
           ...(partition
