@@ -6,7 +6,7 @@
 // restarted once each. It prints its figures and every invariant with its count of violations.
 //
 //   node --import tsx bench/soak.ts [--minutes 30] [--agents 50] [--rate 380]
-//        [--partition-seconds 60] [--json [FILE]]
+//        [--partition-seconds 60] [--outstanding 1] [--json [FILE]]
 //        [--faults leader,agent,partition,etcd,apiserver] [--etcd-restarts 1] [--log-level warn]
 // [--audit] --faults and --etcd-restarts narrow a run down to one kind of fault (e.g. `--faults etcd
 // --etcd-restarts 4` for what an etcd restart does); --log-level info logs every grant and answer
@@ -42,7 +42,7 @@ import {
   SYSTEM_NAMESPACE,
   startSoakFleet,
 } from './soak/fleet.js';
-import { SoakLoad } from './soak/load.js';
+import { OUTSTANDING_PER_AGENT, SoakLoad } from './soak/load.js';
 import { SoakWatch } from './soak/watch.js';
 
 const args = new CommandLine();
@@ -56,10 +56,12 @@ args.only([
   '--etcd-restarts',
   '--log-level',
   '--audit',
+  '--outstanding',
 ]);
 const MINUTES = args.integer('--minutes', 30);
 const AGENTS = args.integer('--agents', 50, 6);
 const RATE = args.integer('--rate', 380);
+const OUTSTANDING = args.integer('--outstanding', OUTSTANDING_PER_AGENT, 1);
 const PARTITION_MS = args.integer('--partition-seconds', 60) * 1000;
 const FAULTS = faultKinds(args.list('--faults') ?? [...FAULT_KINDS]);
 const ETCD_RESTARTS = args.integer('--etcd-restarts', 1);
@@ -116,6 +118,7 @@ const load = new SoakLoad({
   userToken: fleet.userToken,
   perMinute: RATE,
   agents: AGENTS,
+  outstandingPerAgent: OUTSTANDING,
 });
 const measured = fleet.agents[fleet.agents.length - 1];
 if (!measured) throw new Error('no agents');

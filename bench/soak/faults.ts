@@ -16,6 +16,8 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** `--faults`: the kinds named, each one known. */
 export function faultKinds(names: string[]): Set<FaultKind> {
+  // `--faults none`: the load alone (what the system does when nothing breaks).
+  if (names.length === 1 && names[0] === 'none') return new Set();
   const known: readonly string[] = FAULT_KINDS;
   for (const name of names)
     if (!known.includes(name))

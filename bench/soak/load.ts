@@ -16,13 +16,16 @@ export interface LoadOptions {
   /** Requests per minute, all kinds together. */
   perMinute: number;
   agents: number;
+  /** Requests of the steady load not yet granted or failed, at most, per agent. */
+  outstandingPerAgent: number;
 }
 
 /**
- * Requests of the steady load (iPhone and physical) not yet granted or failed, at most: one per
- * agent, half the fleet's simulator slots, so they wait on the system rather than on capacity.
+ * Requests of the steady load (iPhone and physical) not yet granted or failed, at most, per agent
+ * by default: one is half the fleet's simulator slots, so they wait on the system rather than on
+ * capacity (`--outstanding` changes it).
  */
-const OUTSTANDING_PER_AGENT = 1;
+export const OUTSTANDING_PER_AGENT = 1;
 /** iPad requests not yet released: more than the fleet holds. */
 const IPAD_OUTSTANDING = 10;
 const IPAD_HOLD_MS = 8000;
@@ -154,7 +157,7 @@ export class SoakLoad {
       while (
         this.running &&
         sequence < due &&
-        outstanding < OUTSTANDING_PER_AGENT * this.options.agents &&
+        outstanding < this.options.outstandingPerAgent * this.options.agents &&
         this.createsInFlight < WRITE_LANES
       ) {
         const kind: RequestKind = sequence % 100 < 8 ? 'physical' : 'iphone';
