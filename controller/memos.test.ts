@@ -3,14 +3,16 @@
 // it was (a worker's view can go A → B → A).
 import { describe, expect, it } from 'vitest';
 import { viewKey, type CapacityReason } from '../api/index.js';
-import { emptyMemos, type RequestMemos } from './memos.js';
+import { emptyMemos, rememberAnswer, takenDevicesKey, type RequestMemos } from './memos.js';
 import {
   aWorker,
   devices,
   freeSlots,
+  IPAD,
   physicalDevice,
   platformFull,
   requests,
+  simulator,
   type WorkerChange,
 } from './routing/fixtures.js';
 import { createRoutingPolicy, type WorkerView } from './routing/index.js';
@@ -25,6 +27,7 @@ class Story {
   private view: WorkerView | undefined;
   readonly memos: RequestMemos = emptyMemos();
   private routedRevision = 0;
+  private routedTaken: string | undefined;
 
   constructor(private readonly request: WaitingRequest['spec']) {}
 
@@ -56,13 +59,23 @@ class Story {
       },
       policy,
     ).get('r1');
-    if (outcome?.kind === 'dispatch') this.routedRevision = this.revisions.get('a') ?? 0;
+    if (outcome?.kind === 'dispatch') {
+      this.routedRevision = this.revisions.get('a') ?? 0;
+      this.routedTaken = takenDevicesKey(this.current, this.request);
+    }
     return outcome;
   }
 
   /** The worker refuses the dispatch the last walk made (as the controller records it). */
   refuses(capacityReason?: CapacityReason): this {
     this.memos.refusals.set('a', { viewRevision: this.routedRevision, capacityReason });
+    return this;
+  }
+
+  /** The worker refuses it as the agent does when every device of the request is taken. */
+  refusesAllTaken(): this {
+    const refusal = { code: 'NO_CAPACITY', message: 'every iPad device on this host is in use' };
+    rememberAnswer(this, 'a', { kind: 'refusal', refusal }, this.routedRevision, this.routedTaken);
     return this;
   }
 
@@ -150,6 +163,43 @@ describe('a NO_CAPACITY refusal', () => {
     // An older request takes the worker in each walk; the refused one reads the memo while it holds.
     expect(walkBoth(before)).toEqual(waitingWith('full', 'global-running-limit'));
     expect(walkBoth(aWorker('a', freeSlots('ios', 2)))).toEqual(waitingWith('not-chosen'));
+  });
+});
+
+describe('a refusal because every device of the request on the worker is taken', () => {
+  // One iPad among iPhones: the view lists the iPad leased, and free slots, so routing (which
+  // cannot see whether a shut-down iPad exists to boot) sends iPad requests there.
+  const ipadLeased = simulator({ model: IPAD, state: 'leased' });
+
+  it('holds while those devices stay taken, however the rest of the view moves', () => {
+    const story = new Story(requests.ipad).sees(freeSlots('ios', 2), devices(ipadLeased));
+    expect(story.walk()).toMatchObject(dispatched);
+    story.refusesAllTaken();
+    // An iPhone is granted and another reclaimed: new revisions, the iPad still leased.
+    story.sees(freeSlots('ios', 1), devices(ipadLeased, simulator({ state: 'leased' })));
+    expect(story.walk()).toEqual(waitingWith('full'));
+    story.sees(freeSlots('ios', 1), devices({ ...ipadLeased, state: 'reclaiming' }));
+    expect(story.walk()).toEqual(waitingWith('full'));
+    // The iPad is ready again: asked at once.
+    story.sees(freeSlots('ios', 1), devices({ ...ipadLeased, state: 'ready' }));
+    expect(story.walk()).toMatchObject(dispatched);
+  });
+
+  it('ends when the taken device leaves the list (shut down: one to boot)', () => {
+    const story = new Story(requests.ipad).sees(freeSlots('ios', 2), devices(ipadLeased));
+    expect(story.walk()).toMatchObject(dispatched);
+    story.refusesAllTaken().sees(freeSlots('ios', 1));
+    expect(story.walk()).toMatchObject(dispatched);
+  });
+
+  it('routed on a view with a ready one holds only while that view does', () => {
+    const ready = simulator({ model: IPAD });
+    const story = new Story(requests.ipad).sees(freeSlots('ios', 2), devices(ready));
+    expect(story.walk()).toMatchObject(dispatched);
+    story.refusesAllTaken();
+    expect(story.walk()).toEqual(waitingWith('full'));
+    story.sees(freeSlots('ios', 1), devices({ ...ready, state: 'leased' }));
+    expect(story.walk()).toMatchObject(dispatched);
   });
 });
 

@@ -10,14 +10,37 @@
 // is newer than anything the refusal knew, so the memo must not hold against it; pinning the memo
 // to it could keep a request waiting while the worker's newest view has room.
 //
+// A refusal because every device of the request on the host is taken (NO_CAPACITY without a
+// capacity reason, routed on a view listing those devices, none ready) is held, beyond that, for
+// as long as the view lists the same devices that fit, none of them ready: the revision moves on
+// every change of any device, and a host with one iPad among busy iPhones was asked again for the
+// iPad at each iPhone grant (in the soak, a third of all dispatches were such refusals).
+//
 // A cannot-serve code is remembered for the request's life, whatever the view.
-import { parseRefusal, type CannotServeCode, type CapacityReason } from '../api/index.js';
+import {
+  fitsDevice,
+  parseRefusal,
+  type CannotServeCode,
+  type CapacityReason,
+  type DeviceSpec,
+} from '../api/index.js';
+import type { WorkerView } from './routing/index.js';
 
 export interface RequestMemos {
   /** Workers that answered a cannot-serve code: left out for the request's life. */
   cannotServe: Map<string, CannotServeCode>;
-  /** Workers that refused NO_CAPACITY: left out while their view is at the routed revision. */
-  refusals: Map<string, { viewRevision: number; capacityReason?: CapacityReason | undefined }>;
+  /**
+   * Workers that refused NO_CAPACITY: left out while their view is at the routed revision, or,
+   * for a refusal of devices all taken, while the view lists them taken (`takenDevices`).
+   */
+  refusals: Map<
+    string,
+    {
+      viewRevision: number;
+      capacityReason?: CapacityReason | undefined;
+      takenDevices?: string | undefined;
+    }
+  >;
   /** Workers that did not answer within the dispatch timeout: disconnected while at that revision. */
   unanswered: Map<string, { viewRevision: number }>;
 }
@@ -26,14 +49,44 @@ export function emptyMemos(): RequestMemos {
   return { cannotServe: new Map(), refusals: new Map(), unanswered: new Map() };
 }
 
-/** The refusal memo for a worker, if it still holds at the worker's current view revision. */
+/**
+ * The listed simulators and emulators of the view that fit the request, when there are some and
+ * none is ready: their ids, in order. Undefined otherwise (one is free, or none is listed: the host
+ * may boot one, or has not said). Leased to reclaiming keeps the key; ready, or gone from the
+ * list (shut down, so bootable), ends it.
+ */
+export function takenDevicesKey(
+  view: WorkerView | undefined,
+  spec: DeviceSpec,
+): string | undefined {
+  if (spec.physical === true) return undefined;
+  const fitting = (view?.status?.devices ?? []).filter(
+    (device) => !device.physical && fitsDevice(spec, device),
+  );
+  if (fitting.length === 0 || fitting.some((device) => device.state === 'ready')) return undefined;
+  return fitting
+    .map((device) => device.id)
+    .sort()
+    .join(',');
+}
+
+/**
+ * The refusal memo for a worker, if it still holds: the worker's view is at the routed revision,
+ * or the refusal was of devices all taken and `takenNow()` (takenDevicesKey of its current view)
+ * lists the very same.
+ */
 export function heldRefusal(
   memos: RequestMemos,
   worker: string,
   currentRevision: number | undefined,
+  takenNow: () => string | undefined = () => undefined,
 ): { capacityReason?: CapacityReason | undefined } | undefined {
   const refusal = memos.refusals.get(worker);
-  return refusal !== undefined && refusal.viewRevision === currentRevision ? refusal : undefined;
+  if (refusal === undefined) return undefined;
+  if (refusal.viewRevision === currentRevision) return refusal;
+  return refusal.takenDevices !== undefined && refusal.takenDevices === takenNow()
+    ? refusal
+    : undefined;
 }
 
 /** Whether the unanswered memo for a worker still holds at its current view revision. */
@@ -51,13 +104,15 @@ export type Answer = { kind: 'refusal'; refusal: unknown } | { kind: 'unanswered
 
 /**
  * Remembers the answer for the worker: a cannot-serve code for the request's life, a refusal or a
- * silence against `viewRevision`. Answers the labels the refusal counts under.
+ * silence against `viewRevision` (and a refusal without a capacity reason against `takenDevices`,
+ * the routed view's takenDevicesKey, when it had one). Answers the labels it counts under.
  */
 export function rememberAnswer(
   request: { memos: RequestMemos; lastCannotServe?: { code: string; message: string } | undefined },
   worker: string,
   answer: Answer,
   viewRevision: number,
+  takenDevices?: string,
 ): { code: string; capacity_reason: string } {
   if (answer.kind === 'unanswered') {
     request.memos.unanswered.set(worker, { viewRevision });
@@ -73,7 +128,13 @@ export function rememberAnswer(
     return { code: refusal.code, capacity_reason: '' };
   }
   const capacityReason = refusal.kind === 'no-capacity' ? refusal.capacityReason : undefined;
-  request.memos.refusals.set(worker, { viewRevision, capacityReason });
+  request.memos.refusals.set(worker, {
+    viewRevision,
+    capacityReason,
+    ...(refusal.kind === 'no-capacity' && capacityReason === undefined && takenDevices
+      ? { takenDevices }
+      : {}),
+  });
   return {
     code: refusal.kind === 'no-capacity' ? 'NO_CAPACITY' : refusal.code,
     capacity_reason: capacityReason ?? '',

@@ -10,8 +10,8 @@
 //   4. claimed by an earlier request in this walk: not-chosen;
 //   5. a rank zero reason from explain (full + ram-budget, no-free-physical);
 //   6. not-chosen: it passed every check and another worker was picked.
-import type { CannotServeCode, WaitingReason, WorkerReason } from '../api/index.js';
-import { heldRefusal, heldUnanswered, type RequestMemos } from './memos.js';
+import type { CannotServeCode, DeviceSpec, WaitingReason, WorkerReason } from '../api/index.js';
+import { heldRefusal, heldUnanswered, takenDevicesKey, type RequestMemos } from './memos.js';
 import type { Explanation, WorkerView } from './routing/index.js';
 
 const CANNOT_SERVE_REASONS: Record<CannotServeCode, WaitingReason> = {
@@ -22,6 +22,8 @@ const CANNOT_SERVE_REASONS: Record<CannotServeCode, WaitingReason> = {
 };
 
 export interface ReasonInputs {
+  /** The request's device spec (a refusal of devices all taken holds while they stay taken). */
+  spec: DeviceSpec;
   /** Every known worker's view, in name order. */
   views: readonly WorkerView[];
   /** Each worker's current view revision. */
@@ -33,6 +35,7 @@ export interface ReasonInputs {
 }
 
 export function reasonsFor({
+  spec,
   views,
   viewRevisions,
   explanations,
@@ -40,7 +43,8 @@ export function reasonsFor({
   claimedEarlier,
 }: ReasonInputs): WorkerReason[] {
   const byWorker = new Map(explanations.map((explanation) => [explanation.worker, explanation]));
-  return views.map(({ name }) => {
+  return views.map((view) => {
+    const name = view.name;
     const explanation = byWorker.get(name);
     if (explanation?.kind === 'dropped')
       return entry(name, explanation.reason.reason, explanation.reason.capacityReason);
@@ -49,7 +53,7 @@ export function reasonsFor({
     if (cannotServe !== undefined) return entry(name, CANNOT_SERVE_REASONS[cannotServe]);
 
     const revision = viewRevisions.get(name);
-    const refusal = heldRefusal(memos, name, revision);
+    const refusal = heldRefusal(memos, name, revision, () => takenDevicesKey(view, spec));
     if (refusal !== undefined) {
       const seen =
         explanation?.kind === 'ranked-zero' && explanation.reason.reason === 'full'

@@ -1,10 +1,13 @@
 // A refusal is believed until the worker's view first changes, and not after, even when the view
 // comes back to exactly what it was. The test plays the agent through the API (Worker status and
-// Lease status written directly), so it chooses the order of the refusal and the view writes.
+// Lease status written directly), so it chooses the order of the refusal and the view writes. A
+// refusal because every device of the request is taken holds while they stay taken, though the rest
+// of the view moves.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkerStatus } from '../api/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
+import { iosCapacity, iphoneSimulator } from '../test/fixtures/workers.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import type { Reconciler } from './index.js';
 
@@ -92,5 +95,49 @@ describe('a worker whose view comes back to what it was when it refused', () => 
     });
     const granted = await fleet.phase('r1', 'Granted');
     expect(granted.status?.worker).toBe(a);
+  });
+});
+
+describe('a worker whose only iPad is leased, among iPhones that come and go', () => {
+  it('is not asked for the iPad again until it is ready; then it is granted there', async () => {
+    const { fleet, start } = await setup();
+    const ipad = iphoneSimulator('ipad-1', {
+      name: 'iPad Pro',
+      model: 'iPad Pro',
+      class: 'tablet',
+    });
+    const withIphones = (running: number, ipadState: 'leased' | 'ready') =>
+      iosStatus({
+        capacity: iosCapacity({ running }, { running }),
+        devices: [
+          { ...ipad, state: ipadState },
+          ...Array.from({ length: running - 1 }, (_, n) =>
+            iphoneSimulator(`sim-${n}`, { state: 'leased' }),
+          ),
+        ],
+      });
+    const a = await fleet.addWorker('a', { status: withIphones(1, 'leased') });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPad Pro' });
+    // The agent: every iPad it has is in use (no capacity reason).
+    await fleet.refuse('r1', {
+      code: 'NO_CAPACITY',
+      message: 'every iPad Pro device on this host is in use',
+    });
+    await fleet.leaseGone('r1');
+    // An iPhone is granted and given back: two new views, the iPad leased in both.
+    await fleet.setStatus('a', withIphones(2, 'leased'));
+    await fleet.setStatus('a', withIphones(1, 'leased'));
+    // An iPhone request made after those views is dispatched: the walk has seen them, and has not
+    // sent the iPad request to `a` again.
+    await fleet.createRequest('r2', { platform: 'ios', model: 'iPhone 16' });
+    await eventually(() => fleet.lease('r2'), { what: 'the iPhone dispatch' });
+    expect(await fleet.lease('r1')).toBeUndefined();
+    expect((await fleet.request('r1')).status?.workers?.[0]).toEqual({ worker: a, reason: 'full' });
+    // The iPad is ready again: asked at once, and granted.
+    await fleet.setStatus('a', withIphones(1, 'ready'));
+    await eventually(() => fleet.lease('r1'), { what: 'the iPad dispatch' });
+    await fleet.grant('r1', 'ipad-1');
+    expect((await fleet.phase('r1', 'Granted')).status?.worker).toBe(a);
   });
 });

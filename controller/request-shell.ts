@@ -15,7 +15,7 @@ import type { EventRecorder } from './event-recorder.js';
 import type { FleetCache } from './fleet-cache.js';
 import type { LeaseDispatcher, ParsedLease } from './lease-dispatcher.js';
 import { RequestWrites } from './request-writes.js';
-import { rememberAnswer, type Answer } from './memos.js';
+import { rememberAnswer, takenDevicesKey, type Answer } from './memos.js';
 import type { ControllerMetrics } from './metrics.js';
 import { next, type Effect, type RequestEvent } from './request-machine.js';
 import type { RoutingPolicy } from './routing/index.js';
@@ -190,10 +190,18 @@ export class RequestShell {
       case 'removeFinalizer':
         return void this.requestWrites.removeFinalizer(request);
       case 'writeStatus':
-        if (effect.change.kind === 'dispatched')
+        if (effect.change.kind === 'dispatched') {
           request.routedRevision = this.options.fleet.revision(effect.change.worker);
+          request.routedTakenDevices = takenDevicesKey(
+            this.options.fleet.view(effect.change.worker),
+            request.spec,
+          );
+        }
         // Routed by an earlier process, on a view this one may never have seen.
-        if (effect.change.kind === 'adopted') request.routedRevision = undefined;
+        if (effect.change.kind === 'adopted') {
+          request.routedRevision = undefined;
+          request.routedTakenDevices = undefined;
+        }
         return this.status.change(request, effect.change);
       case 'recordEvent':
         return this.recordEvent(request, effect.event);
@@ -266,7 +274,13 @@ export class RequestShell {
     const worker = request.worker ?? '';
     // For a dispatch this process did not route (adopted after a restart): the current revision.
     const viewRevision = request.routedRevision ?? this.options.fleet.revision(worker) ?? 0;
-    const counted = rememberAnswer(request, worker, answer, viewRevision);
+    const counted = rememberAnswer(
+      request,
+      worker,
+      answer,
+      viewRevision,
+      request.routedTakenDevices,
+    );
     this.options.metrics.refusals.inc(counted);
     if (answer.kind === 'unanswered')
       this.options.log.warn('no answer from the worker', { request: request.key, worker });

@@ -28,6 +28,8 @@ export interface TrackedRequest extends RequestState {
    * remembered against it (memos.ts says why that one, not the revision the answer arrived at).
    */
   routedRevision?: number | undefined;
+  /** takenDevicesKey of the view the current dispatch was routed on (memos.ts). */
+  routedTakenDevices?: string | undefined;
   /** When this process saw the grant (assumed in its worker's view for a while: assume-cache.ts). */
   grantedAt?: number | undefined;
   hasFinalizer: boolean;
