@@ -231,7 +231,7 @@ await watch.stop();
 // --- figures -----------------------------------------------------------------------------------
 const byMinute = minutes(watch, faults.windows, started);
 const { calm, fault } = latencyBy(watch, faults.windows, started);
-const routes = reroutes(watch, faults);
+const routes = reroutes(watch.records, faults.partitions);
 const verdicts = invariants(watch, faults, routes, leftOver);
 const granted = [...watch.records.values()].filter((record) => record.grantedAt !== undefined);
 const failures = new Map<string, number>();
@@ -261,7 +261,7 @@ const lines = [
   `etcd and kube-apiserver restarted, stop to ready: ${faults.restarts.map(({ kind, ms }) => `${kind} ${fmt(ms)}`).join(', ') || 'none'}`,
   ...faults.partitions.map((partition, index) => {
     const route = routes[index];
-    return `partition of ${partition.worker} at ${new Date(partition.cutAt).toISOString().slice(11, 19)} for ${fmt(partition.healedAt - partition.cutAt)}: disconnected after ${partition.detectedMs === undefined ? 'never' : fmt(partition.detectedMs)}; ${route?.reroutesMs.length ?? 0} dispatched to it re-routed, last after ${fmt(route?.reroutesMs.at(-1) ?? 0)}; released one reclaimed ${String(partition.reclaimed)}, held one kept ${String(partition.kept)}`;
+    return `partition of ${partition.worker} at ${new Date(partition.cutAt).toISOString().slice(11, 19)} for ${fmt(partition.healedAt - partition.cutAt)}: disconnected after ${partition.detectedMs === undefined ? 'never' : fmt(partition.detectedMs)}; ${route?.reroutesMs.length ?? 0} dispatched to it re-routed, last after ${fmt(route?.reroutesMs.at(-1) ?? 0)}${route?.grantedAsCut.length ? `, ${route.grantedAsCut.length} granted there as the cut began (${route.grantedAsCut.join(', ')})` : ''}; released one reclaimed ${String(partition.reclaimed)}, held one kept ${String(partition.kept)}`;
   }),
   `reasons converged after faults: ${faults.convergence.map((entry) => (entry.ms !== undefined ? fmt(entry.ms) : 'NO')).join(', ')}`,
   ...['controller', 'agent', 'proxy'].map((prefix) => {

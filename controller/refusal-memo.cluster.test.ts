@@ -106,9 +106,10 @@ describe('a worker whose only iPad is leased, among iPhones that come and go', (
       model: 'iPad Pro',
       class: 'tablet',
     });
+    // Room for four: the iPhone dispatch below takes a slot (assumed) and leaves room.
     const withIphones = (running: number, ipadState: 'leased' | 'ready') =>
       iosStatus({
-        capacity: iosCapacity({ running }, { running }),
+        capacity: iosCapacity({ running, limit: 4 }, { running, limit: 4 }),
         devices: [
           { ...ipad, state: ipadState },
           ...Array.from({ length: running - 1 }, (_, n) =>

@@ -2,8 +2,8 @@
 // minute, grant latency in calm and fault minutes, failover and re-route times, memory, API writes
 // per lease, and each invariant with its count of violations.
 import { percentile } from '../cluster.js';
-import type { FaultWindow, SoakFaults } from './faults.js';
-import type { SoakWatch } from './watch.js';
+import type { FaultWindow, PartitionResult, SoakFaults } from './faults.js';
+import type { RequestRecord, SoakWatch } from './watch.js';
 
 /** A minute counts as a fault minute when a fault was under way in it or ended 15 s before. */
 const FAULT_TAIL_MS = 15_000;
@@ -74,16 +74,30 @@ export interface Reroute {
   worker: string;
   /** From the cut to the grant elsewhere of each request that had been dispatched to it. */
   reroutesMs: number[];
+  /**
+   * Requests granted on the cut worker itself as the cut began: its grant was sent before the
+   * packets stopped, and the API server stored it (and the watch told of it) a moment later.
+   */
+  grantedAsCut: string[];
   /** Requests dispatched to it that were not granted elsewhere within 30 s of their creation. */
   stuck: string[];
 }
 
-/** Where the requests dispatched to a cut-off worker went. */
-export function reroutes(watch: SoakWatch, faults: SoakFaults): Reroute[] {
-  return faults.partitions.map((partition) => {
+/**
+ * A grant on the cut worker seen this soon after the cut was sent before it: at the soak's load a
+ * write takes up to a second at the API server, and the watch as long again to tell of it.
+ */
+export const GRANT_IN_FLIGHT_MS = 2000;
+
+export function reroutes(
+  records: ReadonlyMap<string, RequestRecord>,
+  partitions: readonly PartitionResult[],
+): Reroute[] {
+  return partitions.map((partition) => {
     const reroutesMs: number[] = [];
+    const grantedAsCut: string[] = [];
     const stuck: string[] = [];
-    for (const [name, record] of watch.records) {
+    for (const [name, record] of records) {
       if (record.kind !== 'iphone' && record.kind !== 'physical') continue;
       const sentThere = [...record.leases.values()].some(
         (lease) =>
@@ -94,6 +108,14 @@ export function reroutes(watch: SoakWatch, faults: SoakFaults): Reroute[] {
       if (!sentThere) continue;
       if (record.grantedAt !== undefined && record.grantedOn !== partition.worker) {
         reroutesMs.push(record.grantedAt - partition.cutAt);
+      }
+      if (
+        record.grantedAt !== undefined &&
+        record.grantedOn === partition.worker &&
+        record.grantedAt <= partition.cutAt + GRANT_IN_FLIGHT_MS
+      ) {
+        grantedAsCut.push(name);
+        continue;
       }
       // Capacity elsewhere existed all along (two dozen idle simulators): each such request must
       // be granted elsewhere, in time, unless it was created too late in the cut to tell.
@@ -107,7 +129,12 @@ export function reroutes(watch: SoakWatch, faults: SoakFaults): Reroute[] {
           `${name} (created ${new Date(record.createdAt).toISOString().slice(11, 19)}, granted ${record.grantedOn ?? 'never'} after ${record.grantedAt === undefined ? '-' : record.grantedAt - record.createdAt} ms)`,
         );
     }
-    return { worker: partition.worker, reroutesMs: reroutesMs.sort((a, b) => a - b), stuck };
+    return {
+      worker: partition.worker,
+      reroutesMs: reroutesMs.sort((a, b) => a - b),
+      grantedAsCut,
+      stuck,
+    };
   });
 }
 
