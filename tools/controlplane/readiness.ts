@@ -40,7 +40,7 @@ function probe(
       },
     );
     req.on('error', (error) => resolve({ status: 0, body: error.message }));
-    req.on('timeout', () => req.destroy(new Error('no answer within 2 s')));
+    req.on('timeout', () => req.destroy(new Error('timed out after 2 s')));
     req.end();
   });
 }
