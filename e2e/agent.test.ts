@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { heartbeatLeaseName } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
-import { coordinationLeasePath, simlockPath } from '../runtime/index.js';
+import { coordinationLeasePath, isNotFound, simlockPath } from '../runtime/index.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { startAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet, type LeaseView } from '../test/cluster/fleet.js';
@@ -92,11 +92,19 @@ describe('an agent with the fake driver', () => {
     expect(status?.capacity?.platforms.ios).toMatchObject({ limit: 2 });
 
     const path = coordinationLeasePath(fleet.namespace, heartbeatLeaseName(agent.name));
-    const first = ((await fleet.admin.get(path)) as { spec: { renewTime: string } }).spec.renewTime;
+    const renewTime = async (): Promise<string | undefined> => {
+      try {
+        return ((await fleet.admin.get(path)) as { spec: { renewTime: string } }).spec.renewTime;
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+    };
+    // The heartbeat starts once the Worker is registered: its Lease may come a moment after.
+    const first = await eventually(renewTime, { what: 'the first heartbeat' });
     await eventually(async () => {
-      const next = ((await fleet.admin.get(path)) as { spec: { renewTime: string } }).spec
-        .renewTime;
-      return next !== first ? next : undefined;
+      const next = await renewTime();
+      return next !== undefined && next !== first ? next : undefined;
     });
   });
 
