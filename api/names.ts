@@ -27,6 +27,13 @@ export const LEASE_FINALIZER = 'simlock.dev/reclaim';
  */
 export const LEASE_WITHDRAWN_ANNOTATION = 'simlock.dev/withdrawn';
 
+/** Whether a Lease carries the withdrawn mark (its metadata). */
+export function isWithdrawn(metadata: {
+  annotations?: Record<string, string> | undefined;
+}): boolean {
+  return metadata.annotations?.[LEASE_WITHDRAWN_ANNOTATION] !== undefined;
+}
+
 /** The coordination.k8s.io Lease an agent renews as its heartbeat. */
 export function heartbeatLeaseName(worker: string): string {
   return `worker-${worker}`;

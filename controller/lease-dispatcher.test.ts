@@ -1,7 +1,8 @@
 // The Lease a dispatch creates, and a Lease as the controller reads it.
 import { describe, expect, it } from 'vitest';
 import { LEASE_FINALIZER, LEASE_WITHDRAWN_ANNOTATION, WORKER_LABEL } from '../api/index.js';
-import { leaseFor, parseLease } from './lease-dispatcher.js';
+import { leaseFor } from './lease-dispatcher.js';
+import { parseLease } from './parsed-lease.js';
 
 const request = {
   name: 'r1',

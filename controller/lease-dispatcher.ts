@@ -1,18 +1,15 @@
 // The lease dispatcher: the Lease a dispatch creates (`leaseFor`, pure), and the writes on Leases:
 // create, withdraw or delete, and letting go of a Lease no agent will ever let go of. Every Lease
-// read off the API is parsed with its schema before use.
+// read off the API is parsed with its schema before use (parsed-lease.ts).
 import {
   API_VERSION,
   LEASE_FINALIZER,
   LEASE_WITHDRAWN_ANNOTATION,
-  LeaseObject,
-  LeaseStatus,
   RESOURCES,
   WORKER_LABEL,
   type DeviceSpec,
   type LeaseRequestSpec,
 } from '../api/index.js';
-import { z } from 'zod';
 import {
   WorkQueue,
   isAlreadyExists,
@@ -26,61 +23,8 @@ import {
   type Logger,
   type WorkQueueObserver,
 } from '../runtime/index.js';
-import type { LeaseFacts } from './request-machine.js';
+import { parseLease, type ParsedLease } from './parsed-lease.js';
 import type { WriteQueue } from './write-queue.js';
-
-/** A Lease as the controller reads it: the object parsed, its status parsed on its own. */
-export interface ParsedLease extends LeaseFacts {
-  key: string;
-  namespace: string;
-  name: string;
-  finalizers: string[];
-  deleting: boolean;
-  resourceVersion: string | undefined;
-  /** The device its agent granted, if the status says so. */
-  deviceId: string | undefined;
-  physical: boolean;
-}
-
-/**
- * Parses a Lease; undefined when its spec or metadata do not parse. A status that does not parse
- * reads as no answer yet (an agent of another version), never as a crash.
- */
-export function parseLease(object: unknown): ParsedLease | undefined {
-  const parsed = LeaseWithoutStatus.safeParse(object);
-  if (!parsed.success) return undefined;
-  const { metadata, spec, status: rawStatus } = parsed.data;
-  const status = rawStatus === undefined ? undefined : LeaseStatus.safeParse(rawStatus);
-  const expiresAt = Date.parse(spec.expiresAt);
-  const namespace = metadata.namespace ?? '';
-  const activity = status?.success ? status.data.activity : undefined;
-  const lastExecAt = activity ? Date.parse(activity.lastExecAt) : NaN;
-  const runningUntil = activity?.runningUntil ? Date.parse(activity.runningUntil) : NaN;
-  return {
-    key: `${namespace}/${metadata.name}`,
-    namespace,
-    name: metadata.name,
-    uid: metadata.uid,
-    worker: spec.worker,
-    status: status?.success ? status.data : undefined,
-    expiresAt: Number.isFinite(expiresAt) ? expiresAt : undefined,
-    durationSeconds: spec.durationSeconds,
-    activity: Number.isFinite(lastExecAt)
-      ? { lastExecAt, runningUntil: Number.isFinite(runningUntil) ? runningUntil : undefined }
-      : undefined,
-    lettingGo:
-      metadata.deletionTimestamp !== undefined ||
-      metadata.annotations?.[LEASE_WITHDRAWN_ANNOTATION] !== undefined,
-    finalizers: metadata.finalizers ?? [],
-    deleting: metadata.deletionTimestamp !== undefined,
-    resourceVersion: metadata.resourceVersion,
-    deviceId: status?.success ? status.data.device?.id : undefined,
-    physical: status?.success ? status.data.device?.physical === true : false,
-  };
-}
-
-/** The Lease schema with its status left to be parsed apart (one that does not parse is no answer). */
-const LeaseWithoutStatus = LeaseObject.extend({ status: z.unknown().optional() });
 
 /** What letting go of a request's Lease found: none, one its agent holds, or one to delete. */
 type LetGo =

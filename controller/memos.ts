@@ -71,20 +71,19 @@ export function takenDevicesKey(
 }
 
 /**
- * The refusal memo for a worker, if it still holds: the worker's view is at the routed revision,
- * or the refusal was of devices all taken and `takenNow()` (takenDevicesKey of its current view)
- * lists the very same.
+ * The refusal memo for the worker of `view`, if it still holds: the view is at the routed
+ * revision, or the refusal was of devices all taken and the view lists the very same taken.
  */
 export function heldRefusal(
   memos: RequestMemos,
-  worker: string,
+  view: WorkerView,
+  spec: DeviceSpec,
   currentRevision: number | undefined,
-  takenNow: () => string | undefined = () => undefined,
 ): { capacityReason?: CapacityReason | undefined } | undefined {
-  const refusal = memos.refusals.get(worker);
+  const refusal = memos.refusals.get(view.name);
   if (refusal === undefined) return undefined;
   if (refusal.viewRevision === currentRevision) return refusal;
-  return refusal.takenDevices !== undefined && refusal.takenDevices === takenNow()
+  return refusal.takenDevices !== undefined && refusal.takenDevices === takenDevicesKey(view, spec)
     ? refusal
     : undefined;
 }

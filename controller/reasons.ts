@@ -11,7 +11,7 @@
 //   5. a rank zero reason from explain (full + ram-budget, no-free-physical);
 //   6. not-chosen: it passed every check and another worker was picked.
 import type { CannotServeCode, DeviceSpec, WaitingReason, WorkerReason } from '../api/index.js';
-import { heldRefusal, heldUnanswered, takenDevicesKey, type RequestMemos } from './memos.js';
+import { heldRefusal, heldUnanswered, type RequestMemos } from './memos.js';
 import type { Explanation, WorkerView } from './routing/index.js';
 
 const CANNOT_SERVE_REASONS: Record<CannotServeCode, WaitingReason> = {
@@ -53,7 +53,7 @@ export function reasonsFor({
     if (cannotServe !== undefined) return entry(name, CANNOT_SERVE_REASONS[cannotServe]);
 
     const revision = viewRevisions.get(name);
-    const refusal = heldRefusal(memos, name, revision, () => takenDevicesKey(view, spec));
+    const refusal = heldRefusal(memos, view, spec, revision);
     if (refusal !== undefined) {
       const seen =
         explanation?.kind === 'ranked-zero' && explanation.reason.reason === 'full'

@@ -23,7 +23,8 @@ import { AssumeCache } from './assume-cache.js';
 import { CONTROLLER_DEFAULTS, type ReconcilerOptions } from './options.js';
 import { EventRecorder } from './event-recorder.js';
 import { FleetCache } from './fleet-cache.js';
-import { LeaseDispatcher, parseLease } from './lease-dispatcher.js';
+import { LeaseDispatcher } from './lease-dispatcher.js';
+import { parseLease } from './parsed-lease.js';
 import { RequestShell } from './request-shell.js';
 import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from './routing/index.js';
 

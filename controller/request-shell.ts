@@ -13,7 +13,8 @@ import {
 import type { AssumeCache } from './assume-cache.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { FleetCache } from './fleet-cache.js';
-import type { LeaseDispatcher, ParsedLease } from './lease-dispatcher.js';
+import type { LeaseDispatcher } from './lease-dispatcher.js';
+import type { ParsedLease } from './parsed-lease.js';
 import { RequestWrites } from './request-writes.js';
 import { rememberAnswer, takenDevicesKey, type Answer } from './memos.js';
 import type { ControllerMetrics } from './metrics.js';

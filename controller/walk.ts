@@ -7,7 +7,7 @@ import {
   type WorkerReason,
 } from '../api/index.js';
 import { failUnlessWaiting, failWhileWaiting } from './fail-now.js';
-import { heldRefusal, heldUnanswered, takenDevicesKey, type RequestMemos } from './memos.js';
+import { heldRefusal, heldUnanswered, type RequestMemos } from './memos.js';
 import type { RoutingPolicy, WorkerView } from './routing/index.js';
 import { reasonsFor } from './reasons.js';
 
@@ -77,7 +77,7 @@ export function walk(
       const revision = fleet.viewRevisions.get(view.name);
       return (
         memos.cannotServe.has(view.name) ||
-        heldRefusal(memos, view.name, revision, () => takenDevicesKey(view, spec)) !== undefined ||
+        heldRefusal(memos, view, spec, revision) !== undefined ||
         heldUnanswered(memos, view.name, revision) ||
         claimed(view.name, spec)
       );

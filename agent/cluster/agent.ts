@@ -3,12 +3,7 @@
 // adopted after a restart, reclaimed when deleted or expired with its finalizer removed after,
 // marked Lost or Expired. One Lease's work at a time; writes that fail are retried through the
 // lease work queue. Anything read off the API is parsed before use.
-import {
-  LEASE_FINALIZER,
-  LEASE_WITHDRAWN_ANNOTATION,
-  LeaseObject,
-  WORKER_LABEL,
-} from '../../api/index.js';
+import { LEASE_FINALIZER, isWithdrawn, LeaseObject, WORKER_LABEL } from '../../api/index.js';
 import {
   Informer,
   isNotFound,
@@ -205,7 +200,7 @@ export class ClusterAgent {
       return;
     }
     // Withdrawn by the controller, about to be deleted: not to be answered any more.
-    if (lease.metadata.annotations?.[LEASE_WITHDRAWN_ANNOTATION] !== undefined) return;
+    if (isWithdrawn(lease.metadata)) return;
     const phase = lease.status?.phase;
     // An event older than our own grant of this very Lease (the one our finalizer patch made, with
     // no status yet) can arrive after the grant: answering it again would hit a conflict and give

@@ -1,0 +1,57 @@
+// A Lease as the controller reads it: the object parsed with its schema, its status parsed on its
+// own (one that does not parse is no answer yet), and the facts the request machine needs.
+import { LeaseObject, LeaseStatus, isWithdrawn } from '../api/index.js';
+import { z } from 'zod';
+import type { LeaseFacts } from './request-machine.js';
+
+/** A Lease as the controller reads it: the object parsed, its status parsed on its own. */
+export interface ParsedLease extends LeaseFacts {
+  key: string;
+  namespace: string;
+  name: string;
+  finalizers: string[];
+  deleting: boolean;
+  resourceVersion: string | undefined;
+  /** The device its agent granted, if the status says so. */
+  deviceId: string | undefined;
+  physical: boolean;
+}
+
+/**
+ * Parses a Lease; undefined when its spec or metadata do not parse. A status that does not parse
+ * reads as no answer yet (an agent of another version), never as a crash.
+ */
+export function parseLease(object: unknown): ParsedLease | undefined {
+  const parsed = LeaseWithoutStatus.safeParse(object);
+  if (!parsed.success) return undefined;
+  const { metadata, spec, status: rawStatus } = parsed.data;
+  const status = rawStatus === undefined ? undefined : LeaseStatus.safeParse(rawStatus);
+  const expiresAt = Date.parse(spec.expiresAt);
+  const namespace = metadata.namespace ?? '';
+  const activity = status?.success ? status.data.activity : undefined;
+  const lastExecAt = activity ? Date.parse(activity.lastExecAt) : NaN;
+  const runningUntil = activity?.runningUntil ? Date.parse(activity.runningUntil) : NaN;
+  const deleting = metadata.deletionTimestamp !== undefined;
+  return {
+    key: `${namespace}/${metadata.name}`,
+    namespace,
+    name: metadata.name,
+    uid: metadata.uid,
+    worker: spec.worker,
+    status: status?.success ? status.data : undefined,
+    expiresAt: Number.isFinite(expiresAt) ? expiresAt : undefined,
+    durationSeconds: spec.durationSeconds,
+    activity: Number.isFinite(lastExecAt)
+      ? { lastExecAt, runningUntil: Number.isFinite(runningUntil) ? runningUntil : undefined }
+      : undefined,
+    lettingGo: deleting || isWithdrawn(metadata),
+    finalizers: metadata.finalizers ?? [],
+    deleting,
+    resourceVersion: metadata.resourceVersion,
+    deviceId: status?.success ? status.data.device?.id : undefined,
+    physical: status?.success ? status.data.device?.physical === true : false,
+  };
+}
+
+/** The Lease schema with its status left to be parsed apart (one that does not parse is no answer). */
+const LeaseWithoutStatus = LeaseObject.extend({ status: z.unknown().optional() });
