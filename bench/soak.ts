@@ -8,9 +8,12 @@
 //   node --import tsx bench/soak.ts [--minutes 30] [--agents 50] [--rate 380]
 //        [--partition-seconds 60] [--outstanding 1] [--json [FILE]]
 //        [--faults leader,agent,partition,etcd,apiserver] [--etcd-restarts 1] [--log-level warn]
-// [--audit] --faults and --etcd-restarts narrow a run down to one kind of fault (e.g. `--faults etcd
+//        [--audit] [--heap-snapshots]
+// --faults and --etcd-restarts narrow a run down to one kind of fault (e.g. `--faults etcd
 // --etcd-restarts 4` for what an etcd restart does); --log-level info logs every grant and answer
-// of the controllers and agents (agent-NAME.log, controllers.log in the run's folder).
+// of the controllers and agents (agent-NAME.log, controllers.log in the run's folder);
+// --heap-snapshots writes the measured agent's heap at minute 5 and at the end into that folder
+// (compare them with bench/heap-summary.ts).
 import os from 'node:os';
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,6 +36,7 @@ import {
   type WriteCounts,
 } from './cluster.js';
 import { CpuSampler } from './soak/cpu.js';
+import { heapAfterCollection, writeHeapSnapshot } from './soak/inspector.js';
 import { FAULT_KINDS, SoakFaults, faultKinds, logLevel } from './soak/faults.js';
 import { invariants, latencyBy, minutes, reroutes } from './soak/figures.js';
 import {
@@ -57,6 +61,7 @@ args.only([
   '--log-level',
   '--audit',
   '--outstanding',
+  '--heap-snapshots',
 ]);
 const MINUTES = args.integer('--minutes', 30);
 const AGENTS = args.integer('--agents', 50, 6);
@@ -137,6 +142,8 @@ interface MemorySample {
   process: string;
   rssMb: number;
   heapMb: number;
+  /** Heap used right after a full collection: what the process keeps (the measured agent only). */
+  keptHeapMb?: number;
 }
 const memory: MemorySample[] = [];
 const loadAverages: number[] = [];
@@ -153,16 +160,27 @@ const sampleMemory = async (minute: number) => {
     if (!url) continue;
     try {
       const values = parseMetrics(await (await fetch(url)).text());
+      const inspected = name.startsWith('agent') ? measured.inspectorPort : undefined;
       memory.push({
         minute,
         process: name,
         rssMb: (values.process_resident_memory_bytes ?? 0) / 2 ** 20,
         heapMb: (values.nodejs_heap_size_used_bytes ?? 0) / 2 ** 20,
+        ...(inspected ? { keptHeapMb: (await heapAfterCollection(inspected)) / 2 ** 20 } : {}),
       });
-    } catch {
-      // restarting
+    } catch (error) {
+      log(`memory of ${name} not read: ${(error as Error).message}`); // restarting, most likely
     }
   }
+};
+const HEAP_SNAPSHOTS = args.has('--heap-snapshots');
+const snapshotHeap = async (label: string) => {
+  if (!HEAP_SNAPSHOTS || !measured.inspectorPort) return;
+  const path = join(dir, `agent-${measured.process.name}-${label}.heapsnapshot`);
+  await writeHeapSnapshot(measured.inspectorPort, path).then(
+    () => log(`heap snapshot of ${measured.process.name}: ${path}`),
+    (error: Error) => log(`heap snapshot of ${measured.process.name} failed: ${error.message}`),
+  );
 };
 
 // --- API writes: kube-apiserver's counters start again from 0 when it restarts, so they are read
@@ -206,7 +224,7 @@ const progress = (at: number) => {
 const sampler = setInterval(() => {
   minute++;
   progress(minute);
-  void sampleMemory(minute);
+  void sampleMemory(minute).then(() => (minute === 5 ? snapshotHeap('minute-5') : undefined));
 }, 60_000);
 await faults.run(started, MINUTES * 60_000, PARTITION_MS, {
   kinds: FAULTS,
@@ -223,6 +241,7 @@ log('load stops; letting every request end');
 const drained = await load.drain(180_000);
 clearInterval(sampler);
 await sampleMemory(minute + 1);
+await snapshotHeap('end');
 clearInterval(writeSampler);
 await addWrites();
 const leftOver = drained ? [] : watch.requests.list().map((object) => object.metadata.name);
@@ -242,10 +261,11 @@ const allWrites = totalWrites(writes);
 const heartbeatWrites = totalWrites(writes, (key) => key.includes('coordination.k8s.io/leases'));
 const runMinutes = (loadEnded - started) / 60_000;
 const memoryOf = (prefix: string) => memory.filter((sample) => sample.process.startsWith(prefix));
-const growth = (samples: MemorySample[], key: 'rssMb' | 'heapMb') => {
+const growth = (samples: MemorySample[], key: 'rssMb' | 'heapMb' | 'keptHeapMb') => {
   const from = samples.find((sample) => sample.minute >= 5) ?? samples[0];
   const to = samples.at(-1);
-  return from && to && from[key] > 0 ? ((to[key] - from[key]) / from[key]) * 100 : 0;
+  const [a, b] = [from?.[key] ?? 0, to?.[key] ?? 0];
+  return a > 0 ? ((b - a) / a) * 100 : 0;
 };
 
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -268,7 +288,11 @@ const lines = [
     const samples = memoryOf(prefix);
     const first = samples[0];
     const last = samples.at(-1);
-    return `${prefix}: RSS ${first?.rssMb.toFixed(0)} → ${last?.rssMb.toFixed(0)} MiB, heap ${first?.heapMb.toFixed(0)} → ${last?.heapMb.toFixed(0)} MiB; from minute 5: RSS ${growth(samples, 'rssMb').toFixed(1)} %, heap ${growth(samples, 'heapMb').toFixed(1)} %`;
+    const kept =
+      first?.keptHeapMb !== undefined
+        ? `; heap kept after a full collection ${first.keptHeapMb.toFixed(1)} → ${last?.keptHeapMb?.toFixed(1)} MiB, from minute 5 ${growth(samples, 'keptHeapMb').toFixed(1)} %`
+        : '';
+    return `${prefix}: RSS ${first?.rssMb.toFixed(0)} → ${last?.rssMb.toFixed(0)} MiB, heap ${first?.heapMb.toFixed(0)} → ${last?.heapMb.toFixed(0)} MiB; from minute 5: RSS ${growth(samples, 'rssMb').toFixed(1)} %, heap ${growth(samples, 'heapMb').toFixed(1)} %${kept}`;
   }),
   `API writes by kind: ${Object.entries(writes)
     .sort(([, a], [, b]) => b - a)

@@ -31,6 +31,8 @@ export interface SoakAgent {
   physical: boolean;
   /** Runs inside a network namespace; its capability pins requests to it. */
   partition?: { network: NetworkPartition; capability: string };
+  /** The V8 inspector's port on loopback (the last agent only: the one whose memory is read). */
+  inspectorPort?: number;
 }
 
 export const PARTITIONED_AGENTS = 2;
@@ -125,6 +127,7 @@ export async function startSoakFleet(options: {
         networks.push(network);
         partition = { network, capability: `soak-cut-${index}` };
       }
+      const inspectorPort = index === options.agents - 1 ? await freePort() : undefined;
       const process = await startAgent({
         admin,
         kubeconfigPath: partition
@@ -141,6 +144,7 @@ export async function startSoakFleet(options: {
         logPath: join(options.dir, `agent-${agentName(index)}.log`),
         logLevel: options.logLevel,
         ...(partition ? { commandPrefix: partition.network.commandPrefix } : {}),
+        ...(inspectorPort ? { nodeArguments: [`--inspect=127.0.0.1:${inspectorPort}`] } : {}),
         // The agent's defaults (probe, refresh, health, status debounce) but for the heartbeat:
         // 10 s instead of 40, so that a worker cut off for a minute is seen gone within it.
         config: {
@@ -166,6 +170,7 @@ export async function startSoakFleet(options: {
         ipad: IPAD_AGENTS.includes(index),
         physical: index % 5 === 0,
         ...(partition ? { partition } : {}),
+        ...(inspectorPort ? { inspectorPort } : {}),
       });
     },
   );

@@ -75,6 +75,8 @@ export interface StartAgentOptions {
   logPath?: string;
   /** SIMLOCK_LOG_LEVEL of the process (default: this process's, else warn). */
   logLevel?: string;
+  /** Flags for node itself, before the launcher (e.g. `--inspect=127.0.0.1:PORT`). */
+  nodeArguments?: readonly string[];
 }
 
 export async function startAgent(options: StartAgentOptions): Promise<AgentProcess> {
@@ -116,6 +118,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       command,
       [
         ...prefixArguments,
+        ...(options.nodeArguments ?? []),
         ...launchArgs('agent'),
         '--config',
         configPath,

@@ -1,0 +1,79 @@
+// What grew between two heap snapshots of one process (bench/soak.ts --heap-snapshots writes them):
+// objects grouped by kind and constructor, with their count and self size in each, the groups that
+// grew most first.
+//
+//   node --import tsx bench/heap-summary.ts --before A.heapsnapshot --after B.heapsnapshot [--top 25]
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { CommandLine } from './cluster.js';
+
+const Snapshot = z.object({
+  snapshot: z.object({
+    meta: z.object({
+      node_fields: z.array(z.string()),
+      node_types: z.array(z.union([z.array(z.string()), z.string()])),
+    }),
+  }),
+  nodes: z.array(z.number()),
+  strings: z.array(z.string()),
+});
+
+interface Group {
+  count: number;
+  bytes: number;
+}
+
+// Strings are grouped by kind, not by their text.
+const BY_KIND_ONLY = new Set(['string', 'concatenated string', 'sliced string', 'number']);
+
+async function groups(path: string): Promise<Map<string, Group>> {
+  const snapshot = Snapshot.parse(JSON.parse(await readFile(path, 'utf8')));
+  const fields = snapshot.snapshot.meta.node_fields;
+  const [kinds] = snapshot.snapshot.meta.node_types;
+  const at = (name: string) => {
+    const index = fields.indexOf(name);
+    if (index < 0) throw new Error(`${path}: a snapshot without the node field ${name}`);
+    return index;
+  };
+  const [typeAt, nameAt, sizeAt] = [at('type'), at('name'), at('self_size')];
+  if (!Array.isArray(kinds)) throw new Error(`${path}: node types are not listed`);
+  const result = new Map<string, Group>();
+  for (let node = 0; node < snapshot.nodes.length; node += fields.length) {
+    const kind = kinds[snapshot.nodes[node + typeAt] ?? 0] ?? '?';
+    const name = snapshot.strings[snapshot.nodes[node + nameAt] ?? 0] ?? '?';
+    const key = BY_KIND_ONLY.has(kind) ? `(${kind})` : `${kind} ${name.slice(0, 60)}`;
+    const group = result.get(key) ?? { count: 0, bytes: 0 };
+    group.count++;
+    group.bytes += snapshot.nodes[node + sizeAt] ?? 0;
+    result.set(key, group);
+  }
+  return result;
+}
+
+const args = new CommandLine();
+args.only(['--before', '--after', '--top']);
+const top = args.integer('--top', 25, 1);
+const beforePath = args.string('--before');
+const afterPath = args.string('--after');
+if (!beforePath || !afterPath) {
+  console.error('usage: bench/heap-summary.ts --before A.heapsnapshot --after B.heapsnapshot');
+  process.exit(64);
+}
+const before = await groups(beforePath);
+const after = await groups(afterPath);
+const total = (map: Map<string, Group>) => [...map.values()].reduce((sum, g) => sum + g.bytes, 0);
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
+console.log(`self size: ${kib(total(before))} -> ${kib(total(after))}`);
+const rows = [...new Set([...before.keys(), ...after.keys()])]
+  .map((key) => {
+    const b = before.get(key) ?? { count: 0, bytes: 0 };
+    const a = after.get(key) ?? { count: 0, bytes: 0 };
+    return { key, b, a, grew: a.bytes - b.bytes };
+  })
+  .sort((x, y) => y.grew - x.grew)
+  .slice(0, top);
+console.log('grew by      count before -> after   size before -> after   group');
+for (const { key, b, a, grew } of rows)
+  console.log(
+    `${kib(grew).padStart(10)}  ${String(b.count).padStart(8)} -> ${String(a.count).padEnd(8)}  ${kib(b.bytes).padStart(9)} -> ${kib(a.bytes).padEnd(9)}  ${key}`,
+  );
