@@ -1,8 +1,8 @@
 // What grew between two heap snapshots of one process (bench/soak.ts --heap-snapshots writes them):
 // objects grouped by kind and constructor, with their count and self size in each, the groups that
-// grew most first.
+// grew most first. Without --before, the largest groups of one snapshot.
 //
-//   node --import tsx bench/heap-summary.ts --before A.heapsnapshot --after B.heapsnapshot [--top 25]
+//   node --import tsx bench/heap-summary.ts [--before A.heapsnapshot] --after B.heapsnapshot [--top 25]
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { CommandLine } from './cluster.js';
@@ -23,8 +23,8 @@ interface Group {
   bytes: number;
 }
 
-// Strings are grouped by kind, not by their text.
-const BY_KIND_ONLY = new Set(['string', 'concatenated string', 'sliced string', 'number']);
+// Strings are grouped by kind and the start of their text (JSON of one kind of object, say).
+const STRINGS = new Set(['string', 'concatenated string', 'sliced string']);
 
 async function groups(path: string): Promise<Map<string, Group>> {
   const snapshot = Snapshot.parse(JSON.parse(await readFile(path, 'utf8')));
@@ -41,7 +41,11 @@ async function groups(path: string): Promise<Map<string, Group>> {
   for (let node = 0; node < snapshot.nodes.length; node += fields.length) {
     const kind = kinds[snapshot.nodes[node + typeAt] ?? 0] ?? '?';
     const name = snapshot.strings[snapshot.nodes[node + nameAt] ?? 0] ?? '?';
-    const key = BY_KIND_ONLY.has(kind) ? `(${kind})` : `${kind} ${name.slice(0, 60)}`;
+    const key = STRINGS.has(kind)
+      ? `(${kind}) ${JSON.stringify(name.slice(0, 40))}`
+      : kind === 'number'
+        ? '(number)'
+        : `${kind} ${name.slice(0, 60)}`;
     const group = result.get(key) ?? { count: 0, bytes: 0 };
     group.count++;
     group.bytes += snapshot.nodes[node + sizeAt] ?? 0;
@@ -55,11 +59,11 @@ args.only(['--before', '--after', '--top']);
 const top = args.integer('--top', 25, 1);
 const beforePath = args.string('--before');
 const afterPath = args.string('--after');
-if (!beforePath || !afterPath) {
-  console.error('usage: bench/heap-summary.ts --before A.heapsnapshot --after B.heapsnapshot');
+if (!afterPath) {
+  console.error('usage: bench/heap-summary.ts [--before A.heapsnapshot] --after B.heapsnapshot');
   process.exit(64);
 }
-const before = await groups(beforePath);
+const before = beforePath ? await groups(beforePath) : new Map<string, Group>();
 const after = await groups(afterPath);
 const total = (map: Map<string, Group>) => [...map.values()].reduce((sum, g) => sum + g.bytes, 0);
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
