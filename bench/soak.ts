@@ -111,6 +111,7 @@ const replicas = new Replicas({
   workerSelector: `${FLEET_LABEL}=${FLEET}`,
   logPath: join(dir, 'controllers.log'),
   logLevel: LOG_LEVEL,
+  inspect: true,
 });
 await replicas.start(2);
 await waitUntil(async () => (await replicas.leader()) !== undefined, 120_000, 'a leader');
@@ -142,7 +143,7 @@ interface MemorySample {
   process: string;
   rssMb: number;
   heapMb: number;
-  /** Heap used right after a full collection: what the process keeps (the measured agent only). */
+  /** Heap used right after a full collection: what the process keeps (controller and agent). */
   keptHeapMb?: number;
 }
 const memory: MemorySample[] = [];
@@ -151,16 +152,23 @@ const sampleMemory = async (minute: number) => {
   loadAverages.push(os.loadavg()[0] ?? 0);
   const leader = await replicas.leader();
   const endpoint = (await measured.process.status())?.endpoint;
-  const targets: [string, string | undefined][] = [
-    [`controller ${leader?.identity ?? '-'}`, leader ? `${leader.url}/metrics` : undefined],
-    [`agent ${measured.process.name}`, endpoint ? new URL('/metrics', endpoint).href : undefined],
-    ['proxy', `${fleet.proxyUrl}/metrics`],
+  const targets: [string, string | undefined, number | undefined][] = [
+    [
+      `controller ${leader?.identity ?? '-'}`,
+      leader ? `${leader.url}/metrics` : undefined,
+      leader?.inspectorPort,
+    ],
+    [
+      `agent ${measured.process.name}`,
+      endpoint ? new URL('/metrics', endpoint).href : undefined,
+      measured.inspectorPort,
+    ],
+    ['proxy', `${fleet.proxyUrl}/metrics`, undefined],
   ];
-  for (const [name, url] of targets) {
+  for (const [name, url, inspected] of targets) {
     if (!url) continue;
     try {
       const values = parseMetrics(await (await fetch(url)).text());
-      const inspected = name.startsWith('agent') ? measured.inspectorPort : undefined;
       memory.push({
         minute,
         process: name,
@@ -292,7 +300,10 @@ const lines = [
       first?.keptHeapMb !== undefined
         ? `; heap kept after a full collection ${first.keptHeapMb.toFixed(1)} → ${last?.keptHeapMb?.toFixed(1)} MiB, from minute 5 ${growth(samples, 'keptHeapMb').toFixed(1)} %`
         : '';
-    return `${prefix}: RSS ${first?.rssMb.toFixed(0)} → ${last?.rssMb.toFixed(0)} MiB, heap ${first?.heapMb.toFixed(0)} → ${last?.heapMb.toFixed(0)} MiB; from minute 5: RSS ${growth(samples, 'rssMb').toFixed(1)} %, heap ${growth(samples, 'heapMb').toFixed(1)} %${kept}`;
+    // Growth means something only for one process: a killed leader's successor starts afresh.
+    const lives = new Set(samples.map((sample) => sample.process)).size;
+    const snapshots = prefix === 'agent' && HEAP_SNAPSHOTS ? ' (RSS holds the heap snapshots)' : '';
+    return `${prefix} (${lives === 1 ? 'one process' : `${lives} processes in turn`}): RSS ${first?.rssMb.toFixed(0)} → ${last?.rssMb.toFixed(0)} MiB, heap ${first?.heapMb.toFixed(0)} → ${last?.heapMb.toFixed(0)} MiB; from minute 5: RSS ${growth(samples, 'rssMb').toFixed(1)} %${snapshots}, heap ${growth(samples, 'heapMb').toFixed(1)} %${kept}`;
   }),
   `API writes by kind: ${Object.entries(writes)
     .sort(([, a], [, b]) => b - a)

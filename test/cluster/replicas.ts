@@ -12,6 +12,8 @@ export interface Replica {
   port: number;
   child: ChildProcess;
   url: string;
+  /** The V8 inspector's port on loopback, when the replicas run with `inspect`. */
+  inspectorPort?: number;
 }
 
 export interface ReplicasOptions {
@@ -24,6 +26,8 @@ export interface ReplicasOptions {
   /** Where the replicas' stderr goes (appended); dropped when absent. */
   logPath?: string;
   logLevel?: string;
+  /** Each replica listens with the V8 inspector on a loopback port of its own (the soak's memory). */
+  inspect?: boolean;
 }
 
 export class Replicas {
@@ -41,9 +45,11 @@ export class Replicas {
   private async launch(): Promise<Replica> {
     const port = await freePort();
     const identity = `replica-${++this.started}`;
+    const inspectorPort = this.options.inspect ? await freePort() : undefined;
     const child = spawn(
       process.execPath,
       [
+        ...(inspectorPort ? [`--inspect=127.0.0.1:${inspectorPort}`] : []),
         ...launchArgs('controller'),
         '--kubeconfig',
         this.options.kubeconfigPath(),
@@ -67,7 +73,13 @@ export class Replicas {
     if (this.options.logPath)
       child.stderr?.pipe(createWriteStream(this.options.logPath, { flags: 'a' }));
     else child.stderr?.resume();
-    const replica = { identity, port, child, url: `http://127.0.0.1:${port}` };
+    const replica: Replica = {
+      identity,
+      port,
+      child,
+      url: `http://127.0.0.1:${port}`,
+      ...(inspectorPort ? { inspectorPort } : {}),
+    };
     // A replica that exits (killed, or it lost its lease while the API server was away) is
     // replaced, so as many keep running.
     child.once('exit', () => {
