@@ -8,7 +8,13 @@ import os from 'node:os';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { Device, DeviceSpec, Platform, WorkerStatus } from '../api/index.js';
-import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from '../controller/index.js';
+import {
+  createRoutingPolicy,
+  walk as controllerWalk,
+  type RoutingPolicy,
+  type WaitingRequest,
+  type WorkerView,
+} from '../controller/index.js';
 
 const CASES = [
   { requests: 100, workers: 10 },
@@ -225,6 +231,10 @@ interface Figures {
   coldPairNs: number;
   steadyWalkMs: number;
   steadyPairNs: number;
+  /** The controller's whole walk (controller/walk.ts): select, and for each request that waits
+   * one reason per worker, with the walk's claims; steady, as above. */
+  controllerWalkMs: number;
+  waiting: number;
 }
 
 function measure(requestCount: number, workerCount: number, configs: number): Figures {
@@ -232,6 +242,13 @@ function measure(requestCount: number, workerCount: number, configs: number): Fi
   const policy = createRoutingPolicy();
   const cold: number[] = [];
   const steady: number[] = [];
+  const whole: number[] = [];
+  let waiting = 0;
+  const queue: WaitingRequest[] = requests.map((spec, index) => ({
+    key: `ns/r-${index}`,
+    spec,
+    memos: { cannotServe: new Map(), refusals: new Map(), unanswered: new Map() },
+  }));
   let picks = 0;
   for (let run = 0; run < RUNS; run++) {
     // Cold: new view objects for every worker, so nothing the pipeline remembered applies.
@@ -248,6 +265,13 @@ function measure(requestCount: number, workerCount: number, configs: number): Fi
     started = performance.now();
     walk(policy, requests, views);
     steady.push(performance.now() - started);
+
+    const viewRevisions = new Map(views.map((view) => [view.name, 0]));
+    collectGarbage();
+    started = performance.now();
+    const outcomes = controllerWalk(queue, { views, viewRevisions }, policy);
+    whole.push(performance.now() - started);
+    waiting = [...outcomes.values()].filter((outcome) => outcome.kind === 'wait').length;
   }
   const pairs = requestCount * workerCount;
   const distinctSpecs = new Set(requests.map((request) => JSON.stringify(request))).size;
@@ -260,6 +284,8 @@ function measure(requestCount: number, workerCount: number, configs: number): Fi
     coldPairNs: (median(cold) * 1e6) / pairs,
     steadyWalkMs: median(steady),
     steadyPairNs: (median(steady) * 1e6) / pairs,
+    controllerWalkMs: median(whole),
+    waiting,
   };
 }
 
@@ -294,7 +320,8 @@ if (json) {
     console.log(
       `${size} cold ${figures.coldWalkMs.toFixed(1).padStart(7)} ms/walk ${figures.coldPairNs.toFixed(1).padStart(7)} ns/pair` +
         `   steady ${figures.steadyWalkMs.toFixed(1).padStart(7)} ms/walk ${figures.steadyPairNs.toFixed(1).padStart(7)} ns/pair` +
-        `   (${figures.distinctSpecs} distinct specs, ${figures.picks} picks)`,
+        `   (${figures.distinctSpecs} distinct specs, ${figures.picks} picks)` +
+        `   controller walk ${figures.controllerWalkMs.toFixed(1).padStart(7)} ms (${figures.waiting} waiting)`,
     );
   }
   console.log(
