@@ -15,7 +15,8 @@ export interface RequestState {
   generation?: number | undefined;
   queuedAt?: number | undefined;
   position?: number | undefined;
-  workers: WorkerReason[];
+  /** Possibly shared with other requests of a walk (walk.ts): read, never changed. */
+  workers: readonly WorkerReason[];
   worker?: string | undefined;
   lease?: string | undefined;
   device?: GrantedDevice | undefined;
@@ -30,7 +31,7 @@ export function desiredStatus(state: RequestState): LeaseRequestStatus {
   if (state.queuedAt !== undefined) status.queuedAt = new Date(state.queuedAt).toISOString();
   if (state.phase === 'Waiting') {
     if (state.position !== undefined) status.position = state.position;
-    status.workers = state.workers;
+    status.workers = [...state.workers];
     status.summary = summarizeReasons(state.workers);
   }
   if (state.worker !== undefined && state.phase !== 'Waiting') status.worker = state.worker;

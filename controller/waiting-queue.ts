@@ -78,6 +78,7 @@ export class WaitingQueue {
 }
 
 function sameReasons(a: readonly WorkerReason[], b: readonly WorkerReason[]): boolean {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let index = 0; index < a.length; index++) {
     const [x, y] = [a[index], b[index]];

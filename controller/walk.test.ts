@@ -294,3 +294,91 @@ describe('per-walk claims (DESIGN.md §4.2)', () => {
     });
   });
 });
+
+describe('reasons shared by requests of one spec', () => {
+  // A fleet with a bit of everything: free, full, drained, disconnected, at its RAM budget, a
+  // physical phone; and a queue of mixed specs, the same specs again and again, so that the walk's
+  // claims change between requests of one spec.
+  const mixedFleet = () =>
+    fleetOf(
+      worker('a', status()),
+      worker('b', noIosSlot),
+      worker('c', status(), { drained: true }),
+      worker('d', status(), { connection: 'disconnected' }),
+      worker('e', atRamBudget),
+      worker('f', status({ devices: [iphone('p1')] })),
+      worker('g', status()),
+    );
+  const specs: WaitingRequest['spec'][] = [
+    { platform: 'ios' },
+    { platform: 'ios', physical: true },
+    { platform: 'ios', model: 'iPad Pro' },
+    { platform: 'ios', os: '17.5' },
+    { platform: 'android' },
+  ];
+  const queue = (memos: () => RequestMemos) =>
+    Array.from({ length: 24 }, (_, index) =>
+      waiting(`r${index}`, specs[(index * 7) % specs.length], memos()),
+    );
+
+  it('are what each request would get on its own, claims of the walk included', () => {
+    const shared = walk(queue(emptyMemos), mixedFleet(), policy);
+    // A memo of a worker the fleet does not have changes no reason, but makes each request's
+    // reasons its own.
+    const ownMemos = () => {
+      const memos = emptyMemos();
+      memos.unanswered.set('no-such-worker', { viewRevision: 0 });
+      return memos;
+    };
+    const alone = walk(queue(ownMemos), mixedFleet(), policy);
+    expect([...shared]).toEqual([...alone]);
+    const outcomes = [...shared.values()];
+    expect(outcomes.filter((outcome) => outcome.kind === 'dispatch').length).toBeGreaterThan(1);
+    expect(outcomes.filter((outcome) => outcome.kind === 'wait').length).toBeGreaterThan(10);
+  });
+
+  it('are built again once the walk claims a worker since', () => {
+    // r1 is being withdrawn: it gets reasons, no dispatch. r2 then takes the one worker, so r3,
+    // of the same spec, finds it claimed.
+    const fleet = fleetOf(worker('a', atRamBudget));
+    const outcomes = walk(
+      [{ ...waiting('r1'), holdDispatch: true }, waiting('r2'), waiting('r3')],
+      fleet,
+      policy,
+    );
+    expect(outcomes.get('r1')).toEqual({
+      kind: 'wait',
+      workers: [{ worker: 'a', reason: 'full', capacityReason: 'ram-budget' }],
+    });
+    expect(outcomes.get('r2')).toMatchObject({ kind: 'dispatch', worker: 'a' });
+    expect(outcomes.get('r3')).toEqual({
+      kind: 'wait',
+      workers: [{ worker: 'a', reason: 'not-chosen' }],
+    });
+  });
+
+  it('leave a request with a refusal of its own its own reasons', () => {
+    const fleet = fleetOf(worker('a', status()), worker('b', noIosSlot));
+    const refused = emptyMemos();
+    refused.refusals.set('a', {
+      viewRevision: fleet.viewRevisions.get('a') ?? 0,
+      capacityReason: 'ram-budget',
+    });
+    const outcomes = walk(
+      [waiting('r1'), waiting('r2', { platform: 'ios' }, refused), waiting('r3'), waiting('r4')],
+      fleet,
+      policy,
+    );
+    const full = { worker: 'b', reason: 'full', capacityReason: 'platform-running-limit' };
+    expect(outcomes.get('r1')).toMatchObject({ kind: 'dispatch', worker: 'a' });
+    expect(outcomes.get('r2')).toEqual({
+      kind: 'wait',
+      workers: [{ worker: 'a', reason: 'full', capacityReason: 'ram-budget' }, full],
+    });
+    for (const key of ['r3', 'r4'])
+      expect(outcomes.get(key)).toEqual({
+        kind: 'wait',
+        workers: [{ worker: 'a', reason: 'not-chosen' }, full],
+      });
+  });
+});
