@@ -54,10 +54,11 @@ export function walk(
   // Requests with equal specs (one answer of the policy's) and nothing remembered of their own
   // have equal reasons while the walk's claims stay as they are: built once and shared. A walk of
   // thousands of waiting requests over a thousand workers would otherwise build millions of equal
-  // lines (bench/routing.ts: 870 ms a walk at 5000 x 1000).
+  // lines, and ask the policy thousands of times for the same no (bench/routing.ts: 870 ms a walk
+  // at 5000 x 1000).
   const sharedReasons = new Map<
     readonly Explanation[],
-    { claims: number; workers: readonly WorkerReason[] }
+    { claims: number; workers: readonly WorkerReason[]; noPick: boolean }
   >();
 
   let everyoneAvailable: WorkerView[] | undefined;
@@ -94,11 +95,17 @@ export function walk(
         claimed(view.name, spec)
       );
     };
+    const explanations = policy.explain(spec, fleet.views);
+    const ownMemos = memos.cannotServe.size + memos.refusals.size + memos.unanswered.size > 0;
+    const known = ownMemos ? undefined : sharedReasons.get(explanations);
+    const shared = known?.claims === claimsOf(spec) ? known : undefined;
     // The whole fleet's list with the exclusion, never a new list per request: the policy keeps
-    // its answers per list, and a walk of thousands of requests would judge every view again.
-    const pick = request.holdDispatch
-      ? undefined
-      : policy.select(spec, fleet.views, fleet.views.some(excluded) ? excluded : undefined);
+    // its answers per list, and a walk of thousands of requests would judge every view again. An
+    // equal request just found no worker under the same claims: neither will this one.
+    const pick =
+      request.holdDispatch === true || shared?.noPick === true
+        ? undefined
+        : policy.select(spec, fleet.views, fleet.views.some(excluded) ? excluded : undefined);
     if (pick) {
       if (spec.physical === true) claimedPhysical.add(physicalClaimKey(pick.worker, spec));
       else claimedVirtual.add(pick.worker);
@@ -106,13 +113,9 @@ export function walk(
       continue;
     }
 
-    const explanations = policy.explain(spec, fleet.views);
-    const ownMemos = memos.cannotServe.size + memos.refusals.size + memos.unanswered.size > 0;
-    const shared = ownMemos ? undefined : sharedReasons.get(explanations);
-    let workers: readonly WorkerReason[];
-    if (shared && shared.claims === claimsOf(spec)) workers = shared.workers;
-    else {
-      workers = reasonsFor({
+    const workers =
+      shared?.workers ??
+      reasonsFor({
         spec,
         views: fleet.views,
         viewRevisions: fleet.viewRevisions,
@@ -120,8 +123,13 @@ export function walk(
         memos,
         claimedEarlier: (worker) => claimed(worker, spec),
       });
-      if (!ownMemos) sharedReasons.set(explanations, { claims: claimsOf(spec), workers });
-    }
+    if (!ownMemos)
+      sharedReasons.set(explanations, {
+        claims: claimsOf(spec),
+        workers,
+        // A request being withdrawn was not offered a worker: it says nothing of the next one.
+        noPick: shared?.noPick === true || request.holdDispatch !== true,
+      });
     if (spec.noWait === true && !request.holdDispatch) {
       outcomes.set(request.key, { kind: 'fail', error: failUnlessWaiting(spec) });
       continue;
