@@ -71,6 +71,7 @@ const PARTITION_MS = args.integer('--partition-seconds', 60) * 1000;
 const FAULTS = faultKinds(args.list('--faults') ?? [...FAULT_KINDS]);
 const ETCD_RESTARTS = args.integer('--etcd-restarts', 1);
 const LOG_LEVEL = logLevel(args.string('--log-level') ?? 'warn');
+const HEAP_SNAPSHOTS = args.has('--heap-snapshots');
 const JSON_PATH = args.has('--json')
   ? (args.optionalValue('--json') ?? join('bench', 'out', 'soak.json'))
   : undefined;
@@ -181,7 +182,6 @@ const sampleMemory = async (minute: number) => {
     }
   }
 };
-const HEAP_SNAPSHOTS = args.has('--heap-snapshots');
 const snapshotHeap = async (label: string) => {
   if (!HEAP_SNAPSHOTS || !measured.inspectorPort) return;
   const path = join(dir, `agent-${measured.process.name}-${label}.heapsnapshot`);

@@ -49,6 +49,11 @@ export function emptyMemos(): RequestMemos {
   return { cannotServe: new Map(), refusals: new Map(), unanswered: new Map() };
 }
 
+/** Nothing is remembered of the request: its routing and reasons follow from its spec alone. */
+export function remembersNothing(memos: RequestMemos): boolean {
+  return memos.cannotServe.size === 0 && memos.refusals.size === 0 && memos.unanswered.size === 0;
+}
+
 /**
  * The listed simulators and emulators of the view that fit the request, when there are some and
  * none is ready: their ids, in order. Undefined otherwise (one is free, or none is listed: the host

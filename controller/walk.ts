@@ -7,7 +7,7 @@ import {
   type WorkerReason,
 } from '../api/index.js';
 import { failUnlessWaiting, failWhileWaiting } from './fail-now.js';
-import { heldRefusal, heldUnanswered, type RequestMemos } from './memos.js';
+import { heldRefusal, heldUnanswered, remembersNothing, type RequestMemos } from './memos.js';
 import type { Explanation, RoutingPolicy, WorkerView } from './routing/index.js';
 import { reasonsFor } from './reasons.js';
 
@@ -96,8 +96,8 @@ export function walk(
       );
     };
     const explanations = policy.explain(spec, fleet.views);
-    const ownMemos = memos.cannotServe.size + memos.refusals.size + memos.unanswered.size > 0;
-    const known = ownMemos ? undefined : sharedReasons.get(explanations);
+    const shareable = remembersNothing(memos);
+    const known = shareable ? sharedReasons.get(explanations) : undefined;
     const shared = known?.claims === claimsOf(spec) ? known : undefined;
     // The whole fleet's list with the exclusion, never a new list per request: the policy keeps
     // its answers per list, and a walk of thousands of requests would judge every view again. An
@@ -123,7 +123,7 @@ export function walk(
         memos,
         claimedEarlier: (worker) => claimed(worker, spec),
       });
-    if (!ownMemos)
+    if (shareable)
       sharedReasons.set(explanations, {
         claims: claimsOf(spec),
         workers,
