@@ -151,7 +151,8 @@ describe('dispatch and grant', () => {
   });
 
   it('flags a physical dispatch in its event and sends it to the worker with the enrolled device', async () => {
-    const { fleet, start } = await setup();
+    // Recorded at once: with no answer from the (played) agent it is otherwise held 10 s.
+    const { fleet, start } = await setup({ dispatchEventHoldMs: 0 });
     await fleet.addWorker('a', { status: iosStatus() });
     const b = await fleet.addWorker('b', {
       status: iosFullStatus({ devices: [physicalIphone()] }),
@@ -179,6 +180,39 @@ describe('dispatch and grant', () => {
     });
     expect(events).toEqual([
       `Granted: Granted iPhone 16 sim-7 on wrk_a; dispatched to ${a} (free-capacity)`,
+    ]);
+  });
+
+  it('by default holds the dispatch until its agent answers: a cold boot tells it as the agent acknowledges, the grant on its own (ADR 0016)', async () => {
+    const { fleet, start } = await setup();
+    const a = await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
+    const created = await eventually(() => fleet.lease('r1'));
+    // An agent slow to answer (2 s, past the old one-second hold): nothing is told yet.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(await fleet.events('r1')).toEqual([]);
+    await fleet.answer('r1', { phase: 'Pending', message: 'accepted: booting the device' });
+    const dispatched = await eventually(async () => {
+      const list = await fleet.events('r1');
+      return list.length > 0 ? list : undefined;
+    });
+    expect(dispatched).toEqual([`Dispatched: Dispatched to ${a} (free-capacity)`]);
+    expect((await fleet.request('r1')).status?.phase).toBe('Dispatched');
+    // Dated when the dispatch was made, not when it was told (2 s later).
+    const [event] = await fleet.eventTimes('r1');
+    expect(Date.parse(event?.firstTimestamp ?? '')).toBeLessThanOrEqual(
+      Date.parse(created.metadata.creationTimestamp ?? '') + 1000,
+    );
+    await fleet.grant('r1', 'sim-6');
+    await fleet.phase('r1', 'Granted');
+    const events = await eventually(async () => {
+      const list = await fleet.events('r1');
+      return list.length >= 2 ? list : undefined;
+    });
+    expect([...events].sort()).toEqual([
+      `Dispatched: Dispatched to ${a} (free-capacity)`,
+      'Granted: Granted iPhone 16 sim-6 on wrk_a',
     ]);
   });
 

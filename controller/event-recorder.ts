@@ -1,6 +1,7 @@
-// The event recorder: Kubernetes Events on a request, in order. A dispatch's Event is held for a
-// moment (ADR 0005): a grant within it is recorded as one Event, anything else records the held
-// one first. Events are bookkeeping: one that cannot be written is logged, not retried (as
+// The event recorder: Kubernetes Events on a request, in order. A dispatch's Event is held until
+// its agent answers or the dispatch times out (ADR 0005, 0016): a grant is then recorded as one
+// Event; an acknowledgement (a cold boot begun), a refusal or the timeout records the held one
+// first, with the time of the dispatch. Events are bookkeeping: one that cannot be written is logged, not retried (as
 // client-go's event broadcaster drops what it cannot send), and never holds a request back.
 import { API_VERSION, LIFETIME_REASONS, RESOURCES } from '../api/index.js';
 import { eventsPath, type Clock, type KubeClient, type Logger } from '../runtime/index.js';
@@ -16,7 +17,7 @@ export interface EventRecorderOptions {
   log: Logger;
   /** Name of this controller in Events. */
   identity: string;
-  /** How long a dispatch's Event is held; 0 records it at once. */
+  /** How long a dispatch's Event is held at most (the dispatch timeout); 0 records it at once. */
   holdMs: number;
   setTimer: (request: TrackedRequest, which: RequestTimer, at: number) => void;
   clearTimer: (request: TrackedRequest, which: RequestTimer) => void;
@@ -31,10 +32,16 @@ const LIFETIME_RELEASES = new Set<string>([
 export class EventRecorder {
   constructor(private readonly options: EventRecorderOptions) {}
 
-  record(request: TrackedRequest, type: 'Normal' | 'Warning', reason: string, message: string) {
+  record(
+    request: TrackedRequest,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+    at = this.options.clock.now(),
+  ) {
     // History in order: a dispatch still held is recorded before what came of it.
     if (request.dispatchEvent !== undefined) this.recordHeld(request);
-    const now = new Date(this.options.clock.now()).toISOString();
+    const now = new Date(at).toISOString();
     const event = {
       apiVersion: 'v1',
       kind: 'Event',
@@ -95,10 +102,10 @@ export class EventRecorder {
     }
   }
 
-  /** Holds `Dispatched to <dispatchedTo>` for a moment (or records it now, with no hold). */
+  /** Holds `Dispatched to <dispatchedTo>` (or records it now, with no hold). */
   holdDispatch(request: TrackedRequest, dispatchedTo: string): void {
     this.recordHeld(request);
-    request.dispatchEvent = dispatchedTo;
+    request.dispatchEvent = { to: dispatchedTo, at: this.options.clock.now() };
     if (this.options.holdMs <= 0) {
       this.recordHeld(request);
       return;
@@ -106,18 +113,18 @@ export class EventRecorder {
     this.options.setTimer(request, 'dispatchEvent', this.options.clock.now() + this.options.holdMs);
   }
 
-  /** Writes the held dispatch Event, if any (its hold has passed). */
+  /** Writes the held dispatch Event, if any, dated when the dispatch was made. */
   recordHeld(request: TrackedRequest): void {
-    const dispatchedTo = this.takeHeld(request);
-    if (dispatchedTo !== undefined)
-      this.record(request, 'Normal', 'Dispatched', `Dispatched to ${dispatchedTo}`);
+    const held = request.dispatchEvent;
+    if (this.takeHeld(request) !== undefined && held)
+      this.record(request, 'Normal', 'Dispatched', `Dispatched to ${held.to}`, held.at);
   }
 
   /** The held dispatch, taken out to be told in the Event that follows it (the grant's). */
   takeHeld(request: TrackedRequest): string | undefined {
-    const dispatchedTo = request.dispatchEvent;
+    const held = request.dispatchEvent;
     request.dispatchEvent = undefined;
     this.options.clearTimer(request, 'dispatchEvent');
-    return dispatchedTo;
+    return held?.to;
   }
 }

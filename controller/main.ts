@@ -28,7 +28,7 @@ const Options = z.object({
   dispatchTimeoutMs: z.number().int().min(100).max(600_000),
   grantTimeoutMs: z.number().int().min(1000).max(3_600_000),
   reasonWriteIntervalMs: z.number().int().min(0).max(60_000),
-  dispatchEventHoldMs: z.number().int().min(0).max(60_000),
+  dispatchEventHoldMs: z.number().int().min(0).max(600_000).optional(),
   leaseDurationSeconds: z.number().int().min(2).max(300),
   identity: z.string().min(1).max(253),
   leaderElection: z.boolean(),
@@ -93,9 +93,8 @@ async function main(): Promise<void> {
     })
     .option('dispatch-event-hold-ms', {
       type: 'number',
-      default: DEFAULTS.dispatchEventHoldMs,
       describe:
-        'a grant within this of its dispatch is one Event; 0: a Dispatched Event for every dispatch at once',
+        'a grant within this of its dispatch is one Event (default: the dispatch timeout); 0: a Dispatched Event for every dispatch at once',
     })
     .option('lease-duration-seconds', {
       type: 'number',

@@ -16,8 +16,6 @@ export const CONTROLLER_DEFAULTS = {
   grantTimeoutMs: 600_000,
   /** Reason-only status changes are written at most this often per request (ADR 0004). */
   reasonWriteIntervalMs: 1000,
-  /** A grant within this of its dispatch is one Event (ADR 0005). */
-  dispatchEventHoldMs: 1000,
   /** The leader election Lease's duration. */
   leaseDurationSeconds: 15,
   leaderElection: true,
@@ -62,10 +60,11 @@ export interface ReconcilerOptions {
   /** Reason-only status changes are written at most this often per request. */
   reasonWriteIntervalMs?: number;
   /**
-   * A dispatch's Event is held this long, so a grant within it is one Event (ADR 0005); 0 writes
-   * `Dispatched to <worker> (<stage>)` at once for every dispatch.
+   * A dispatch's Event is held at most this long (the dispatch timeout when not given), so a
+   * grant within it is one Event (ADR 0005, 0016); 0 writes `Dispatched to <worker> (<stage>)` at
+   * once for every dispatch.
    */
-  dispatchEventHoldMs?: number;
+  dispatchEventHoldMs?: number | undefined;
   /** Writes in flight at once (see write-queue.ts). */
   maxConcurrentWrites?: number;
   /**

@@ -168,7 +168,9 @@ export class Reconciler {
       clock,
       log,
       identity: options.identity ?? defaults.identity,
-      holdMs: options.dispatchEventHoldMs ?? defaults.dispatchEventHoldMs,
+      // Until the agent answers: its answer, or the dispatch timeout, tells the dispatch.
+      holdMs:
+        options.dispatchEventHoldMs ?? options.dispatchTimeoutMs ?? defaults.dispatchTimeoutMs,
       ...timers,
     });
     const countWrites = (method: string) => {

@@ -143,8 +143,15 @@ export type Effect =
   | { type: 'deleteLease' }
   | { type: 'removeFinalizer' }
   | { type: 'writeStatus'; change: StatusChange }
-  /** Held a moment for the dispatch (ADR 0005); the other Events at once. */
-  | { type: 'recordEvent'; event: 'dispatched' | 'granted' | 'failed' | 'released' }
+  /**
+   * The dispatch's Event is held until the agent answers or the dispatch times out (ADR 0005,
+   * 0016): a grant tells it in its own Event; `acknowledged` (a cold boot begun) records it at
+   * once; the other Events at once, after a dispatch still held.
+   */
+  | {
+      type: 'recordEvent';
+      event: 'dispatched' | 'acknowledged' | 'granted' | 'failed' | 'released';
+    }
   /** An Event of the lease's lifetime (Extended, ExpiringSoon), with its message. */
   | { type: 'recordLifetimeEvent'; reason: string; message: string; warning?: boolean }
   /** Move the Lease's expiry (an extension); the agent honours it. */

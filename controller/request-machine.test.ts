@@ -223,10 +223,13 @@ describe('a dispatch', () => {
     });
   });
 
-  it('acknowledged by the agent (a cold boot) gets the longer grant timeout, once', () => {
+  it('acknowledged by the agent (a cold boot) gets the longer grant timeout and tells the dispatch, once', () => {
     const step = run(dispatched, [{ type: 'leaseSeen', lease: lease({ phase: 'Pending' }) }]);
     expect(step.life).toMatchObject({ acknowledged: true });
-    expect(step.effects).toEqual([{ type: 'wakeAt', timer: 'dispatch', at: NOW + 600_000 }]);
+    expect(step.effects).toEqual([
+      { type: 'wakeAt', timer: 'dispatch', at: NOW + 600_000 },
+      { type: 'recordEvent', event: 'acknowledged' },
+    ]);
     expect(
       run(step.life, [{ type: 'leaseSeen', lease: lease({ phase: 'Pending' }) }]).effects,
     ).toEqual([]);
@@ -240,6 +243,11 @@ describe('a dispatch', () => {
     expect(step.life).toMatchObject({ kind: 'dispatched', acknowledged: true });
     expect(step.effects.filter((effect) => effect.type === 'wakeAt')).toEqual([
       { type: 'wakeAt', timer: 'dispatch', at: NOW + 600_000 },
+    ]);
+    // The dispatch is told as the create answers, then at once, for the cold boot is under way.
+    expect(step.effects.filter((effect) => effect.type === 'recordEvent')).toEqual([
+      { type: 'recordEvent', event: 'dispatched' },
+      { type: 'recordEvent', event: 'acknowledged' },
     ]);
   });
 

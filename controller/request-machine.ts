@@ -269,6 +269,8 @@ function leaseCreated(
       at: context.now + context.dispatchTimeoutMs * (event.watched ? 1 : 3),
     });
   effects.push({ type: 'recordEvent', event: 'dispatched' });
+  // Acknowledged already (a cold boot begun): the dispatch's Event need wait for nothing more.
+  if (life.acknowledged) effects.push({ type: 'recordEvent', event: 'acknowledged' });
   return { life: dispatched, effects };
 }
 
@@ -322,10 +324,15 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
       case 'Refused':
         return refused(status.refusal, context);
       case 'Pending':
-        // The agent acknowledged it and is preparing a device (a cold boot): give it longer.
+        // The agent acknowledged it and is preparing a device (a cold boot): give it longer, and
+        // tell the dispatch now rather than with a grant that may be minutes away (ADR 0016).
+        // Before the create has answered, leaseCreated tells it.
         if (life.acknowledged) return stay(life);
         return stay({ ...life, acknowledged: true }, [
           { type: 'wakeAt', timer: 'dispatch', at: context.now + context.grantTimeoutMs },
+          ...(life.kind === 'dispatched'
+            ? [{ type: 'recordEvent', event: 'acknowledged' } as const]
+            : []),
         ]);
       default:
         return refused({ code: 'LOST', message: `the worker marked it ${status.phase}` }, context);

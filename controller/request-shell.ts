@@ -254,10 +254,12 @@ export class RequestShell {
 
   private recordEvent(
     request: TrackedRequest,
-    event: 'dispatched' | 'granted' | 'failed' | 'released',
+    event: 'dispatched' | 'acknowledged' | 'granted' | 'failed' | 'released',
   ) {
     const { events, status } = this;
     switch (event) {
+      case 'acknowledged':
+        return events.recordHeld(request);
       case 'dispatched': {
         const stage = request.stage ?? '';
         this.options.metrics.dispatches.inc({ stage });

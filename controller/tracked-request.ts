@@ -41,10 +41,10 @@ export interface TrackedRequest extends RequestState {
   timers: Partial<Record<RequestTimer, number>>;
   retries: Map<RequestRetry, () => Promise<void>>;
   /**
-   * The current dispatch's Event, held for a moment: a grant that comes first records both in one
-   * Event (ADR 0005); anything else records it before its own.
+   * The current dispatch's Event (where to, and when), held until the agent answers: a grant
+   * records both in one Event (ADR 0005, 0016); anything else records it before its own.
    */
-  dispatchEvent?: string | undefined;
+  dispatchEvent?: { to: string; at: number } | undefined;
   /** Why it was released, for its Event: the message, and the condition's reason. */
   releasedBecause?: string | undefined;
   releasedReason?: string | undefined;

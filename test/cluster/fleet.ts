@@ -27,7 +27,9 @@ type DeepPartial<T> = T extends (infer U)[]
 export { iosFullStatus, iosStatus, physicalIphone } from '../fixtures/workers.js';
 
 export interface LeaseAnswer {
-  phase: 'Granted' | 'Refused';
+  /** Pending: acknowledged, a device being prepared (a cold boot). */
+  phase: 'Granted' | 'Refused' | 'Pending';
+  message?: string;
   device?: {
     id: string;
     name: string;
@@ -286,6 +288,14 @@ export class TestFleet {
     return list.items.map((event) => `${event.reason}: ${event.message}`);
   }
 
+  /** The request's Events with their times, as the API server keeps them. */
+  async eventTimes(name: string): Promise<{ reason: string; firstTimestamp?: string }[]> {
+    const list = (await this.admin.get(`/api/v1/namespaces/${this.namespace}/events`, {
+      query: { fieldSelector: `involvedObject.name=${name}` },
+    })) as { items: { reason: string; firstTimestamp?: string }[] };
+    return list.items;
+  }
+
   async cleanup(): Promise<void> {
     await this.reclaimer?.stop();
     const workers = (await this.admin.get(simlockPath('worker'), {
@@ -319,6 +329,7 @@ export interface RequestView {
 export interface LeaseView {
   metadata: {
     name: string;
+    creationTimestamp?: string;
     labels?: Record<string, string>;
     ownerReferences?: { kind: string; name: string; uid: string }[];
     finalizers?: string[];
