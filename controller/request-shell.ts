@@ -192,17 +192,14 @@ export class RequestShell {
         return void this.requestWrites.removeFinalizer(request);
       case 'writeStatus':
         if (effect.change.kind === 'dispatched') {
-          request.routedRevision = this.options.fleet.revision(effect.change.worker);
-          request.routedTakenDevices = takenDevicesKey(
-            this.options.fleet.view(effect.change.worker),
-            request.spec,
-          );
+          const { worker } = effect.change;
+          request.routedOn = {
+            revision: this.options.fleet.revision(worker),
+            takenDevices: takenDevicesKey(this.options.fleet.view(worker), request.spec),
+          };
         }
         // Routed by an earlier process, on a view this one may never have seen.
-        if (effect.change.kind === 'adopted') {
-          request.routedRevision = undefined;
-          request.routedTakenDevices = undefined;
-        }
+        if (effect.change.kind === 'adopted') request.routedOn = undefined;
         return this.status.change(request, effect.change);
       case 'recordEvent':
         return this.recordEvent(request, effect.event);
@@ -276,14 +273,9 @@ export class RequestShell {
   private remember(request: TrackedRequest, answer: Answer): void {
     const worker = request.worker ?? '';
     // For a dispatch this process did not route (adopted after a restart): the current revision.
-    const viewRevision = request.routedRevision ?? this.options.fleet.revision(worker) ?? 0;
-    const counted = rememberAnswer(
-      request,
-      worker,
-      answer,
-      viewRevision,
-      request.routedTakenDevices,
-    );
+    const { routedOn } = request;
+    const viewRevision = routedOn?.revision ?? this.options.fleet.revision(worker) ?? 0;
+    const counted = rememberAnswer(request, worker, answer, viewRevision, routedOn?.takenDevices);
     this.options.metrics.refusals.inc(counted);
     if (answer.kind === 'unanswered')
       this.options.log.warn('no answer from the worker', { request: request.key, worker });

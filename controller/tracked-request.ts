@@ -24,12 +24,11 @@ export interface TrackedRequest extends RequestState {
   lastCannotServe?: { code: string; message: string } | undefined;
   stage?: string | undefined;
   /**
-   * The view revision of the worker the current dispatch was routed on: a refusal or a silence is
-   * remembered against it (memos.ts says why that one, not the revision the answer arrived at).
+   * The view of the worker the current dispatch was routed on: its revision and its
+   * takenDevicesKey. A refusal or a silence is remembered against it (memos.ts says why that
+   * view, not the one the answer arrived at). None for a dispatch adopted from an earlier process.
    */
-  routedRevision?: number | undefined;
-  /** takenDevicesKey of the view the current dispatch was routed on (memos.ts). */
-  routedTakenDevices?: string | undefined;
+  routedOn?: { revision: number | undefined; takenDevices: string | undefined } | undefined;
   /** When this process saw the grant (assumed in its worker's view for a while: assume-cache.ts). */
   grantedAt?: number | undefined;
   hasFinalizer: boolean;
