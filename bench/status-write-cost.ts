@@ -1,0 +1,165 @@
+// What the LeaseRequest CRD's CEL rules cost kube-apiserver per status write. kube-apiserver
+// evaluates every rule of the object on a status update (ratcheting only forgives errors on
+// unchanged values), so the rule on each status.workers item runs once per worker on every write of
+// a waiting request. On a control plane of its own, the CRD is put in force in turn as generated
+// (crds/), without the status item rule (no-status-cel) and without any rule (no-cel), and for
+// each the same status PUTs are made: waiting-W (N requests, K Waiting statuses of W reasons each)
+// and granted (one Granted status each). kube-apiserver's CPU per write, from /proc, is the figure;
+// generated − no-cel is what the rules cost, the most that rules run only on what they guard could
+// save. Variants alternate within a run (their order turns from run to run). Prints; asserts nothing.
+//
+//   node --import tsx bench/status-write-cost.ts [--requests 500] [--writes-per-request 4]
+//     [--workers 100,1000] [--runs 3] [--variants generated,no-status-cel,no-cel] [--json PATH]
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  CommandLine,
+  createNamespace,
+  log,
+  machineName,
+  outDir,
+  seconds,
+  startBenchControlPlane,
+} from './cluster.js';
+import { applyVariant, createProbe } from './status-write-cost/apply-variant.js';
+import { formatTables, ruleCosts, rows } from './status-write-cost/summary.js';
+import {
+  countRules,
+  crdVariant,
+  isVariant,
+  readCrd,
+  VARIANTS,
+  type Crd,
+  type Variant,
+} from './status-write-cost/variants.js';
+import {
+  IN_FLIGHT,
+  measureWorkload,
+  workloadName,
+  type Measurement,
+  type Workload,
+} from './status-write-cost/workload.js';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+
+const line = new CommandLine();
+line.only(['--requests', '--writes-per-request', '--workers', '--runs', '--variants', '--json']);
+const requests = line.integer('--requests', 500);
+const writesPerRequest = line.integer('--writes-per-request', 4);
+const workerCounts = (line.list('--workers') ?? ['100', '1000']).map(Number);
+const runs = line.integer('--runs', 3);
+const variantNames = line.list('--variants') ?? [...VARIANTS];
+const jsonPath = line.optionalValue('--json');
+for (const count of workerCounts)
+  if (!Number.isInteger(count) || count < 0) throw new Error('--workers takes integers');
+const variants: Variant[] = variantNames.map((name) => {
+  if (!isVariant(name)) throw new Error(`unknown variant ${name}; known: ${VARIANTS.join(',')}`);
+  return name;
+});
+const workloads: Workload[] = [
+  ...workerCounts.map((workers) => ({ kind: 'waiting' as const, workers })),
+  { kind: 'granted' },
+];
+
+/** The variants in run `run`'s order: turned by one each run, so none is always first. */
+function orderOf(run: number): Variant[] {
+  const turn = run % variants.length;
+  return [...variants.slice(turn), ...variants.slice(0, turn)];
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date().toISOString();
+  const dir = await outDir('status-write-cost');
+  const generated = await readCrd(join(root, 'crds', 'simlock.dev_leaserequests.yaml'));
+  const crds = new Map<Variant, Crd>();
+  for (const variant of variants) {
+    const { crd, removedRules } = crdVariant(generated, variant);
+    crds.set(variant, crd);
+    log(`${variant}: ${removedRules} rules removed, ${countVariantRules(crd)} left`);
+  }
+  log(`machine: ${machineName()}; load ${os.loadavg()[0]?.toFixed(1)}; out: ${dir}`);
+  const cluster = await startBenchControlPlane();
+  const { admin } = cluster;
+  const measurements: Measurement[] = [];
+  const switches: { variant: Variant; ms: number }[] = [];
+  try {
+    const namespace = 'status-writes';
+    const probe = { namespace: 'status-write-probe', name: 'probe' };
+    await createNamespace(admin, namespace);
+    await createNamespace(admin, probe.namespace);
+    await createProbe(admin, probe);
+    let current: Variant | undefined;
+    for (let run = 0; run < runs; run++) {
+      for (const workload of workloads) {
+        for (const variant of orderOf(run)) {
+          if (variant !== current) {
+            const { switchMs } = await applyVariant(
+              admin,
+              variant,
+              crds.get(variant) as Crd,
+              probe,
+            );
+            switches.push({ variant, ms: switchMs });
+            current = variant;
+          }
+          const m = await measureWorkload(
+            { admin, namespace, requests, writesPerRequest, run, variant },
+            workload,
+          );
+          measurements.push(m);
+          const refused = Object.values(m.refused).reduce((a, b) => a + b, 0);
+          log(
+            `run ${run + 1}/${runs} ${workloadName(workload)} ${variant}: ${m.writes} writes in ${seconds(m.ms)}, ` +
+              `apiserver ${m.apiserverCpuMsPerWrite.toFixed(2)} ms/write, ${m.writesPerSecond.toFixed(0)}/s, ` +
+              `p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms, refused ${refused}, load ${m.loadAverage.toFixed(1)}`,
+          );
+        }
+      }
+    }
+  } finally {
+    await cluster.stop();
+  }
+  const table = rows(measurements);
+  const costs = ruleCosts(measurements);
+  const finishedAt = new Date().toISOString();
+  process.stdout.write(
+    `status write cost: ${requests} requests, ${writesPerRequest} writes each (waiting), ` +
+      `${IN_FLIGHT} in flight, medians of ${runs} runs; ${machineName()}; ${startedAt} – ${finishedAt}\n\n` +
+      formatTables(table, costs),
+  );
+  if (jsonPath !== undefined) {
+    await writeFile(
+      jsonPath,
+      `${JSON.stringify(
+        {
+          machine: machineName(),
+          startedAt,
+          finishedAt,
+          options: {
+            requests,
+            writesPerRequest,
+            workers: workerCounts,
+            runs,
+            variants,
+            inFlight: IN_FLIGHT,
+          },
+          rows: table,
+          ruleCosts: costs,
+          variantSwitches: switches,
+          measurements,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    log(`wrote ${jsonPath}`);
+  }
+}
+
+function countVariantRules(crd: Crd): number {
+  return crd.spec.versions.reduce((sum, v) => sum + countRules(v.schema.openAPIV3Schema), 0);
+}
+
+await main();

@@ -1,0 +1,34 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { countRules, crdVariant, readCrd, type Crd } from './variants.js';
+
+const crdPath = fileURLToPath(
+  new URL('../../crds/simlock.dev_leaserequests.yaml', import.meta.url),
+);
+const rulesOf = (crd: Crd) =>
+  crd.spec.versions.reduce((sum, v) => sum + countRules(v.schema.openAPIV3Schema), 0);
+
+describe('crdVariant', () => {
+  it('keeps crds/ as it is for generated, and leaves the original untouched', async () => {
+    const crd = await readCrd(join(crdPath));
+    const all = rulesOf(crd);
+    expect(all).toBeGreaterThan(1);
+    expect(crdVariant(crd, 'generated')).toEqual({ crd, removedRules: 0 });
+    crdVariant(crd, 'no-cel');
+    expect(rulesOf(crd)).toBe(all);
+  });
+
+  it('takes out the status item rule alone, or every rule', async () => {
+    const crd = await readCrd(crdPath);
+    const all = rulesOf(crd);
+    const noStatus = crdVariant(crd, 'no-status-cel');
+    expect(noStatus.removedRules).toBe(1);
+    expect(rulesOf(noStatus.crd)).toBe(all - 1);
+    expect(JSON.stringify(noStatus.crd)).not.toContain("self.reason == 'full'");
+    expect(JSON.stringify(noStatus.crd)).toContain('self >= oldSelf');
+    const none = crdVariant(crd, 'no-cel');
+    expect(none.removedRules).toBe(all);
+    expect(JSON.stringify(none.crd)).not.toContain('x-kubernetes-validations');
+  });
+});

@@ -1,0 +1,114 @@
+// The LeaseRequest CRD in the variants the benchmark compares, made from crds/ in memory:
+//   generated      crds/ as it is
+//   no-status-cel  the rule on each status.workers item removed (the spec's rules stay)
+//   no-cel         every x-kubernetes-validations removed
+// What each variant should make the API server refuse is what the probes check (apply-variant.ts).
+import { readFile } from 'node:fs/promises';
+import { parse } from 'yaml';
+import { z } from 'zod';
+
+export const VARIANTS = ['generated', 'no-status-cel', 'no-cel'] as const;
+export type Variant = (typeof VARIANTS)[number];
+
+export function isVariant(name: string): name is Variant {
+  return (VARIANTS as readonly string[]).includes(name);
+}
+
+const RULES = 'x-kubernetes-validations';
+
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+const Json: z.ZodType<Json> = z.lazy(() =>
+  z.union([
+    z.string(),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z.array(Json),
+    z.record(z.string(), Json),
+  ]),
+);
+
+/** The parts of a CRD the variants touch; the rest is kept as it stands. */
+const Crd = z.looseObject({
+  apiVersion: z.literal('apiextensions.k8s.io/v1'),
+  kind: z.literal('CustomResourceDefinition'),
+  metadata: z.looseObject({ name: z.string() }),
+  spec: z.looseObject({
+    versions: z.array(z.looseObject({ schema: z.looseObject({ openAPIV3Schema: Json }) })),
+  }),
+});
+export type Crd = z.infer<typeof Crd>;
+
+/** What the API server should refuse under a variant. */
+export interface Expectation {
+  /** A status.workers item with capacityReason but not reason full. */
+  itemRule: boolean;
+  /** A spec.durationSeconds that shrinks (a transition rule, oldSelf). */
+  specRules: boolean;
+}
+
+export const EXPECTED: Record<Variant, Expectation> = {
+  generated: { itemRule: true, specRules: true },
+  'no-status-cel': { itemRule: false, specRules: true },
+  'no-cel': { itemRule: false, specRules: false },
+};
+
+export async function readCrd(path: string): Promise<Crd> {
+  return Crd.parse(parse(await readFile(path, 'utf8')));
+}
+
+/** The CRD as `variant` has it, and how many rules (CEL expressions) it took out. */
+export function crdVariant(crd: Crd, variant: Variant): { crd: Crd; removedRules: number } {
+  const copy = Crd.parse(structuredClone(crd));
+  let removedRules = 0;
+  for (const version of copy.spec.versions) {
+    const schema = version.schema.openAPIV3Schema;
+    if (variant === 'no-cel') removedRules += removeAllRules(schema);
+    if (variant === 'no-status-cel') {
+      const items = at(schema, ['properties', 'status', 'properties', 'workers', 'items']);
+      removedRules += removeRules(items);
+    }
+  }
+  // A variant that removed nothing would compare crds/ with itself: refuse rather than mislead.
+  if (variant !== 'generated' && removedRules === 0)
+    throw new Error(`${variant}: the CRD has no rule to remove (has crds/ changed?)`);
+  return { crd: copy, removedRules };
+}
+
+/** Every x-kubernetes-validations rule in a schema, counted. */
+export function countRules(schema: Json): number {
+  if (Array.isArray(schema)) return schema.reduce((sum: number, item) => sum + countRules(item), 0);
+  if (!isRecord(schema)) return 0;
+  let count = 0;
+  for (const [key, value] of Object.entries(schema))
+    count += key === RULES && Array.isArray(value) ? value.length : countRules(value);
+  return count;
+}
+
+function removeAllRules(schema: Json): number {
+  if (Array.isArray(schema))
+    return schema.reduce((sum: number, item) => sum + removeAllRules(item), 0);
+  if (!isRecord(schema)) return 0;
+  let removed = removeRules(schema);
+  for (const value of Object.values(schema)) removed += removeAllRules(value);
+  return removed;
+}
+
+function removeRules(node: Json | undefined): number {
+  if (node === undefined || !isRecord(node)) return 0;
+  const rules = node[RULES];
+  if (rules === undefined) return 0;
+  delete node[RULES];
+  return Array.isArray(rules) ? rules.length : 1;
+}
+
+function at(node: Json, path: readonly string[]): Json | undefined {
+  let current: Json | undefined = node;
+  for (const key of path)
+    current = current !== undefined && isRecord(current) ? current[key] : undefined;
+  return current;
+}
+
+function isRecord(value: Json): value is { [key: string]: Json } {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
