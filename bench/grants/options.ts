@@ -39,6 +39,8 @@ export interface Options {
   sideTimeoutMs: number;
   /** Seconds of kube-apiserver CPU profile (/debug/pprof/profile) to take during the simlock side. */
   apiserverProfileSeconds: number | undefined;
+  /** Flags added to the controller's command line: a setting's before and after, in one program. */
+  controllerArgs: string[];
 }
 
 const DEFAULT_SIZES: Size[] = [
@@ -60,6 +62,7 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): O
     '--keep',
     '--timeout-s',
     '--apiserver-profile-s',
+    '--controller-args',
   ]);
   const sizes =
     line.list('--sizes')?.map((text) => {
@@ -90,5 +93,19 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): O
     sideTimeoutMs: line.integer('--timeout-s', 600) * 1000,
     apiserverProfileSeconds:
       profile === undefined ? undefined : line.integer('--apiserver-profile-s', 10),
+    controllerArgs: controllerArgs(line.string('--controller-args')),
   };
+}
+
+/**
+ * `--controller-args dispatch-event-hold-ms=1000,reason-write-interval-ms=500`: the controller's
+ * flags as name=value pairs (without the dashes, which the command line would read as its own).
+ */
+export function controllerArgs(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  return text.split(',').flatMap((pair) => {
+    const match = /^([a-z][a-z0-9-]*)=(.*)$/.exec(pair.trim());
+    if (!match) throw new Error(`--controller-args takes name=value pairs, not ${pair}`);
+    return [`--${match[1] ?? ''}`, match[2] ?? ''];
+  });
 }

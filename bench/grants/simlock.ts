@@ -83,6 +83,7 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
     burst: qps * 2,
     cpuProfileDir: cpuProfile ? dir : undefined,
     logPath: join(dir, `controller-${tag}.log`),
+    extraArgs: options.controllerArgs,
   });
   // The controller has seen every worker: a request made now can be routed at once.
   await waitUntil(

@@ -67,4 +67,15 @@ describe('parseOptions', () => {
   it('refuses a side it does not know', () => {
     expect(() => parseOptions(['--sides', 'simlock,kubelet'])).toThrow(/unknown side kubelet/);
   });
+
+  it('passes name=value pairs to the controller as flags, and refuses anything else', () => {
+    expect(parseOptions([]).controllerArgs).toEqual([]);
+    expect(
+      parseOptions(['--controller-args', 'dispatch-event-hold-ms=1000,reason-write-interval-ms=0'])
+        .controllerArgs,
+    ).toEqual(['--dispatch-event-hold-ms', '1000', '--reason-write-interval-ms', '0']);
+    expect(() => parseOptions(['--controller-args', 'dispatch-event-hold-ms'])).toThrow(
+      /name=value pairs, not dispatch-event-hold-ms/,
+    );
+  });
 });
