@@ -1,0 +1,22 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { readCrd } from '../status-write-cost/variants.js';
+import { leaseCrdFor, selectsWorkerField, watchQuery } from './variants.js';
+
+const crdPath = fileURLToPath(new URL('../../crds/simlock.dev_leases.yaml', import.meta.url));
+
+describe('Lease watch variants', () => {
+  it('make spec.worker selectable for field selectors only, leaving the generated CRD alone', async () => {
+    const generated = await readCrd(crdPath);
+    expect(selectsWorkerField(generated)).toBe(false);
+    expect(selectsWorkerField(leaseCrdFor(generated, 'field'))).toBe(true);
+    expect(leaseCrdFor(generated, 'label')).toEqual(generated);
+    expect(selectsWorkerField(generated)).toBe(false);
+  });
+
+  it('watch one worker by its label, by its spec.worker field, or not at all', () => {
+    expect(watchQuery('label', 'mac-1')).toEqual({ labelSelector: 'simlock.dev/worker=mac-1' });
+    expect(watchQuery('field', 'mac-1')).toEqual({ fieldSelector: 'spec.worker=mac-1' });
+    expect(watchQuery('none', 'mac-1')).toBe(undefined);
+  });
+});

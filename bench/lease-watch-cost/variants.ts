@@ -1,0 +1,47 @@
+// How the agents could watch their Leases, as the Lease-watch benchmark compares them:
+//   label  every agent watches with a label selector on simlock.dev/worker (as they do), on the
+//          Lease CRD as generated
+//   field  every agent watches with a field selector on spec.worker, on the Lease CRD with
+//          selectableFields: [.spec.worker] (Kubernetes 1.32+)
+//   none   no agent watches: the writes alone, what the watches add to is measured against it
+import { WORKER_LABEL } from '../../api/index.js';
+import type { Crd } from '../status-write-cost/variants.js';
+
+export const WATCH_VARIANTS = ['label', 'field', 'none'] as const;
+export type WatchVariant = (typeof WATCH_VARIANTS)[number];
+
+export function isWatchVariant(name: string): name is WatchVariant {
+  return (WATCH_VARIANTS as readonly string[]).includes(name);
+}
+
+const SELECTABLE_WORKER = { jsonPath: '.spec.worker' };
+
+/** The Lease CRD a variant runs on: field needs spec.worker selectable; the others, crds/ as is. */
+export function leaseCrdFor(generated: Crd, variant: WatchVariant): Crd {
+  const copy = structuredClone(generated);
+  if (variant !== 'field') return copy;
+  for (const version of copy.spec.versions) version.selectableFields = [SELECTABLE_WORKER];
+  return copy;
+}
+
+/** Whether the CRD makes spec.worker selectable (what a field selector needs). */
+export function selectsWorkerField(crd: Crd): boolean {
+  return crd.spec.versions.every((version) =>
+    JSON.stringify(version.selectableFields ?? []).includes('"jsonPath":".spec.worker"'),
+  );
+}
+
+/** The watch query one agent would open under a variant (none: no watch). */
+export function watchQuery(
+  variant: WatchVariant,
+  worker: string,
+): Record<string, string> | undefined {
+  switch (variant) {
+    case 'label':
+      return { labelSelector: `${WORKER_LABEL}=${worker}` };
+    case 'field':
+      return { fieldSelector: `spec.worker=${worker}` };
+    case 'none':
+      return undefined;
+  }
+}

@@ -1,0 +1,174 @@
+// One measured workload: W agents' Lease watches are opened (none under the variant none), then
+// N Leases, spread over the W workers, are created, granted (one status PUT each) and deleted, 32
+// writes in flight from one client. kube-apiserver's CPU (utime + stime from /proc) is read from
+// the first create until every watch has seen every event of its own Leases. Every event is
+// checked against the watch that received it: an agent must see its own Leases and no other.
+import os from 'node:os';
+import { z } from 'zod';
+import { API_VERSION, RESOURCES, WORKER_LABEL } from '../../api/index.js';
+import {
+  resourceVersionOf,
+  simlockPath,
+  statusReplacement,
+  type KubeClient,
+} from '../../runtime/index.js';
+import { cpuBetween, cpuSeconds, inParallel, waitUntil } from '../cluster.js';
+import { watchQuery, type WatchVariant } from './variants.js';
+
+export const IN_FLIGHT = 32;
+
+export interface WatchMeasurement {
+  run: number;
+  variant: WatchVariant;
+  watchers: number;
+  leases: number;
+  /** Events delivered to the watches, and those of a Lease of another worker (must be 0). */
+  events: number;
+  misdelivered: number;
+  ms: number;
+  apiserverCpuMsPerLease: number;
+  etcdCpuMsPerLease: number;
+  /** Node's (this program's) CPU per Lease: the watchers and the writer. */
+  clientCpuMsPerLease: number;
+  loadAverage: number;
+}
+
+export interface WatchContext {
+  admin: KubeClient;
+  namespace: string;
+  watchers: number;
+  leases: number;
+  run: number;
+  variant: WatchVariant;
+}
+
+const EventObject = z.object({
+  metadata: z.object({ name: z.string() }),
+  spec: z.object({ worker: z.string() }),
+});
+
+export const workerName = (index: number) => `mac-mini-${String(index).padStart(4, '0')}`;
+const leaseName = (index: number) => `lease-${String(index).padStart(5, '0')}`;
+
+/** Each Lease makes three events on its worker's watch: ADDED, MODIFIED (the grant), DELETED. */
+const EVENTS_PER_LEASE = 3;
+
+export async function measureWatches(context: WatchContext): Promise<WatchMeasurement> {
+  const { admin, namespace, variant } = context;
+  const workers = Array.from({ length: context.watchers }, (_, index) => workerName(index));
+  const stop = new AbortController();
+  let events = 0;
+  let misdelivered = 0;
+  const open = workers.flatMap((worker) => {
+    const query = watchQuery(variant, worker);
+    if (query === undefined) return [];
+    return [
+      admin
+        .watch(
+          simlockPath('lease', { namespace }),
+          { ...query, resourceVersion: '0' },
+          (event) => {
+            if (event.type === 'BOOKMARK') return;
+            events++;
+            if (EventObject.parse(event.object).spec.worker !== worker) misdelivered++;
+          },
+          stop.signal,
+        )
+        .catch((error: unknown) => {
+          if (!stop.signal.aborted) throw error;
+        }),
+    ];
+  });
+  try {
+    await waitForWatches(admin, open.length);
+    const cpuBefore = await cpuSeconds();
+    const started = performance.now();
+    await writeLeases(admin, namespace, context.leases, workers);
+    if (open.length > 0)
+      await waitUntil(
+        () => events >= context.leases * EVENTS_PER_LEASE,
+        120_000,
+        `${variant}: every watch saw its Leases' events`,
+        20,
+      );
+    const ms = performance.now() - started;
+    const cpu = cpuBetween(cpuBefore, await cpuSeconds());
+    const perLease = (seconds: number | undefined) =>
+      ((seconds ?? Number.NaN) * 1000) / context.leases;
+    const self = Object.entries(cpu).find(([name]) => name.endsWith('lease-watch-cost.ts'))?.[1];
+    return {
+      run: context.run,
+      variant,
+      watchers: open.length,
+      leases: context.leases,
+      events,
+      misdelivered,
+      ms,
+      apiserverCpuMsPerLease: perLease(cpu['kube-apiserver']),
+      etcdCpuMsPerLease: perLease(cpu.etcd),
+      clientCpuMsPerLease: perLease(self),
+      loadAverage: os.loadavg()[0] ?? 0,
+    };
+  } finally {
+    stop.abort();
+    await Promise.allSettled(open);
+    await waitForWatches(admin, 0);
+  }
+}
+
+/** Creates, grants and deletes each Lease in turn, `IN_FLIGHT` Leases at a time. */
+async function writeLeases(
+  admin: KubeClient,
+  namespace: string,
+  count: number,
+  workers: readonly string[],
+): Promise<void> {
+  const indexes = Array.from({ length: count }, (_, index) => index);
+  await inParallel(indexes, IN_FLIGHT, async (index) => {
+    const name = leaseName(index);
+    const worker = workers[index % workers.length] ?? workerName(0);
+    const created = await admin.create(simlockPath('lease', { namespace }), {
+      apiVersion: API_VERSION,
+      kind: RESOURCES.lease.kind,
+      metadata: { name, labels: { [WORKER_LABEL]: worker } },
+      spec: {
+        worker,
+        device: { platform: 'ios', model: 'iPhone 16' },
+        expiresAt: '2030-01-01T00:00:00.000Z',
+        durationSeconds: 3600,
+        holder: 'bench',
+      },
+    });
+    const path = simlockPath('lease', { namespace, name });
+    await admin.replace(
+      `${path}/status`,
+      statusReplacement(
+        { resource: 'lease', namespace, name, resourceVersion: resourceVersionOf(created) ?? '' },
+        { phase: 'Granted', grantedAt: '2026-01-01T00:00:00.000Z', source: 'warm' },
+      ),
+    );
+    await admin.delete(path);
+  });
+}
+
+/** Waits until kube-apiserver counts `count` open watches of Leases (its own gauge). */
+async function waitForWatches(admin: KubeClient, count: number): Promise<void> {
+  await waitUntil(
+    async () => (await openLeaseWatches(admin)) === count,
+    120_000,
+    `${count} Lease watches open`,
+    200,
+  );
+}
+
+export async function openLeaseWatches(admin: KubeClient): Promise<number> {
+  const text = String(await admin.get('/metrics'));
+  let open = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_longrunning_requests{')) continue;
+    if (!line.includes('resource="leases"') || !line.includes('verb="WATCH"')) continue;
+    if (!line.includes('group="simlock.dev"')) continue;
+    open += Number(line.slice(line.lastIndexOf('}') + 1).trim());
+  }
+  return open;
+}
