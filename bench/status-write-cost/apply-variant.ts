@@ -12,7 +12,7 @@ import {
   type KubeClient,
 } from '../../runtime/index.js';
 import { waitUntil } from '../cluster.js';
-import { statusTheItemRuleRefuses } from './statuses.js';
+import { statusTheItemRuleRefuses, statusWithAWorkerTwice } from './statuses.js';
 import { EXPECTED, type Crd, type Variant } from './variants.js';
 
 const CRD_PATH =
@@ -64,11 +64,13 @@ export async function applyVariant(
   await waitUntil(
     async () => {
       if (!(await established(admin))) return false;
-      const { itemRule, specRules, plainStatus } = await refusals(admin, probe);
+      const { itemRule, specRules, duplicateWorker, plainStatus } = await refusals(admin, probe);
+      const as = (refused: boolean) => (refused ? 'refused' : 'accepted');
       return (
         plainStatus === 'accepted' &&
-        itemRule === (expected.itemRule ? 'refused' : 'accepted') &&
-        specRules === (expected.specRules ? 'refused' : 'accepted')
+        itemRule === as(expected.itemRule) &&
+        specRules === as(expected.specRules) &&
+        duplicateWorker === as(expected.duplicateWorker)
       );
     },
     SWITCH_WITHIN_MS,
@@ -87,16 +89,21 @@ async function established(admin: KubeClient): Promise<boolean> {
 /** unsettled: neither, for now (the write met the handler being rebuilt); it never matches. */
 type Outcome = 'accepted' | 'refused' | 'unsettled';
 
+interface Refusals {
+  plainStatus: Outcome;
+  itemRule: Outcome;
+  specRules: Outcome;
+  duplicateWorker: Outcome;
+}
+
 /**
- * Three writes to the probe: a plain status (accepted under every variant), a status item that
- * breaks the item rule, and a spec that breaks the transition rule on spec.durationSeconds. The
- * plain status goes first so that the bad item is new each time: an unchanged bad value would be
- * let through by ratcheting and read as "no rule".
+ * Writes to the probe: a plain status (accepted under every variant), a status item that breaks
+ * the item rule, a spec that breaks the transition rule on spec.durationSeconds, and (after a
+ * plain status again) a worker named twice. A plain status goes before each bad status so that the
+ * bad value is new each time: an unchanged bad value would be let through by ratcheting and read
+ * as "no rule".
  */
-async function refusals(
-  admin: KubeClient,
-  probe: Probe,
-): Promise<{ plainStatus: Outcome; itemRule: Outcome; specRules: Outcome }> {
+async function refusals(admin: KubeClient, probe: Probe): Promise<Refusals> {
   const path = simlockPath('leaseRequest', { namespace: probe.namespace, name: probe.name });
   const statusPath = `${path}/status`;
   const target = {
@@ -115,7 +122,12 @@ async function refusals(
     ),
   );
   if (plain.outcome !== 'accepted' || plain.version === undefined)
-    return { plainStatus: plain.outcome, itemRule: 'unsettled', specRules: 'unsettled' };
+    return {
+      plainStatus: plain.outcome,
+      itemRule: 'unsettled',
+      specRules: 'unsettled',
+      duplicateWorker: 'unsettled',
+    };
   const item = await outcome(() =>
     admin.replace(
       statusPath,
@@ -132,7 +144,34 @@ async function refusals(
       spec: { ...fresh.spec, durationSeconds: fresh.spec.durationSeconds - 1 },
     }),
   );
-  return { plainStatus: plain.outcome, itemRule: item.outcome, specRules: spec.outcome };
+  const again = ProbeObject.parse(await admin.get(path));
+  const plainAgain = await outcome(() =>
+    admin.replace(
+      statusPath,
+      statusReplacement(
+        { ...target, resourceVersion: again.metadata.resourceVersion },
+        { phase: 'Pending' },
+      ),
+    ),
+  );
+  const duplicate =
+    plainAgain.version === undefined
+      ? { outcome: 'unsettled' as const }
+      : await outcome(() =>
+          admin.replace(
+            statusPath,
+            statusReplacement(
+              { ...target, resourceVersion: plainAgain.version ?? '' },
+              statusWithAWorkerTwice(),
+            ),
+          ),
+        );
+  return {
+    plainStatus: plain.outcome,
+    itemRule: item.outcome,
+    specRules: spec.outcome,
+    duplicateWorker: duplicate.outcome,
+  };
 }
 
 /** 422 Invalid is a refusal by the rules; a 409 or 5xx is unsettled; anything else is thrown. */

@@ -96,3 +96,14 @@ export function statusTheItemRuleRefuses(): Record<string, unknown> {
     workers: [{ worker: workerName(0), reason: 'busy', capacityReason: 'ram-budget' }],
   };
 }
+
+/** A status naming one worker twice: the list-map keyed by worker refuses it, an atomic list not. */
+export function statusWithAWorkerTwice(): Record<string, unknown> {
+  return {
+    phase: 'Waiting',
+    workers: [
+      { worker: workerName(0), reason: 'busy' },
+      { worker: workerName(0), reason: 'drained' },
+    ],
+  };
+}

@@ -21,6 +21,7 @@ export interface Row {
   p99Ms: number;
   refused: Record<string, number>;
   bodyBytes: number;
+  storedBytes: number;
   loadAverage: number;
 }
 
@@ -68,6 +69,7 @@ export function rows(measurements: readonly Measurement[]): Row[] {
       p99Ms: median(of((m) => m.p99Ms)),
       refused,
       bodyBytes: first.bodyBytes,
+      storedBytes: median(of((m) => m.storedBytes)),
       loadAverage: median(of((m) => m.loadAverage)),
     };
   });
@@ -126,6 +128,7 @@ export function formatTables(table: readonly Row[], costs: readonly RuleCost[]):
     'p99 ms',
     'refused',
     'body B',
+    'stored B',
     'load1',
   ];
   const body = table.map((r) => [
@@ -141,11 +144,12 @@ export function formatTables(table: readonly Row[], costs: readonly RuleCost[]):
       .map(([code, count]) => `${code}×${count}`)
       .join(' ') || '0',
     String(r.bodyBytes),
+    String(r.storedBytes),
     r.loadAverage.toFixed(1),
   ]);
   const costHeader = [
     'workload',
-    'CEL cost = generated −',
+    'saved = generated −',
     'ms/write (paired runs)',
     'share of generated',
     'beyond noise',

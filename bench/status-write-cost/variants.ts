@@ -2,12 +2,15 @@
 //   generated      crds/ as it is
 //   no-status-cel  the rule on each status.workers item removed (the spec's rules stay)
 //   no-cel         every x-kubernetes-validations removed
+//   atomic-workers every rule kept; status.workers an atomic list instead of a list-map keyed by
+//                  worker (managed fields then track the list as one field, not each worker's
+//                  entry, and the API server no longer refuses a worker named twice)
 // What each variant should make the API server refuse is what the probes check (apply-variant.ts).
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { z } from 'zod';
 
-export const VARIANTS = ['generated', 'no-status-cel', 'no-cel'] as const;
+export const VARIANTS = ['generated', 'no-status-cel', 'no-cel', 'atomic-workers'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 export function isVariant(name: string): name is Variant {
@@ -45,34 +48,46 @@ export interface Expectation {
   itemRule: boolean;
   /** A spec.durationSeconds that shrinks (a transition rule, oldSelf). */
   specRules: boolean;
+  /** A worker named twice in status.workers (the list-map's key). */
+  duplicateWorker: boolean;
 }
 
 export const EXPECTED: Record<Variant, Expectation> = {
-  generated: { itemRule: true, specRules: true },
-  'no-status-cel': { itemRule: false, specRules: true },
-  'no-cel': { itemRule: false, specRules: false },
+  generated: { itemRule: true, specRules: true, duplicateWorker: true },
+  'no-status-cel': { itemRule: false, specRules: true, duplicateWorker: true },
+  'no-cel': { itemRule: false, specRules: false, duplicateWorker: true },
+  'atomic-workers': { itemRule: true, specRules: true, duplicateWorker: false },
 };
 
 export async function readCrd(path: string): Promise<Crd> {
   return Crd.parse(parse(await readFile(path, 'utf8')));
 }
 
+const WORKERS = ['properties', 'status', 'properties', 'workers'];
+
 /** The CRD as `variant` has it, and how many rules (CEL expressions) it took out. */
 export function crdVariant(crd: Crd, variant: Variant): { crd: Crd; removedRules: number } {
   const copy = Crd.parse(structuredClone(crd));
   let removedRules = 0;
+  let changedLists = 0;
   for (const version of copy.spec.versions) {
     const schema = version.schema.openAPIV3Schema;
     if (variant === 'no-cel') removedRules += removeAllRules(schema);
-    if (variant === 'no-status-cel') {
-      const items = at(schema, ['properties', 'status', 'properties', 'workers', 'items']);
-      removedRules += removeRules(items);
-    }
+    if (variant === 'no-status-cel') removedRules += removeRules(at(schema, [...WORKERS, 'items']));
+    if (variant === 'atomic-workers') changedLists += makeAtomic(at(schema, WORKERS));
   }
-  // A variant that removed nothing would compare crds/ with itself: refuse rather than mislead.
-  if (variant !== 'generated' && removedRules === 0)
-    throw new Error(`${variant}: the CRD has no rule to remove (has crds/ changed?)`);
+  // A variant that changed nothing would compare crds/ with itself: refuse rather than mislead.
+  if (variant !== 'generated' && removedRules === 0 && changedLists === 0)
+    throw new Error(`${variant}: the CRD has nothing to change (has crds/ changed?)`);
   return { crd: copy, removedRules };
+}
+
+/** A list-map made an atomic list; 1 if it was a list-map. */
+function makeAtomic(node: Json | undefined): number {
+  if (node === undefined || !isRecord(node) || node['x-kubernetes-list-type'] !== 'map') return 0;
+  node['x-kubernetes-list-type'] = 'atomic';
+  delete node['x-kubernetes-list-map-keys'];
+  return 1;
 }
 
 /** Every x-kubernetes-validations rule in a schema, counted. */

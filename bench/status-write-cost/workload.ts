@@ -43,6 +43,8 @@ export interface Measurement {
   p99Ms: number;
   /** The JSON body of one PUT, in bytes. */
   bodyBytes: number;
+  /** One request as stored after its writes (managed fields included), in bytes of JSON. */
+  storedBytes: number;
   loadAverage: number;
 }
 
@@ -107,6 +109,8 @@ export async function measureWorkload(
   const ms = performance.now() - started;
   const cpu = cpuBetween(cpuBefore, await cpuSeconds());
   const loadAverage = os.loadavg()[0] ?? 0;
+  const stored = await admin.get(simlockPath('leaseRequest', { namespace, name: names[0] ?? '' }));
+  const storedBytes = Buffer.byteLength(JSON.stringify(stored));
 
   await deleteRequests(admin, namespace);
   const perWrite = (seconds: number | undefined) => ((seconds ?? Number.NaN) * 1000) / writes;
@@ -132,6 +136,7 @@ export async function measureWorkload(
         ),
       ),
     ),
+    storedBytes,
     loadAverage,
   };
 }
