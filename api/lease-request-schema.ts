@@ -180,7 +180,10 @@ export const LeaseRequestStatus = z.object({
     .max(MAX_WORKER_REASONS)
     .optional()
     .describe('One reason per known worker while the request waits, in worker name order.')
-    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['worker'] }),
+    // Atomic, not a list-map keyed by worker: managed fields then track the list as one field
+    // instead of each worker's entry, which halves what a waiting request's status write costs
+    // the API server (ADR 0017). Only the controller writes it, one entry per Worker by name.
+    .meta({ 'x-kubernetes-list-type': 'atomic' }),
   summary: shortText.optional().describe('Counts of the reasons, for the printer column.'),
   worker: z.string().max(253).optional(),
   lease: z.string().max(253).optional(),

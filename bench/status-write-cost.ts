@@ -1,16 +1,17 @@
 // What the LeaseRequest CRD costs kube-apiserver per status write: its CEL rules, and status.workers
-// as a list-map. kube-apiserver evaluates every rule of the object on a status update (ratcheting
-// only forgives errors on unchanged values), so the rule on each status.workers item runs once per
-// worker on every write of a waiting request; and managed fields track each entry of a list-map.
-// On a control plane of its own, the CRD is put in force in turn as generated (crds/), without the
-// status item rule (no-status-cel), without any rule (no-cel), and with status.workers an atomic
-// list (atomic-workers), and for each the same status PUTs are made: waiting-W (N requests, K
+// as an atomic list or a list-map. kube-apiserver evaluates every rule of the object on a status
+// update (ratcheting only forgives errors on unchanged values), so the rule on each status.workers
+// item runs once per worker on every write of a waiting request; and managed fields track each
+// entry of a list-map. On a control plane of its own, the CRD is put in force in turn as generated
+// (crds/), without the status item rule (no-status-cel), without any rule (no-cel), and with
+// status.workers a list-map keyed by worker as before ADR 0017 (map-workers), and for each the same
+// status PUTs are made: waiting-W (N requests, K
 // Waiting statuses of W reasons each) and granted (one Granted status each). kube-apiserver's CPU
 // per write, from /proc, is the figure; generated − a variant is what the variant's change saves.
 // Variants alternate within a run (their order turns from run to run). Prints; asserts nothing.
 //
 //   node --import tsx bench/status-write-cost.ts [--requests 500] [--writes-per-request 4]
-//     [--workers 100,1000] [--runs 3] [--variants generated,no-status-cel,no-cel,atomic-workers]
+//     [--workers 100,1000] [--runs 3] [--variants generated,no-status-cel,no-cel,map-workers]
 //     [--json PATH]
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';

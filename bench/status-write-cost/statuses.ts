@@ -97,7 +97,7 @@ export function statusTheItemRuleRefuses(): Record<string, unknown> {
   };
 }
 
-/** A status naming one worker twice: the list-map keyed by worker refuses it, an atomic list not. */
+/** A status naming one worker twice: a list-map keyed by worker refuses it, an atomic list not. */
 export function statusWithAWorkerTwice(): Record<string, unknown> {
   return {
     phase: 'Waiting',

@@ -32,18 +32,18 @@ describe('crdVariant', () => {
     expect(JSON.stringify(none.crd)).not.toContain('x-kubernetes-validations');
   });
 
-  it('makes status.workers an atomic list, every rule kept', async () => {
+  it('makes status.workers a list-map keyed by worker again, every rule kept', async () => {
     const crd = await readCrd(crdPath);
-    const atomic = crdVariant(crd, 'atomic-workers');
-    expect(atomic.removedRules).toBe(0);
-    expect(rulesOf(atomic.crd)).toBe(rulesOf(crd));
+    const listMap = crdVariant(crd, 'map-workers');
+    expect(listMap.removedRules).toBe(0);
+    expect(rulesOf(listMap.crd)).toBe(rulesOf(crd));
     const workers = (c: Crd) =>
       JSON.stringify(c.spec.versions[0]?.schema.openAPIV3Schema).match(
         /"workers":\{[^{]*"x-kubernetes-list-type":"(\w+)"/,
       )?.[1];
-    expect(workers(atomic.crd)).toBe('atomic');
-    expect(workers(crd)).toBe('map');
+    expect(workers(listMap.crd)).toBe('map');
+    expect(workers(crd)).toBe('atomic');
     // The conditions stay a list-map.
-    expect(JSON.stringify(atomic.crd)).toContain('"x-kubernetes-list-map-keys":["type"]');
+    expect(JSON.stringify(listMap.crd)).toContain('"x-kubernetes-list-map-keys":["type"]');
   });
 });

@@ -2,15 +2,15 @@
 //   generated      crds/ as it is
 //   no-status-cel  the rule on each status.workers item removed (the spec's rules stay)
 //   no-cel         every x-kubernetes-validations removed
-//   atomic-workers every rule kept; status.workers an atomic list instead of a list-map keyed by
-//                  worker (managed fields then track the list as one field, not each worker's
-//                  entry, and the API server no longer refuses a worker named twice)
+//   map-workers    every rule kept; status.workers a list-map keyed by worker, as before ADR 0017
+//                  (managed fields then track each worker's entry, not the list as one field, and
+//                  the API server refuses a worker named twice)
 // What each variant should make the API server refuse is what the probes check (apply-variant.ts).
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { z } from 'zod';
 
-export const VARIANTS = ['generated', 'no-status-cel', 'no-cel', 'atomic-workers'] as const;
+export const VARIANTS = ['generated', 'no-status-cel', 'no-cel', 'map-workers'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 export function isVariant(name: string): name is Variant {
@@ -53,10 +53,10 @@ export interface Expectation {
 }
 
 export const EXPECTED: Record<Variant, Expectation> = {
-  generated: { itemRule: true, specRules: true, duplicateWorker: true },
-  'no-status-cel': { itemRule: false, specRules: true, duplicateWorker: true },
-  'no-cel': { itemRule: false, specRules: false, duplicateWorker: true },
-  'atomic-workers': { itemRule: true, specRules: true, duplicateWorker: false },
+  generated: { itemRule: true, specRules: true, duplicateWorker: false },
+  'no-status-cel': { itemRule: false, specRules: true, duplicateWorker: false },
+  'no-cel': { itemRule: false, specRules: false, duplicateWorker: false },
+  'map-workers': { itemRule: true, specRules: true, duplicateWorker: true },
 };
 
 export async function readCrd(path: string): Promise<Crd> {
@@ -74,7 +74,7 @@ export function crdVariant(crd: Crd, variant: Variant): { crd: Crd; removedRules
     const schema = version.schema.openAPIV3Schema;
     if (variant === 'no-cel') removedRules += removeAllRules(schema);
     if (variant === 'no-status-cel') removedRules += removeRules(at(schema, [...WORKERS, 'items']));
-    if (variant === 'atomic-workers') changedLists += makeAtomic(at(schema, WORKERS));
+    if (variant === 'map-workers') changedLists += makeListMap(at(schema, WORKERS));
   }
   // A variant that changed nothing would compare crds/ with itself: refuse rather than mislead.
   if (variant !== 'generated' && removedRules === 0 && changedLists === 0)
@@ -82,11 +82,12 @@ export function crdVariant(crd: Crd, variant: Variant): { crd: Crd; removedRules
   return { crd: copy, removedRules };
 }
 
-/** A list-map made an atomic list; 1 if it was a list-map. */
-function makeAtomic(node: Json | undefined): number {
-  if (node === undefined || !isRecord(node) || node['x-kubernetes-list-type'] !== 'map') return 0;
-  node['x-kubernetes-list-type'] = 'atomic';
-  delete node['x-kubernetes-list-map-keys'];
+/** An atomic list made a list-map keyed by worker; 1 if it was atomic. */
+function makeListMap(node: Json | undefined): number {
+  if (node === undefined || !isRecord(node) || node['x-kubernetes-list-type'] !== 'atomic')
+    return 0;
+  node['x-kubernetes-list-type'] = 'map';
+  node['x-kubernetes-list-map-keys'] = ['worker'];
   return 1;
 }
 
