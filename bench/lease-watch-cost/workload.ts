@@ -16,6 +16,7 @@ import { cpuBetween, cpuSeconds, inParallel, waitUntil } from '../cluster.js';
 import { watchQuery, type WatchVariant } from './variants.js';
 
 export const IN_FLIGHT = 32;
+const WATCH_IDLE_MS = 30 * 60_000;
 
 export interface WatchMeasurement {
   run: number;
@@ -59,6 +60,8 @@ export async function measureWatches(context: WatchContext): Promise<WatchMeasur
   const stop = new AbortController();
   let events = 0;
   let misdelivered = 0;
+  // A watch that ends before the measurement does makes it worthless: said at the next wait.
+  const broken: unknown[] = [];
   const open = workers.flatMap((worker) => {
     const query = watchQuery(variant, worker);
     if (query === undefined) return [];
@@ -73,26 +76,42 @@ export async function measureWatches(context: WatchContext): Promise<WatchMeasur
             if (EventObject.parse(event.object).spec.worker !== worker) misdelivered++;
           },
           stop.signal,
+          // Opening a thousand watches takes a minute or two, and no event comes before the
+          // measurement: the client's idle limit must not end the first ones meanwhile.
+          WATCH_IDLE_MS,
         )
-        .catch((error: unknown) => {
-          if (!stop.signal.aborted) throw error;
-        }),
+        .then(
+          () => {
+            if (!stop.signal.aborted) broken.push(new Error(`the watch of ${worker} ended`));
+          },
+          (error: unknown) => {
+            if (!stop.signal.aborted) broken.push(error);
+          },
+        ),
     ];
   });
+  const unbroken = () => {
+    if (broken.length > 0)
+      throw new Error(`${broken.length} watches ended early; the first: ${String(broken[0])}`);
+  };
   try {
-    await waitForWatches(admin, open.length);
+    await waitForWatches(admin, open.length, unbroken);
     const cpuBefore = await cpuSeconds();
     const started = performance.now();
     await writeLeases(admin, namespace, context.leases, workers);
     if (open.length > 0)
       await waitUntil(
-        () => events >= context.leases * EVENTS_PER_LEASE,
+        () => {
+          unbroken();
+          return events >= context.leases * EVENTS_PER_LEASE;
+        },
         120_000,
         `${variant}: every watch saw its Leases' events`,
         20,
       );
     const ms = performance.now() - started;
     const cpu = cpuBetween(cpuBefore, await cpuSeconds());
+    unbroken();
     const perLease = (seconds: number | undefined) =>
       ((seconds ?? Number.NaN) * 1000) / context.leases;
     const self = Object.entries(cpu).find(([name]) => name.endsWith('lease-watch-cost.ts'))?.[1];
@@ -152,10 +171,17 @@ async function writeLeases(
 }
 
 /** Waits until kube-apiserver counts `count` open watches of Leases (its own gauge). */
-async function waitForWatches(admin: KubeClient, count: number): Promise<void> {
+async function waitForWatches(
+  admin: KubeClient,
+  count: number,
+  check: () => void = () => undefined,
+): Promise<void> {
   await waitUntil(
-    async () => (await openLeaseWatches(admin)) === count,
-    120_000,
+    async () => {
+      check();
+      return (await openLeaseWatches(admin)) === count;
+    },
+    600_000,
     `${count} Lease watches open`,
     200,
   );
