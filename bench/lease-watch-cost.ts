@@ -7,7 +7,7 @@
 // (3 writes, 3 events) is the figure. The variants alternate within a run (their order turns from
 // run to run). Prints; asserts nothing but that every watch saw only its own Leases.
 //
-//   node --import tsx bench/lease-watch-cost.ts [--watchers 1000] [--leases 2000] [--runs 3]
+//   node --import tsx bench/lease-watch-cost.ts [--watchers 1000] [--leases 2000] [--in-flight 32] [--runs 3]
 //     [--variants label,field,none] [--json PATH]
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -30,15 +30,16 @@ import {
   selectsWorkerField,
   type WatchVariant,
 } from './lease-watch-cost/variants.js';
-import { IN_FLIGHT, measureWatches, type WatchMeasurement } from './lease-watch-cost/workload.js';
+import { measureWatches, type WatchMeasurement } from './lease-watch-cost/workload.js';
 import { readCrd } from './status-write-cost/variants.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
 const line = new CommandLine();
-line.only(['--watchers', '--leases', '--runs', '--variants', '--json']);
+line.only(['--watchers', '--leases', '--in-flight', '--runs', '--variants', '--json']);
 const watchers = line.integer('--watchers', 1000);
 const leases = line.integer('--leases', 2000);
+const inFlight = line.integer('--in-flight', 32);
 const runs = line.integer('--runs', 3);
 const variants: WatchVariant[] = (line.list('--variants') ?? [...WATCH_VARIANTS]).map((name) => {
   if (!isWatchVariant(name))
@@ -73,7 +74,15 @@ async function main(): Promise<void> {
             `Lease CRD: spec.worker ${selectable ? '' : 'not '}selectable (${seconds(switchMs)})`,
           );
         }
-        const m = await measureWatches({ admin, namespace, watchers, leases, run, variant });
+        const m = await measureWatches({
+          admin,
+          namespace,
+          watchers,
+          leases,
+          inFlight,
+          run,
+          variant,
+        });
         measurements.push(m);
         log(
           `run ${run + 1}/${runs} ${variant}: ${m.watchers} watches, ${m.leases} Leases in ${seconds(m.ms)}, ` +
@@ -103,7 +112,7 @@ async function main(): Promise<void> {
   const finishedAt = new Date().toISOString();
   process.stdout.write(
     `Lease watch cost: ${watchers} watches, ${leases} Leases created, granted and deleted, ` +
-      `${IN_FLIGHT} in flight, medians of ${runs} runs; ${machineName()}; ${startedAt} – ${finishedAt}\n\n` +
+      `${inFlight} in flight, medians of ${runs} runs; ${machineName()}; ${startedAt} – ${finishedAt}\n\n` +
       'variant  runs  apiserver CPU ms/Lease (min–max)  etcd ms  client ms  misdelivered  load1\n' +
       rows
         .map(
@@ -124,7 +133,7 @@ async function main(): Promise<void> {
           machine: machineName(),
           startedAt,
           finishedAt,
-          options: { watchers, leases, runs, variants, inFlight: IN_FLIGHT },
+          options: { watchers, leases, runs, variants, inFlight },
           rows,
           measurements,
         },

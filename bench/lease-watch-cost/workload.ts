@@ -15,7 +15,6 @@ import {
 import { cpuBetween, cpuSeconds, inParallel, waitUntil } from '../cluster.js';
 import { watchQuery, type WatchVariant } from './variants.js';
 
-export const IN_FLIGHT = 32;
 const WATCH_IDLE_MS = 30 * 60_000;
 
 export interface WatchMeasurement {
@@ -39,6 +38,8 @@ export interface WatchContext {
   namespace: string;
   watchers: number;
   leases: number;
+  /** Leases written at once (each is created, granted and deleted in turn). */
+  inFlight: number;
   run: number;
   variant: WatchVariant;
 }
@@ -98,7 +99,7 @@ export async function measureWatches(context: WatchContext): Promise<WatchMeasur
     await waitForWatches(admin, open.length, unbroken);
     const cpuBefore = await cpuSeconds();
     const started = performance.now();
-    await writeLeases(admin, namespace, context.leases, workers);
+    await writeLeases(admin, namespace, context.leases, context.inFlight, workers);
     if (open.length > 0)
       await waitUntil(
         () => {
@@ -135,15 +136,16 @@ export async function measureWatches(context: WatchContext): Promise<WatchMeasur
   }
 }
 
-/** Creates, grants and deletes each Lease in turn, `IN_FLIGHT` Leases at a time. */
+/** Creates, grants and deletes each Lease in turn, `inFlight` Leases at a time. */
 async function writeLeases(
   admin: KubeClient,
   namespace: string,
   count: number,
+  inFlight: number,
   workers: readonly string[],
 ): Promise<void> {
   const indexes = Array.from({ length: count }, (_, index) => index);
-  await inParallel(indexes, IN_FLIGHT, async (index) => {
+  await inParallel(indexes, inFlight, async (index) => {
     const name = leaseName(index);
     const worker = workers[index % workers.length] ?? workerName(0);
     const created = await admin.create(simlockPath('lease', { namespace }), {
