@@ -15,8 +15,14 @@ export const RESOURCES = {
   lease: { kind: 'Lease', plural: 'leases', singular: 'lease', shortNames: ['dl'] },
 } as const;
 
-/** Label on a simlock Lease naming the worker it was dispatched to; each agent watches only its own. */
+/** Label on a simlock Lease naming the worker it was dispatched to (for the controller and people). */
 export const WORKER_LABEL = 'simlock.dev/worker';
+/**
+ * A Lease's field naming its worker, selectable (the Lease CRD's selectableFields, Kubernetes
+ * 1.32+): each agent watches its Leases by `spec.worker=<name>`, which kube-apiserver matches more
+ * cheaply than the label (ADR 0018).
+ */
+export const LEASE_WORKER_FIELD = 'spec.worker';
 /** Finalizer the controller puts on a LeaseRequest so that deleting it releases its Lease first. */
 export const REQUEST_FINALIZER = 'simlock.dev/release';
 /** Finalizer on a Lease that the agent removes once it has reclaimed the device. */

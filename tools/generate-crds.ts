@@ -7,6 +7,7 @@ import { stringify } from 'yaml';
 import type { z } from 'zod';
 import {
   GROUP,
+  LEASE_WORKER_FIELD,
   LeaseRequestSpec,
   LeaseRequestStatus,
   LeaseSpec,
@@ -34,6 +35,8 @@ interface Resource {
   status: z.ZodType;
   specRequired: boolean;
   columns: PrinterColumn[];
+  /** Fields a list or watch may select by (`fieldSelector`), Kubernetes 1.32+. */
+  selectableFields?: { jsonPath: string }[];
 }
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
@@ -93,6 +96,8 @@ export const resources: Resource[] = [
     spec: LeaseSpec,
     status: LeaseStatus,
     specRequired: true,
+    // Each agent watches its Leases by this field (ADR 0018).
+    selectableFields: [{ jsonPath: `.${LEASE_WORKER_FIELD}` }],
     columns: [
       { name: 'Worker', type: 'string', jsonPath: '.spec.worker' },
       { name: 'Device', type: 'string', jsonPath: '.status.device.name' },
@@ -134,6 +139,7 @@ export function customResourceDefinition(resource: Resource): Record<string, unk
           storage: true,
           subresources: { status: {} },
           additionalPrinterColumns: resource.columns,
+          ...(resource.selectableFields ? { selectableFields: resource.selectableFields } : {}),
           schema: {
             openAPIV3Schema: {
               type: 'object',

@@ -8,10 +8,11 @@ const crdPath = fileURLToPath(new URL('../../crds/simlock.dev_leases.yaml', impo
 describe('Lease watch variants', () => {
   it('make spec.worker selectable for field selectors only, leaving the generated CRD alone', async () => {
     const generated = await readCrd(crdPath);
-    expect(selectsWorkerField(generated)).toBe(false);
-    expect(selectsWorkerField(leaseCrdFor(generated, 'field'))).toBe(true);
-    expect(leaseCrdFor(generated, 'label')).toEqual(generated);
-    expect(selectsWorkerField(generated)).toBe(false);
+    expect(selectsWorkerField(generated)).toBe(true);
+    expect(leaseCrdFor(generated, 'field')).toEqual(generated);
+    expect(selectsWorkerField(leaseCrdFor(generated, 'label'))).toBe(false);
+    expect(selectsWorkerField(leaseCrdFor(generated, 'none'))).toBe(false);
+    expect(selectsWorkerField(generated)).toBe(true);
   });
 
   it('watch one worker by its label, by its spec.worker field, or not at all', () => {

@@ -1,8 +1,8 @@
 // How the agents could watch their Leases, as the Lease-watch benchmark compares them:
-//   label  every agent watches with a label selector on simlock.dev/worker (as they do), on the
-//          Lease CRD as generated
-//   field  every agent watches with a field selector on spec.worker, on the Lease CRD with
-//          selectableFields: [.spec.worker] (Kubernetes 1.32+)
+//   label  every agent watches with a label selector on simlock.dev/worker (as agents did before
+//          ADR 0018, and do on an older CRD), on the Lease CRD without selectableFields
+//   field  every agent watches with a field selector on spec.worker (as they do), on the Lease
+//          CRD with selectableFields: [.spec.worker] (Kubernetes 1.32+), as generated
 //   none   no agent watches: the writes alone, what the watches add to is measured against it
 import { WORKER_LABEL } from '../../api/index.js';
 import type { Crd } from '../status-write-cost/variants.js';
@@ -16,11 +16,16 @@ export function isWatchVariant(name: string): name is WatchVariant {
 
 const SELECTABLE_WORKER = { jsonPath: '.spec.worker' };
 
-/** The Lease CRD a variant runs on: field needs spec.worker selectable; the others, crds/ as is. */
+/**
+ * The Lease CRD a variant runs on: field needs spec.worker selectable; the others run without
+ * selectableFields, as the label figures were measured before the CRD declared it.
+ */
 export function leaseCrdFor(generated: Crd, variant: WatchVariant): Crd {
   const copy = structuredClone(generated);
-  if (variant !== 'field') return copy;
-  for (const version of copy.spec.versions) version.selectableFields = [SELECTABLE_WORKER];
+  for (const version of copy.spec.versions) {
+    if (variant === 'field') version.selectableFields = [SELECTABLE_WORKER];
+    else delete version.selectableFields;
+  }
   return copy;
 }
 
