@@ -1,9 +1,9 @@
 // The agent in the cluster: its Worker and its status (worker-writer.ts), its heartbeat
-// (heartbeat.ts), and the Leases labelled with its worker, here: answered (lease-answer.ts),
-// adopted after a restart, reclaimed when deleted or expired with its finalizer removed after,
-// marked Lost or Expired. One Lease's work at a time; writes that fail are retried through the
+// (heartbeat.ts), and the Leases of its worker (watched by spec.worker, or by label on an older
+// Lease CRD: lease-selector.ts), here: answered (lease-answer.ts), adopted after a restart,
+// reclaimed when deleted or expired with its finalizer removed after, marked Lost or Expired. One Lease's work at a time; writes that fail are retried through the
 // lease work queue. Anything read off the API is parsed before use.
-import { LEASE_FINALIZER, isWithdrawn, LeaseObject, WORKER_LABEL } from '../../api/index.js';
+import { LEASE_FINALIZER, isWithdrawn, LeaseObject } from '../../api/index.js';
 import {
   Informer,
   isNotFound,
@@ -21,6 +21,7 @@ import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
 import { Heartbeat } from './heartbeat.js';
 import { answerLease, type AnswerContext } from './lease-answer.js';
+import { chooseLeaseSelector, fieldSelectorFor, type LeaseSelector } from './lease-selector.js';
 import { WorkerWriter } from './worker-writer.js';
 
 export interface ClusterAgentOptions {
@@ -44,7 +45,8 @@ export function leaseKey(namespace: string, name: string): string {
 }
 
 export class ClusterAgent {
-  private readonly leases: Informer;
+  /** Made again at start with the label selector if the Lease CRD lacks the field. */
+  private leases: Informer;
   private readonly heartbeat: Heartbeat;
   /** Leases being answered or reclaimed now, so one event never starts a second answer. */
   private readonly busy = new Set<string>();
@@ -66,11 +68,7 @@ export class ClusterAgent {
 
   constructor(private readonly options: ClusterAgentOptions) {
     const { client, config, log } = options;
-    this.leases = new Informer(client, {
-      path: simlockPath('lease'),
-      labelSelector: `${WORKER_LABEL}=${config.name}`,
-      onError: (error) => log.warn('lease informer restarting', { error }),
-    });
+    this.leases = this.leaseInformer(fieldSelectorFor(config.name));
     this.worker = new WorkerWriter(options);
     this.leaseQueue = new WorkQueue({
       name: 'leases',
@@ -107,6 +105,15 @@ export class ClusterAgent {
     return this.options.config.name;
   }
 
+  private leaseInformer(selector: LeaseSelector): Informer {
+    const { client, log } = this.options;
+    return new Informer(client, {
+      path: simlockPath('lease'),
+      ...selector,
+      onError: (error) => log.warn('lease informer restarting', { error }),
+    });
+  }
+
   /** The Lease object of a granted fleet lease, if it is this worker's and granted. */
   grantedLease(namespace: string, name: string): LeaseObject | undefined {
     const object = this.leases.get(leaseKey(namespace, name));
@@ -119,7 +126,7 @@ export class ClusterAgent {
   }
 
   async start(): Promise<void> {
-    const { core, log, clock } = this.options;
+    const { client, core, log, clock } = this.options;
     // An API server restarting (or not reachable yet) is waited out; a refusal is not.
     await retryWithBackoff(() => this.worker.register(), {
       clock,
@@ -129,6 +136,14 @@ export class ClusterAgent {
         log.warn('could not register the Worker; retrying', { error, delayMs }),
     });
     this.worker.follow();
+    const selector = await chooseLeaseSelector({
+      client,
+      path: simlockPath('lease'),
+      worker: this.name,
+      clock,
+      log,
+    });
+    if ('labelSelector' in selector) this.leases = this.leaseInformer(selector);
     core.expirations.add(({ leaseId }) => void this.markExpired(leaseId));
     await core.start();
     this.worker.writeNow();
