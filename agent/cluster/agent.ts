@@ -1,8 +1,9 @@
 // The agent in the cluster: its Worker and its status (worker-writer.ts), its heartbeat
 // (heartbeat.ts), and the Leases of its worker (watched by spec.worker, or by label on an older
 // Lease CRD: lease-selector.ts), here: answered (lease-answer.ts), adopted after a restart,
-// reclaimed when deleted or expired with its finalizer removed after, marked Lost or Expired. One Lease's work at a time; writes that fail are retried through the
-// lease work queue. Anything read off the API is parsed before use.
+// reclaimed when deleted or expired with its finalizer removed after, marked Lost or Expired.
+// One Lease's work at a time; writes that fail are retried through the lease work queue.
+// Anything read off the API is parsed before use.
 import { LEASE_FINALIZER, isWithdrawn, LeaseObject } from '../../api/index.js';
 import {
   Informer,
