@@ -96,26 +96,41 @@ export async function startBenchControlPlane(
  * benchmark measures the steady state, so it waits here until each simlock resource can be watched.
  */
 async function warmUpStorage(admin: KubeClient): Promise<void> {
-  for (const resource of ['workers', 'leaserequests', 'leases']) {
-    await waitUntil(
-      async () => {
-        try {
-          await admin.watch(
-            `/apis/simlock.dev/v1alpha1/${resource}`,
-            { timeoutSeconds: 1 },
-            () => undefined,
-            new AbortController().signal,
-          );
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      60_000,
-      `${resource} storage ready`,
-      200,
+  for (const resource of ['workers', 'leaserequests', 'leases'])
+    await waitUntilWatchable(
+      admin,
+      `/apis/simlock.dev/v1alpha1/${resource}`,
+      `${resource} storage`,
     );
-  }
+}
+
+/**
+ * Waits until a watch of `path` opens: a CRD's storage built anew (at its creation, or after an
+ * update of the CRD) answers 429 "storage is (re)initializing" for a moment.
+ */
+export async function waitUntilWatchable(
+  admin: KubeClient,
+  path: string,
+  what: string,
+): Promise<void> {
+  await waitUntil(
+    async () => {
+      try {
+        await admin.watch(
+          path,
+          { timeoutSeconds: 1 },
+          () => undefined,
+          new AbortController().signal,
+        );
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    60_000,
+    `${what} watchable`,
+    200,
+  );
 }
 
 export async function createNamespace(admin: KubeClient, name: string): Promise<void> {

@@ -3,7 +3,7 @@
 // and a watch of Leases opens again (the new handler's watch cache is built).
 import { z } from 'zod';
 import { KubeApiError, simlockPath, type KubeClient } from '../../runtime/index.js';
-import { waitUntil } from '../cluster.js';
+import { waitUntil, waitUntilWatchable } from '../cluster.js';
 import type { Crd } from '../status-write-cost/variants.js';
 import { selectsWorkerField } from './variants.js';
 
@@ -29,23 +29,10 @@ export async function applyLeaseCrd(
     `the Lease CRD in force (spec.worker ${selectable ? '' : 'not '}selectable)`,
     250,
   );
-  await waitUntil(
-    async () => {
-      try {
-        await admin.watch(
-          simlockPath('lease', { namespace }),
-          { timeoutSeconds: 1 },
-          () => undefined,
-          new AbortController().signal,
-        );
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-    'leases watchable after the CRD update',
-    200,
+  await waitUntilWatchable(
+    admin,
+    simlockPath('lease', { namespace }),
+    'leases after the CRD update',
   );
   return { switchMs: performance.now() - started };
 }

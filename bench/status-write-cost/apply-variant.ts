@@ -11,7 +11,7 @@ import {
   statusReplacement,
   type KubeClient,
 } from '../../runtime/index.js';
-import { waitUntil } from '../cluster.js';
+import { waitUntil, waitUntilWatchable } from '../cluster.js';
 import { statusTheItemRuleRefuses, statusWithAWorkerTwice } from './statuses.js';
 import { EXPECTED, type Crd, type Variant } from './variants.js';
 
@@ -77,7 +77,12 @@ export async function applyVariant(
     `${variant}: the API server enforcing the variant's rules`,
     250,
   );
-  await watchable(admin, probe.namespace);
+  // The new handler's watch cache is built anew: measured once a watch opens.
+  await waitUntilWatchable(
+    admin,
+    simlockPath('leaseRequest', { namespace: probe.namespace }),
+    'leaserequests after the CRD update',
+  );
   return { switchMs: performance.now() - started };
 }
 
@@ -187,29 +192,4 @@ async function outcome(
       return { outcome: 'unsettled' };
     throw error;
   }
-}
-
-/**
- * The new handler's watch cache answers 429 "storage is (re)initializing" for a moment; the
- * measurement starts once a watch of the resource opens, as bench/cluster.ts waits at start.
- */
-async function watchable(admin: KubeClient, namespace: string): Promise<void> {
-  await waitUntil(
-    async () => {
-      try {
-        await admin.watch(
-          simlockPath('leaseRequest', { namespace }),
-          { timeoutSeconds: 1 },
-          () => undefined,
-          new AbortController().signal,
-        );
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-    'leaserequests watchable after the CRD update',
-    200,
-  );
 }
