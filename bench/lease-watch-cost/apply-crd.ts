@@ -1,15 +1,10 @@
 // Puts a Lease CRD in force on a running API server and waits until the API server serves it: a
 // list with a field selector on spec.worker is answered (selectable) or refused with 400 (not),
 // and a watch of Leases opens again (the new handler's watch cache is built).
-import { z } from 'zod';
 import { KubeApiError, simlockPath, type KubeClient } from '../../runtime/index.js';
 import { waitUntil, waitUntilWatchable } from '../cluster.js';
-import type { Crd } from '../status-write-cost/variants.js';
+import { replaceCrd, type Crd } from '../status-write-cost/variants.js';
 import { selectsWorkerField } from './variants.js';
-
-const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/leases.simlock.dev';
-
-const StoredCrd = z.object({ metadata: z.object({ resourceVersion: z.string() }) });
 
 export async function applyLeaseCrd(
   admin: KubeClient,
@@ -17,11 +12,7 @@ export async function applyLeaseCrd(
   namespace: string,
 ): Promise<{ switchMs: number }> {
   const started = performance.now();
-  const stored = StoredCrd.parse(await admin.get(CRD_PATH));
-  await admin.replace(CRD_PATH, {
-    ...crd,
-    metadata: { ...crd.metadata, resourceVersion: stored.metadata.resourceVersion },
-  });
+  await replaceCrd(admin, crd);
   const selectable = selectsWorkerField(crd);
   await waitUntil(
     async () => (await fieldSelectorAnswered(admin, namespace)) === selectable,

@@ -13,7 +13,7 @@ import {
 } from '../../runtime/index.js';
 import { waitUntil, waitUntilWatchable } from '../cluster.js';
 import { statusTheItemRuleRefuses, statusWithAWorkerTwice } from './statuses.js';
-import { EXPECTED, type Crd, type Variant } from './variants.js';
+import { EXPECTED, replaceCrd, type Crd, type Variant } from './variants.js';
 
 const CRD_PATH =
   '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/leaserequests.simlock.dev';
@@ -55,11 +55,7 @@ export async function applyVariant(
   probe: Probe,
 ): Promise<{ switchMs: number }> {
   const started = performance.now();
-  const stored = StoredCrd.parse(await admin.get(CRD_PATH));
-  await admin.replace(CRD_PATH, {
-    ...crd,
-    metadata: { ...crd.metadata, resourceVersion: stored.metadata.resourceVersion },
-  });
+  await replaceCrd(admin, crd);
   const expected = EXPECTED[variant];
   await waitUntil(
     async () => {

@@ -9,6 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import type { KubeClient } from '../../runtime/index.js';
 
 export const VARIANTS = ['generated', 'no-status-cel', 'no-cel', 'map-workers'] as const;
 export type Variant = (typeof VARIANTS)[number];
@@ -58,6 +59,23 @@ export const EXPECTED: Record<Variant, Expectation> = {
   'no-cel': { itemRule: false, specRules: false, duplicateWorker: false },
   'map-workers': { itemRule: true, specRules: true, duplicateWorker: true },
 };
+
+const StoredCrd = z.object({ metadata: z.object({ resourceVersion: z.string() }) });
+
+/** The CRD's path on the API server. */
+export function crdPath(crd: Crd): string {
+  return `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+}
+
+/** Replaces the CRD on the API server by `crd`, onto the version stored now. */
+export async function replaceCrd(admin: KubeClient, crd: Crd): Promise<void> {
+  const path = crdPath(crd);
+  const stored = StoredCrd.parse(await admin.get(path));
+  await admin.replace(path, {
+    ...crd,
+    metadata: { ...crd.metadata, resourceVersion: stored.metadata.resourceVersion },
+  });
+}
 
 export async function readCrd(path: string): Promise<Crd> {
   return Crd.parse(parse(await readFile(path, 'utf8')));
