@@ -1,6 +1,8 @@
 // What grew between two heap snapshots of one process (bench/soak.ts --heap-snapshots writes them):
 // objects grouped by kind and constructor, with their count and self size in each, the groups that
-// grew most first. Without --before, the largest groups of one snapshot.
+// grew most first; before them, the totals by kind (V8's own code and metadata are the kinds `code`,
+// `object shape` and `closure`; what a program keeps is mostly `object`, `array` and `string`).
+// Without --before, the largest groups of one snapshot.
 //
 //   node --import tsx bench/heap-summary.ts [--before A.heapsnapshot] --after B.heapsnapshot [--top 25]
 import { readFile } from 'node:fs/promises';
@@ -26,7 +28,21 @@ interface Group {
 // Strings are grouped by kind and the start of their text (JSON of one kind of object, say).
 const STRINGS = new Set(['string', 'concatenated string', 'sliced string']);
 
-async function groups(path: string): Promise<Map<string, Group>> {
+interface Summary {
+  /** By kind and constructor (strings by the start of their text). */
+  groups: Map<string, Group>;
+  /** By kind alone: string, code, object shape, closure, object, array, … */
+  kinds: Map<string, Group>;
+}
+
+const add = (map: Map<string, Group>, key: string, bytes: number) => {
+  const group = map.get(key) ?? { count: 0, bytes: 0 };
+  group.count++;
+  group.bytes += bytes;
+  map.set(key, group);
+};
+
+async function summary(path: string): Promise<Summary> {
   const snapshot = Snapshot.parse(JSON.parse(await readFile(path, 'utf8')));
   const fields = snapshot.snapshot.meta.node_fields;
   const [kinds] = snapshot.snapshot.meta.node_types;
@@ -37,7 +53,7 @@ async function groups(path: string): Promise<Map<string, Group>> {
   };
   const [typeAt, nameAt, sizeAt] = [at('type'), at('name'), at('self_size')];
   if (!Array.isArray(kinds)) throw new Error(`${path}: node types are not listed`);
-  const result = new Map<string, Group>();
+  const result: Summary = { groups: new Map(), kinds: new Map() };
   for (let node = 0; node < snapshot.nodes.length; node += fields.length) {
     const kind = kinds[snapshot.nodes[node + typeAt] ?? 0] ?? '?';
     const name = snapshot.strings[snapshot.nodes[node + nameAt] ?? 0] ?? '?';
@@ -46,10 +62,9 @@ async function groups(path: string): Promise<Map<string, Group>> {
       : kind === 'number'
         ? '(number)'
         : `${kind} ${name.slice(0, 60)}`;
-    const group = result.get(key) ?? { count: 0, bytes: 0 };
-    group.count++;
-    group.bytes += snapshot.nodes[node + sizeAt] ?? 0;
-    result.set(key, group);
+    const bytes = snapshot.nodes[node + sizeAt] ?? 0;
+    add(result.groups, key, bytes);
+    add(result.kinds, kind, bytes);
   }
   return result;
 }
@@ -63,21 +78,27 @@ if (!afterPath) {
   console.error('usage: bench/heap-summary.ts [--before A.heapsnapshot] --after B.heapsnapshot');
   process.exit(64);
 }
-const before = beforePath ? await groups(beforePath) : new Map<string, Group>();
-const after = await groups(afterPath);
+const empty: Summary = { groups: new Map(), kinds: new Map() };
+const before = beforePath ? await summary(beforePath) : empty;
+const after = await summary(afterPath);
 const total = (map: Map<string, Group>) => [...map.values()].reduce((sum, g) => sum + g.bytes, 0);
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
-console.log(`self size: ${kib(total(before))} -> ${kib(total(after))}`);
-const rows = [...new Set([...before.keys(), ...after.keys()])]
-  .map((key) => {
-    const b = before.get(key) ?? { count: 0, bytes: 0 };
-    const a = after.get(key) ?? { count: 0, bytes: 0 };
-    return { key, b, a, grew: a.bytes - b.bytes };
-  })
-  .sort((x, y) => y.grew - x.grew)
-  .slice(0, top);
-console.log('grew by      count before -> after   size before -> after   group');
-for (const { key, b, a, grew } of rows)
-  console.log(
-    `${kib(grew).padStart(10)}  ${String(b.count).padStart(8)} -> ${String(a.count).padEnd(8)}  ${kib(b.bytes).padStart(9)} -> ${kib(a.bytes).padEnd(9)}  ${key}`,
-  );
+console.log(`self size: ${kib(total(before.kinds))} -> ${kib(total(after.kinds))}`);
+const table = (b: Map<string, Group>, a: Map<string, Group>, heading: string, rows: number) => {
+  console.log(`grew by      count before -> after   size before -> after   ${heading}`);
+  const lines = [...new Set([...b.keys(), ...a.keys()])]
+    .map((key) => {
+      const was = b.get(key) ?? { count: 0, bytes: 0 };
+      const is = a.get(key) ?? { count: 0, bytes: 0 };
+      return { key, was, is, grew: is.bytes - was.bytes };
+    })
+    .sort((x, y) => y.grew - x.grew)
+    .slice(0, rows);
+  for (const { key, was, is, grew } of lines)
+    console.log(
+      `${kib(grew).padStart(10)}  ${String(was.count).padStart(8)} -> ${String(is.count).padEnd(8)}  ${kib(was.bytes).padStart(9)} -> ${kib(is.bytes).padEnd(9)}  ${key}`,
+    );
+};
+table(before.kinds, after.kinds, 'kind', Number.MAX_SAFE_INTEGER);
+console.log('');
+table(before.groups, after.groups, 'group', top);

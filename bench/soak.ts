@@ -12,8 +12,8 @@
 // --faults and --etcd-restarts narrow a run down to one kind of fault (e.g. `--faults etcd
 // --etcd-restarts 4` for what an etcd restart does); --log-level info logs every grant and answer
 // of the controllers and agents (agent-NAME.log, controllers.log in the run's folder);
-// --heap-snapshots writes the measured agent's heap at minute 5 and at the end into that folder
-// (compare them with bench/heap-summary.ts).
+// --heap-snapshots writes the measured agent's heap at minute 5, at minute 30 of a longer run, and
+// at the end into that folder (compare them with bench/heap-summary.ts).
 import os from 'node:os';
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -232,7 +232,9 @@ const progress = (at: number) => {
 const sampler = setInterval(() => {
   minute++;
   progress(minute);
-  void sampleMemory(minute).then(() => (minute === 5 ? snapshotHeap('minute-5') : undefined));
+  // A run longer than the half hour also shows how the heap moves after minute 30 (does it level off?).
+  const snapshot = minute === 5 || (minute === 30 && MINUTES > 30);
+  void sampleMemory(minute).then(() => (snapshot ? snapshotHeap(`minute-${minute}`) : undefined));
 }, 60_000);
 await faults.run(started, MINUTES * 60_000, PARTITION_MS, {
   kinds: FAULTS,
@@ -269,8 +271,12 @@ const allWrites = totalWrites(writes);
 const heartbeatWrites = totalWrites(writes, (key) => key.includes('coordination.k8s.io/leases'));
 const runMinutes = (loadEnded - started) / 60_000;
 const memoryOf = (prefix: string) => memory.filter((sample) => sample.process.startsWith(prefix));
-const growth = (samples: MemorySample[], key: 'rssMb' | 'heapMb' | 'keptHeapMb') => {
-  const from = samples.find((sample) => sample.minute >= 5) ?? samples[0];
+const growth = (
+  samples: MemorySample[],
+  key: 'rssMb' | 'heapMb' | 'keptHeapMb',
+  fromMinute = 5,
+) => {
+  const from = samples.find((sample) => sample.minute >= fromMinute) ?? samples[0];
   const to = samples.at(-1);
   const [a, b] = [from?.[key] ?? 0, to?.[key] ?? 0];
   return a > 0 ? ((b - a) / a) * 100 : 0;
@@ -298,7 +304,7 @@ const lines = [
     const last = samples.at(-1);
     const kept =
       first?.keptHeapMb !== undefined
-        ? `; heap kept after a full collection ${first.keptHeapMb.toFixed(1)} → ${last?.keptHeapMb?.toFixed(1)} MiB, from minute 5 ${growth(samples, 'keptHeapMb').toFixed(1)} %`
+        ? `; heap kept after a full collection ${first.keptHeapMb.toFixed(1)} → ${last?.keptHeapMb?.toFixed(1)} MiB, from minute 5 ${growth(samples, 'keptHeapMb').toFixed(1)} %${MINUTES > 30 ? `, from minute 30 ${growth(samples, 'keptHeapMb', 30).toFixed(1)} %` : ''}`
         : '';
     // Growth means something only for one process: a killed leader's successor starts afresh.
     const lives = new Set(samples.map((sample) => sample.process)).size;
