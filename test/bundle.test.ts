@@ -1,10 +1,10 @@
 // The stamp that keys the bundles in a clone: a change to any source that goes into a bundle gives
 // new bundles (so a process never runs stale code), and a change to a test does not.
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sourceStamp } from '../bin/bundle.mjs';
+import { asciiOnly, buildBundles, sourceStamp } from '../bin/bundle.mjs';
 import { packageRoot } from '../runtime/index.js';
 
 let root: string;
@@ -43,6 +43,34 @@ describe('the bundles’ source stamp', () => {
     const before = sourceStamp(root);
     await writeFile(join(root, 'cli', 'actions', 'lease.test.ts'), 'export {};\n');
     expect(sourceStamp(root)).toBe(before);
+  });
+});
+
+describe('the bundles’ text', () => {
+  it('is ASCII, so that V8 holds each bundle’s source at one byte a character', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'simlock-bundle-'));
+    try {
+      await buildBundles(packageRoot(import.meta.url), out, ['agent']);
+      const files = (await readdir(out)).filter((name) => name.endsWith('.mjs'));
+      expect(files).toContain('agent.mjs');
+      for (const name of files) {
+        const text = await readFile(join(out, name), 'utf8');
+        expect(text.length).toBeGreaterThan(0);
+        expect(text.match(/[\u0080-\uffff]/)?.[0], name).toBeUndefined();
+      }
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+
+  it('escapes a character outside ASCII so that it means the same in code and stays text in a comment', () => {
+    const source = "return ['’', `é${'😀'}`, /[’]/.test('’'), /^😀$/u.test('😀')]; // it’s — 😀";
+    const escaped = asciiOnly(source);
+    expect(escaped).not.toMatch(/[\u0080-\uffff]/);
+    expect(escaped).toContain('// it\\u2019s');
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the point: the escaped text runs
+    const run = (text: string) => (new Function(text) as () => unknown)();
+    expect(run(escaped)).toEqual(run(source));
   });
 });
 
