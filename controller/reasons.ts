@@ -42,10 +42,18 @@ export function reasonsFor({
   memos,
   claimedEarlier,
 }: ReasonInputs): WorkerReason[] {
-  const byWorker = new Map(explanations.map((explanation) => [explanation.worker, explanation]));
-  return views.map((view) => {
+  // explain() answers in the views' order, so the explanation of a view is at its index; a map
+  // is built only if that ever fails to hold (this runs for a thousand workers, many times a walk).
+  let byWorker: Map<string, Explanation> | undefined;
+  const explanationOf = (name: string, index: number): Explanation | undefined => {
+    const atIndex = explanations[index];
+    if (atIndex?.worker === name) return atIndex;
+    byWorker ??= new Map(explanations.map((explanation) => [explanation.worker, explanation]));
+    return byWorker.get(name);
+  };
+  return views.map((view, index) => {
     const name = view.name;
-    const explanation = byWorker.get(name);
+    const explanation = explanationOf(name, index);
     if (explanation?.kind === 'dropped')
       return entry(name, explanation.reason.reason, explanation.reason.capacityReason);
 

@@ -8,7 +8,7 @@
 import {
   EXPIRING_SOON_CONDITION,
   LIFETIME_REASONS,
-  canonicalJson,
+  sameJson,
   type ErrorBody,
 } from '../api/index.js';
 import {
@@ -168,7 +168,7 @@ export class StatusWriter {
   flush(request: TrackedRequest): void {
     if (!this.options.writable(request)) return;
     const next = desiredStatus(request) as Record<string, unknown>;
-    if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
+    if (request.written && sameJson(request.written, next)) return;
     const priority: WritePriority = writeLaneFor(request.written, next);
     const now = this.options.clock.now();
     const dueAt = Math.max(
@@ -193,7 +193,7 @@ export class StatusWriter {
   private async write(request: TrackedRequest): Promise<void> {
     if (!this.options.writable(request)) return;
     const next = desiredStatus(request) as Record<string, unknown>;
-    if (request.written && canonicalJson(request.written) === canonicalJson(next)) return;
+    if (request.written && sameJson(request.written, next)) return;
     try {
       if (await this.replace(request, next)) {
         request.written = next;
@@ -219,7 +219,7 @@ export class StatusWriter {
       version: request.writtenVersion ?? this.options.lookup(request.key)?.metadata.resourceVersion,
       status: next,
       rereads: CONFLICT_REREADS,
-      upToDate: (found) => found !== undefined && canonicalJson(found) === canonicalJson(next),
+      upToDate: (found) => found !== undefined && sameJson(found, next),
     });
     request.writtenVersion = outcome.version;
     if (outcome.found !== undefined) request.written = outcome.found;

@@ -51,9 +51,12 @@ export class WaitingQueue {
     this.metrics.walkSeconds.observe((performance.now() - started) / 1000);
 
     // Apply in queue order: dispatches and failures leave the queue; the rest get their reasons
-    // and their new position.
+    // and their new position. Requests of one spec share one list of reasons (walk.ts), so each
+    // list is counted and compared once, not once per request: thousands of requests × a reason
+    // per worker was most of a walk's time at 5000 requests over 1000 workers.
     let position = 0;
-    const reasonCounts = new Map<string, number>();
+    const sharing = new Map<readonly WorkerReason[], number>();
+    const same = new SameReasons();
     for (const request of queue) {
       const outcome = outcomes.get(request.key);
       if (!outcome) continue;
@@ -62,18 +65,44 @@ export class WaitingQueue {
         continue;
       }
       position++;
-      for (const entry of outcome.workers)
-        reasonCounts.set(entry.reason, (reasonCounts.get(entry.reason) ?? 0) + 1);
+      sharing.set(outcome.workers, (sharing.get(outcome.workers) ?? 0) + 1);
       // Most waiting requests come out of a walk as they went in: skip them cheaply, without
-      // building their status to compare it (thousands of requests × a reason per worker).
-      if (request.position === position && sameReasons(request.workers, outcome.workers)) continue;
+      // building their status to compare it.
+      if (request.position === position && same.equal(request.workers, outcome.workers)) continue;
       request.workers = outcome.workers;
       request.position = position;
       handlers.waits(request);
     }
     this.metrics.queueLength.set(position);
     this.metrics.waitingByReason.reset();
-    for (const [reason, count] of reasonCounts) this.metrics.waitingByReason.set({ reason }, count);
+    for (const [reason, count] of reasonCounts(sharing))
+      this.metrics.waitingByReason.set({ reason }, count);
+  }
+}
+
+/** How many waiting requests give each reason, from each list and how many requests share it. */
+export function reasonCounts(sharing: ReadonlyMap<readonly WorkerReason[], number>) {
+  const counts = new Map<string, number>();
+  for (const [workers, requests] of sharing)
+    for (const entry of workers)
+      counts.set(entry.reason, (counts.get(entry.reason) ?? 0) + requests);
+  return counts;
+}
+
+/** Equal lists of reasons, each pair of lists compared once: many requests hold the same two. */
+export class SameReasons {
+  private readonly known = new Map<
+    readonly WorkerReason[],
+    Map<readonly WorkerReason[], boolean>
+  >();
+
+  equal(a: readonly WorkerReason[], b: readonly WorkerReason[]): boolean {
+    if (a === b) return true;
+    let answers = this.known.get(a);
+    if (!answers) this.known.set(a, (answers = new Map<readonly WorkerReason[], boolean>()));
+    let answer = answers.get(b);
+    if (answer === undefined) answers.set(b, (answer = sameReasons(a, b)));
+    return answer;
   }
 }
 
