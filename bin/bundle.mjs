@@ -111,8 +111,8 @@ export async function buildBundles(root, outDir, only = Object.keys(ENTRY_POINTS
 /**
  * The text with every character outside ASCII written as its `\uXXXX` escape. esbuild escapes
  * them in code but not in the comments it keeps, and one such character (a ’ in a dependency's
- * comment) makes V8 hold the whole source of a bundle at two bytes a character: about 5 MiB more
- * heap in every process. An escape means the same character in a string, a template, a regular
+ * comment) makes V8 hold the whole source of a bundle at two bytes a character: about 4 MiB more
+ * memory in every process (outside V8's heap: bench/bundle-memory.ts). An escape means the same character in a string, a template, a regular
  * expression or an identifier, and in a comment it is only text. (A source map's columns after
  * such a comment on the same line move; esbuild keeps comments on lines of their own.)
  * @param {string} text
