@@ -1,7 +1,8 @@
 // What grew between two heap snapshots of one process (bench/soak.ts --heap-snapshots writes them):
 // objects grouped by kind and constructor, with their count and self size in each, the groups that
-// grew most first; before them, the totals by kind (V8's own code and metadata are the kinds `code`,
-// `object shape` and `closure`; what a program keeps is mostly `object`, `array` and `string`).
+// grew most first; before them, the totals by kind (V8's compiled code and its metadata are the kind
+// `code`, its hidden classes `object shape`; what a program keeps is `object`, `array`, `string`,
+// `closure`).
 // Without --before, the largest groups of one snapshot.
 //
 //   node --import tsx bench/heap-summary.ts [--before A.heapsnapshot] --after B.heapsnapshot [--top 25]

@@ -233,8 +233,8 @@ const sampler = setInterval(() => {
   minute++;
   progress(minute);
   // A run longer than the half hour also shows how the heap moves after minute 30 (does it level off?).
-  const snapshot = minute === 5 || (minute === 30 && MINUTES > 30);
-  void sampleMemory(minute).then(() => (snapshot ? snapshotHeap(`minute-${minute}`) : undefined));
+  const label = minute === 5 || (minute === 30 && MINUTES > 30) ? `minute-${minute}` : undefined;
+  void sampleMemory(minute).then(() => (label ? snapshotHeap(label) : undefined));
 }, 60_000);
 await faults.run(started, MINUTES * 60_000, PARTITION_MS, {
   kinds: FAULTS,
