@@ -4,7 +4,7 @@
 // agent/cluster/lease-selector.cluster.test.ts: the shared Lease CRD is never changed here.)
 import { afterEach, describe, expect, it } from 'vitest';
 import { simlockPath } from '../runtime/index.js';
-import { startAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
+import { startFleetAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 
@@ -36,15 +36,7 @@ async function createLease(
 describe('an agent', () => {
   it("answers the Leases whose spec.worker is its own, whatever their label, and no other worker's", async () => {
     const fleet = await TestFleet.create(cluster);
-    const agent = await startAgent({
-      admin: cluster.admin,
-      kubeconfigPath: cluster.kubeconfigPath,
-      name: fleet.name('a'),
-      label: 'wrk_a',
-      namespace: fleet.namespace,
-      fleet: fleet.namespace,
-      script: iosSimulatorScript(),
-    });
+    const agent = await startFleetAgent(cluster, fleet, iosSimulatorScript());
     agents.push(agent);
     // Another worker's Lease wearing this agent's label: a label watch would deliver it.
     await createLease(fleet, 'other', fleet.name('b'), { 'simlock.dev/worker': fleet.name('a') });

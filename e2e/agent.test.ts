@@ -6,7 +6,7 @@ import { heartbeatLeaseName } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
 import { coordinationLeasePath, isNotFound, simlockPath } from '../runtime/index.js';
 import { controllerFor } from '../test/cluster/controller.js';
-import { startAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
+import { startFleetAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet, type LeaseView } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 
@@ -21,16 +21,7 @@ afterEach(async () => {
 
 async function fleetWithAgent(script = iosSimulatorScript(), config: Record<string, unknown> = {}) {
   const fleet = await TestFleet.create(cluster);
-  const agent = await startAgent({
-    admin: cluster.admin,
-    kubeconfigPath: cluster.kubeconfigPath,
-    name: fleet.name('a'),
-    label: 'wrk_a',
-    namespace: fleet.namespace,
-    fleet: fleet.namespace,
-    script,
-    config,
-  });
+  const agent = await startFleetAgent(cluster, fleet, script, config);
   agents.push(agent);
   return { fleet, agent };
 }

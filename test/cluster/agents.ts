@@ -79,6 +79,28 @@ export interface StartAgentOptions {
   nodeArguments?: readonly string[];
 }
 
+/**
+ * A real agent as worker `a` (label wrk_a) of a TestFleet, in the fleet's namespace: how the
+ * agent's own stories start.
+ */
+export function startFleetAgent(
+  cluster: { admin: KubeClient; kubeconfigPath: string },
+  fleet: { namespace: string; name(short: string): string },
+  script: FakeScriptInput,
+  config: Record<string, unknown> = {},
+): Promise<AgentProcess> {
+  return startAgent({
+    admin: cluster.admin,
+    kubeconfigPath: cluster.kubeconfigPath,
+    name: fleet.name('a'),
+    label: 'wrk_a',
+    namespace: fleet.namespace,
+    fleet: fleet.namespace,
+    script,
+    config,
+  });
+}
+
 export async function startAgent(options: StartAgentOptions): Promise<AgentProcess> {
   const dir = await mkdtemp(join(tmpdir(), `simlock-agent-${options.name}-`));
   const scriptPath = join(dir, 'script.yaml');
