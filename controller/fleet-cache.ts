@@ -14,6 +14,7 @@ import type { WorkerView } from './routing/index.js';
 import {
   buildWorker,
   parseHeartbeat,
+  revisionKey,
   sameRouting,
   ViewRevisions,
   type Heartbeat,
@@ -126,7 +127,7 @@ export class FleetCache {
       this.options.clock.now(),
     );
     this.workers.set(name, next);
-    this.revisions.observe(name, next.key);
+    this.revisions.observe(name, revisionKey(next));
     // A fresh heartbeat lapses at a known moment: look again then. A renewal moves the moment
     // later; the earlier wake then finds the worker still connected and asks again.
     if (next.lapsesAt !== undefined)

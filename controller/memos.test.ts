@@ -3,7 +3,13 @@
 // it was (a worker's view can go A → B → A).
 import { describe, expect, it } from 'vitest';
 import { viewKey, type CapacityReason } from '../api/index.js';
-import { emptyMemos, rememberAnswer, takenDevicesKey, type RequestMemos } from './memos.js';
+import {
+  emptyMemos,
+  endSilences,
+  rememberAnswer,
+  takenDevicesKey,
+  type RequestMemos,
+} from './memos.js';
 import {
   aWorker,
   devices,
@@ -80,8 +86,8 @@ class Story {
   }
 
   /** The dispatch the last walk made goes unanswered past the dispatch timeout. */
-  doesNotAnswer(): this {
-    this.memos.unanswered.set('a', { viewRevision: this.routedRevision });
+  doesNotAnswer(until = Infinity): this {
+    rememberAnswer(this, 'a', { kind: 'unanswered', until }, this.routedRevision);
     return this;
   }
 }
@@ -226,6 +232,16 @@ describe('a dispatch left unanswered', () => {
     expect(story.walk()).toMatchObject(dispatched);
     story.doesNotAnswer().seesAgain(story.current);
     expect(story.walk()).toEqual(waitingWith('disconnected'));
+  });
+
+  it('asks again once the silence was held as long as the worker had to answer, the view unchanged', () => {
+    const story = new Story(requests.iphone).sees(freeSlots('ios', 1));
+    expect(story.walk()).toMatchObject(dispatched);
+    story.doesNotAnswer(10_000);
+    expect(endSilences(story.memos, 9_999)).toEqual({ ended: false, nextAt: 10_000 });
+    expect(story.walk()).toEqual(waitingWith('disconnected'));
+    expect(endSilences(story.memos, 10_000)).toEqual({ ended: true, nextAt: undefined });
+    expect(story.walk()).toMatchObject(dispatched);
   });
 
   it('asks again after the view moved, even back to what it was (A → silence → B → A)', () => {

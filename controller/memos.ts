@@ -16,6 +16,10 @@
 // every change of any device, and a host with one iPad among busy iPhones was asked again for the
 // iPad at each iPhone grant (in the soak, a third of all dispatches were such refusals).
 //
+// A silence (a dispatch left unanswered) is held, besides, no longer than the worker had to answer:
+// a worker that was connected all along may only have missed the Lease, and nothing it writes needs
+// to change when it sees Leases again.
+//
 // A cannot-serve code is remembered for the request's life, whatever the view.
 import {
   fitsDevice,
@@ -41,8 +45,13 @@ export interface RequestMemos {
       takenDevices?: string | undefined;
     }
   >;
-  /** Workers that did not answer within the dispatch timeout: disconnected while at that revision. */
-  unanswered: Map<string, { viewRevision: number }>;
+  /**
+   * Workers that did not answer within the dispatch timeout: disconnected while at that revision,
+   * until `until`. A worker whose heartbeat never lapsed may only have been slow to see the Lease
+   * (its watch was down, and an idle agent writes no new status when it is back): it is asked again
+   * once its silence has been held as long as it had to answer.
+   */
+  unanswered: Map<string, { viewRevision: number; until: number }>;
 }
 
 export function emptyMemos(): RequestMemos {
@@ -93,6 +102,25 @@ export function heldRefusal(
     : undefined;
 }
 
+/**
+ * Ends the silences held until `now` or before. Answers whether one ended, and when the next one
+ * ends, if any is left.
+ */
+export function endSilences(
+  memos: RequestMemos,
+  now: number,
+): { ended: boolean; nextAt?: number | undefined } {
+  let ended = false;
+  let nextAt: number | undefined;
+  for (const [worker, { until }] of memos.unanswered) {
+    if (until <= now) {
+      memos.unanswered.delete(worker);
+      ended = true;
+    } else nextAt = Math.min(nextAt ?? until, until);
+  }
+  return { ended, nextAt };
+}
+
 /** Whether the unanswered memo for a worker still holds at its current view revision. */
 export function heldUnanswered(
   memos: RequestMemos,
@@ -103,8 +131,11 @@ export function heldUnanswered(
   return unanswered !== undefined && unanswered.viewRevision === currentRevision;
 }
 
-/** An agent's answer worth remembering: a refusal (as the agent wrote it), or a silence. */
-export type Answer = { kind: 'refusal'; refusal: unknown } | { kind: 'unanswered' };
+/**
+ * An agent's answer worth remembering: a refusal (as the agent wrote it), or a silence, held until
+ * `until` at most.
+ */
+export type Answer = { kind: 'refusal'; refusal: unknown } | { kind: 'unanswered'; until: number };
 
 /**
  * Remembers the answer for the worker: a cannot-serve code for the request's life, a refusal or a
@@ -119,7 +150,7 @@ export function rememberAnswer(
   takenDevices?: string,
 ): { code: string; capacity_reason: string } {
   if (answer.kind === 'unanswered') {
-    request.memos.unanswered.set(worker, { viewRevision });
+    request.memos.unanswered.set(worker, { viewRevision, until: answer.until });
     return { code: 'UNANSWERED', capacity_reason: '' };
   }
   const refusal = parseRefusal(answer.refusal);

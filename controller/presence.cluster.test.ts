@@ -3,8 +3,8 @@
 // interval that coalesces position updates (status.ts, presencePart; write-queue.ts). On the code
 // before, the reason waited out the interval (here 8 s) behind the last write.
 import { describe, expect, it } from 'vitest';
-import { iosFullStatus } from '../test/cluster/fleet.js';
-import { useCluster } from '../test/cluster/harness.js';
+import { iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
+import { eventually, useCluster } from '../test/cluster/harness.js';
 import { controllerStories } from '../test/cluster/controller.js';
 
 const cluster = useCluster('presence');
@@ -48,5 +48,80 @@ describe('a waiting request and a worker whose heartbeat lapses', () => {
       INTERVAL_MS,
     );
     expect(Date.now() - renewedAt).toBeLessThan(2000);
+  });
+});
+
+// A worker cut off while a dispatch to it is unanswered: the controller withdraws the dispatch and
+// remembers the silence against the view it routed on. The agent comes back with the very same
+// status (its devices did not change while it was away), so only its heartbeat says it is back.
+// On the code before, the silence was held while the view's revision stayed, and the revision
+// moved only with the agent's status, not with its connection: the worker read `disconnected`
+// for good and nothing was dispatched to it again (the reliability test's rel-c).
+describe('a worker that comes back from a cut with the same status', () => {
+  it('is dispatched to again and grants, without its status changing', async () => {
+    const { fleet, start } = await setup();
+    await fleet.addWorker('a', { status: iosStatus() });
+    await fleet.addWorker('b', { status: iosFullStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
+    const first = await eventually(() => fleet.lease('r1'), { what: 'lease r1 dispatched' });
+    expect(first.spec.worker).toBe(fleet.name('a'));
+
+    // a is cut off before it answers: its heartbeat (2 s, renewed 1 s ago) lapses in a second.
+    await fleet.heartbeat('a', { durationSeconds: 2, ageMs: 1000 });
+    await fleet.requestWhere(
+      'r1',
+      (seen) =>
+        seen.status?.phase === 'Waiting' && seen.status.workers?.[0]?.reason === 'disconnected',
+    );
+    await fleet.leaseGone('r1');
+
+    // Back, with the status it had: the request goes to it again and is granted there.
+    await fleet.heartbeat('a');
+    const renewedAt = Date.now();
+    const again = await eventually(
+      async () => {
+        const lease = await fleet.lease('r1');
+        return lease && lease.metadata.uid !== first.metadata.uid ? lease : undefined;
+      },
+      { what: 'lease r1 dispatched again', timeoutMs: 10_000 },
+    );
+    const redispatchMs = Date.now() - renewedAt;
+    expect(again.spec.worker).toBe(fleet.name('a'));
+    await fleet.grant('r1');
+    await fleet.phase('r1', 'Granted');
+    // Seen within a walk of the renewal: the heartbeat's event moves the view's revision.
+    expect(redispatchMs).toBeLessThan(3000);
+  });
+});
+
+// A worker connected all along whose agent does not see a Lease in time (its watch was down after
+// a cut that did not outlast its heartbeat): the dispatch is withdrawn, and the agent, back on its
+// watch, finds nothing to answer and writes nothing new. On the code before, the silence was held
+// until the worker's status changed, which an idle worker's never does: `disconnected` for good.
+describe('a worker that left a dispatch unanswered while connected', () => {
+  it('is asked again once its silence was held as long as it had to answer', async () => {
+    const dispatchTimeoutMs = 1500;
+    const { fleet, start } = await setup({ dispatchTimeoutMs });
+    await fleet.addWorker('a', { status: iosStatus() });
+    await fleet.addWorker('b', { status: iosFullStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
+    const first = await eventually(() => fleet.lease('r1'), { what: 'lease r1 dispatched' });
+    await fleet.requestWhere(
+      'r1',
+      (seen) =>
+        seen.status?.phase === 'Waiting' && seen.status.workers?.[0]?.reason === 'disconnected',
+    );
+    const again = await eventually(
+      async () => {
+        const lease = await fleet.lease('r1');
+        return lease && lease.metadata.uid !== first.metadata.uid ? lease : undefined;
+      },
+      { what: 'lease r1 dispatched again', timeoutMs: 10_000 },
+    );
+    expect(again.spec.worker).toBe(fleet.name('a'));
+    await fleet.grant('r1');
+    await fleet.phase('r1', 'Granted');
   });
 });

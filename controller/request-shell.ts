@@ -16,7 +16,7 @@ import type { FleetCache } from './fleet-cache.js';
 import type { LeaseDispatcher } from './lease-dispatcher.js';
 import type { ParsedLease } from './parsed-lease.js';
 import { RequestWrites } from './request-writes.js';
-import { rememberAnswer, takenDevicesKey, type Answer } from './memos.js';
+import { endSilences, rememberAnswer, takenDevicesKey, type Answer } from './memos.js';
 import type { ControllerMetrics } from './metrics.js';
 import { next, type Effect, type RequestEvent } from './request-machine.js';
 import type { RoutingPolicy } from './routing/index.js';
@@ -217,7 +217,15 @@ export class RequestShell {
           effect.durationSeconds,
         );
       case 'remember':
-        return this.remember(request, effect.memo);
+        return this.remember(
+          request,
+          effect.memo.kind === 'unanswered'
+            ? {
+                kind: 'unanswered',
+                until: this.options.clock.now() + this.options.dispatchTimeoutMs,
+              }
+            : effect.memo,
+        );
       case 'wakeAt':
         return this.setTimer(request, effect.timer, effect.at);
       case 'cancel':
@@ -277,9 +285,10 @@ export class RequestShell {
     const viewRevision = routedOn?.revision ?? this.options.fleet.revision(worker) ?? 0;
     const counted = rememberAnswer(request, worker, answer, viewRevision, routedOn?.takenDevices);
     this.options.metrics.refusals.inc(counted);
-    if (answer.kind === 'unanswered')
+    if (answer.kind === 'unanswered') {
+      this.setTimer(request, 'silence', Math.min(answer.until, request.timers.silence ?? Infinity));
       this.options.log.warn('no answer from the worker', { request: request.key, worker });
-    else
+    } else
       this.options.log.info('refused', { request: request.key, worker, refusal: answer.refusal });
   }
 
@@ -319,6 +328,7 @@ export class RequestShell {
       request.timers[which] = undefined;
       if (which === 'write') this.status.flush(request);
       else if (which === 'dispatchEvent') this.events.recordHeld(request);
+      else if (which === 'silence') this.endSilences(request, now);
       else this.apply(request, { type: 'timerDue', timer: which });
     }
     const retries = [...request.retries.values()];
@@ -326,6 +336,13 @@ export class RequestShell {
     for (const write of retries) void write();
     const later = Object.values(request.timers).filter((at): at is number => at !== undefined);
     return later.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...later) - now) } : undefined;
+  }
+
+  /** Silences held as long as their workers had to answer end: those workers are asked again. */
+  private endSilences(request: TrackedRequest, now: number): void {
+    const { ended, nextAt } = endSilences(request.memos, now);
+    if (nextAt !== undefined) this.setTimer(request, 'silence', nextAt);
+    if (ended) this.options.walk();
   }
 
   private forget(request: TrackedRequest): void {

@@ -6,8 +6,11 @@ import { emptyMemos, type RequestMemos } from './memos.js';
 import type { Lifetime, MachineTimer, RequestLife } from './request-machine.js';
 import type { RequestState } from './status.js';
 
-/** The machine's timers, and the status writer's and event recorder's own. */
-export type RequestTimer = MachineTimer | 'write' | 'dispatchEvent';
+/**
+ * The machine's timers, the status writer's and event recorder's own, and the end of the request's
+ * earliest silence memo (memos.ts).
+ */
+export type RequestTimer = MachineTimer | 'write' | 'dispatchEvent' | 'silence';
 /** Writes that failed and are made again after the request's backoff. */
 export type RequestRetry =
   'admit' | 'removeFinalizer' | 'write' | 'deleteLease' | 'dispatch' | 'extendLease';

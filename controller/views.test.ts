@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL, WorkerStatus, viewKey } from '../api/index.js';
 import { iosCapacity, iosStatus, iphoneSimulator } from '../test/fixtures/workers.js';
-import { buildWorker, parseHeartbeat } from './views.js';
+import { buildWorker, parseHeartbeat, revisionKey, ViewRevisions } from './views.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
@@ -132,5 +132,26 @@ describe('parseHeartbeat, fuzzed', () => {
         if (parsed === undefined) expect(worker.view.connection).toBe('disconnected');
       }),
     );
+  });
+});
+
+describe('a view revision', () => {
+  const worker = { metadata: { name: 'a' }, spec: {}, status: validStatus };
+  const fresh = { renewTime: NOW - 1000, leaseDurationSeconds: 30 };
+  const lapsed = { renewTime: NOW - 60_000, leaseDurationSeconds: 30 };
+
+  it('moves when the worker goes away and again when it comes back with the same status', () => {
+    const revisions = new ViewRevisions();
+    const before = revisions.observe('a', revisionKey(buildWorker(worker, fresh, NOW)));
+    const away = revisions.observe('a', revisionKey(buildWorker(worker, lapsed, NOW)));
+    const back = revisions.observe('a', revisionKey(buildWorker(worker, fresh, NOW)));
+    expect(new Set([before, away, back]).size).toBe(3);
+  });
+
+  it('stays while nothing routing reads changes (a heartbeat renewed)', () => {
+    const revisions = new ViewRevisions();
+    const first = revisions.observe('a', revisionKey(buildWorker(worker, fresh, NOW)));
+    const renewed = { renewTime: NOW, leaseDurationSeconds: 30 };
+    expect(revisions.observe('a', revisionKey(buildWorker(worker, renewed, NOW)))).toBe(first);
   });
 });

@@ -81,9 +81,21 @@ export function sameRouting(a: KnownWorker | undefined, b: KnownWorker): boolean
 }
 
 /**
- * Each worker's view revision: a number that moves whenever the worker's view key changes and
- * never returns to an earlier value, so "the same revision" means "nothing changed since", which
- * an equal key does not (a view may go A → B → A). Memos are held against revisions (memos.ts).
+ * What a worker's view revision follows: its connection and its view key. A worker that went away
+ * and came back may not be the agent that was silent or refused (it restarted, or it was cut off
+ * while a dispatch to it was withdrawn), so its return ends what was remembered against the view
+ * before, as a change of its status does. Its status alone does not move when it comes back: an
+ * agent cut off with two ready simulators comes back with the same two.
+ */
+export function revisionKey(worker: KnownWorker): string {
+  return `${worker.view.connection} ${worker.key}`;
+}
+
+/**
+ * Each worker's view revision: a number that moves whenever the worker's revision key
+ * (`revisionKey`) changes and never returns to an earlier value, so "the same revision" means
+ * "nothing changed since", which an equal key does not (a view may go A → B → A). Memos are held
+ * against revisions (memos.ts).
  */
 export class ViewRevisions {
   private last = 0;

@@ -174,7 +174,7 @@ describe('the reasons of a waiting request', () => {
   it('a dispatch left unanswered lists disconnected while the view is unchanged', () => {
     const fleet = fleetOf(worker('a'));
     const memos = emptyMemos();
-    memos.unanswered.set('a', { viewRevision: fleet.viewRevisions.get('a') ?? 0 });
+    memos.unanswered.set('a', { viewRevision: fleet.viewRevisions.get('a') ?? 0, until: Infinity });
     expect(
       walk([waiting('r1', { platform: 'ios' }, memos)], fleet, policy).get('r1'),
     ).toMatchObject({
@@ -327,7 +327,7 @@ describe('reasons shared by requests of one spec', () => {
     // reasons its own.
     const ownMemos = () => {
       const memos = emptyMemos();
-      memos.unanswered.set('no-such-worker', { viewRevision: 0 });
+      memos.unanswered.set('no-such-worker', { viewRevision: 0, until: Infinity });
       return memos;
     };
     const alone = walk(queue(ownMemos), mixedFleet(), policy);
