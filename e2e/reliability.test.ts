@@ -421,6 +421,14 @@ describe('reliability', () => {
         return at > (cutAt ?? 0) && at < (healedAt ?? 0) && grantedOn.get(name) !== 'rel-c';
       });
       expect(grantedWhileAway.length, events.join('; ')).toBeGreaterThan(0);
+      // How soon the healed host was used again (docs/OPERATIONS.md §1 quotes it).
+      const backAt = Math.min(
+        ...created
+          .filter((name) => grantedOn.get(name) === 'rel-c')
+          .map((name) => grantedAt.get(name) ?? Infinity)
+          .filter((at) => at > (healedAt ?? 0)),
+      );
+      console.info(`reliability: rel-c granted again ${backAt - healedAt} ms after it was healed`);
     }
     expect(snapshots).toBeGreaterThan(100);
     expect(violations, events.join('; ')).toEqual([]);
