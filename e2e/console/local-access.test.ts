@@ -177,7 +177,7 @@ describe('kubectl simlock console for a person with rights in one namespace', ()
     await expect(connection(page).textContent()).resolves.toContain('Live');
     const hidden = page.locator('#hidden');
     await expect(hidden.textContent()).resolves.toMatch(
-      /You may not list workers\.simlock\.dev in all namespaces: the fleet is not shown\./,
+      /You may not list workers\.simlock\.dev: the fleet is not shown\./,
     );
     await expect(hidden.textContent()).resolves.toContain(`Only namespace ${teamA} is shown`);
     await page.getByRole('link', { name: 'Fleet', exact: true }).click();
