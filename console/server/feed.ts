@@ -43,8 +43,7 @@ export class FeedState {
       listed: () => set({ state: 'live' }),
       failed: (error) => {
         const previous = this.watches.get(what);
-        const since =
-          previous?.state === 'failing' ? previous.since : new Date().toISOString();
+        const since = previous?.state === 'failing' ? previous.since : new Date().toISOString();
         set({ state: 'failing', what, error: messageOf(error), since });
       },
       settled,

@@ -145,10 +145,8 @@ export class ConsoleStore {
     };
     if (plan.workers) watch('Workers', simlockPath('worker'), (event) => this.onWorker(event));
     if (plan.heartbeats)
-      watch(
-        `Heartbeats in ${simlockNamespace}`,
-        coordinationLeasePath(simlockNamespace),
-        (event) => this.onHeartbeat(event),
+      watch(`Heartbeats in ${simlockNamespace}`, coordinationLeasePath(simlockNamespace), (event) =>
+        this.onHeartbeat(event),
       );
     if (plan.requests)
       watch(`LeaseRequests in ${where}`, simlockPath('leaseRequest', { namespace }), (event) =>

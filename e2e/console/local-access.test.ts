@@ -5,7 +5,6 @@
 // server out of reach, then their access taken away while they look).
 import { spawn } from 'node:child_process';
 import { copyFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
@@ -87,6 +86,7 @@ async function open(url: string): Promise<Page> {
 
 /** The header's word on the console's connection to the cluster. */
 const connection = (page: Page) => page.locator('header [role="status"]');
+const live = (page: Page) => connection(page).filter({ hasText: '● Live' }).waitFor();
 
 async function grantedLease(namespace: string, name: string): Promise<void> {
   await cluster.admin.create(simlockPath('lease', { namespace }), {
@@ -174,7 +174,7 @@ describe('kubectl simlock console for a person with rights in one namespace', ()
     await page.getByRole('link', { name: 'Leases', exact: true }).click();
     await page.locator(`#leases tr[data-lease="${teamA}/ta-1"]`).waitFor();
     expect(await page.locator('#leases tbody tr').count()).toBe(1);
-    await expect(connection(page).textContent()).resolves.toContain('Live');
+    await live(page);
     const hidden = page.locator('#hidden');
     await expect(hidden.textContent()).resolves.toMatch(
       /You may not list workers\.simlock\.dev: the fleet is not shown\./,
@@ -191,9 +191,12 @@ describe('kubectl simlock console for a person with rights in one namespace', ()
   it('without -n shows the namespace of their kubeconfig’s context, and says why only that one', async () => {
     const inTeamA = `${kubeconfig}.team-a`;
     await copyFile(kubeconfig, inTeamA);
-    const set = await cluster.kubectl(['config', 'set-context', '--current', `--namespace=${teamA}`], {
-      kubeconfig: inTeamA,
-    });
+    const set = await cluster.kubectl(
+      ['config', 'set-context', '--current', `--namespace=${teamA}`],
+      {
+        kubeconfig: inTeamA,
+      },
+    );
     expect(set.exitCode, set.stderr).toBe(0);
     const running = await pluginConsole([], inTeamA);
     const page = await open(running.url);
@@ -210,7 +213,7 @@ describe('kubectl simlock console for a person with rights in one namespace', ()
   it('does not say Live while its watches fail: the API server out of reach, then their access gone', async () => {
     const running = await pluginConsole(['-n', teamA]);
     const page = await open(running.url);
-    await expect(connection(page).textContent()).resolves.toContain('Live');
+    await live(page);
 
     await relay.refuse();
     await connection(page).filter({ hasText: 'Not live' }).waitFor();
@@ -225,7 +228,7 @@ describe('kubectl simlock console for a person with rights in one namespace', ()
     expect(await connection(page).textContent()).toContain('Not live');
 
     await bindUser();
-    await connection(page).filter({ hasText: /Live/ }).filter({ hasNotText: 'Not' }).waitFor();
+    await live(page);
     expect(await page.locator('#failing').count()).toBe(0);
     await page.context().close();
   });
