@@ -24,7 +24,11 @@ async function main(): Promise<void> {
     .option('host', { type: 'string', describe: 'default: 127.0.0.1 (local), 0.0.0.0 (token)' })
     .option('port', { type: 'number', default: 0, describe: '0: any free port' })
     .option('simlock-namespace', { type: 'string', default: 'simlock-system' })
-    .option('namespace', { type: 'string', describe: 'only requests and leases of this namespace' })
+    .option('namespace', {
+      type: 'string',
+      describe:
+        "only requests and leases of this namespace (default: every namespace the identity may list, else its context's)",
+    })
     .option('proxy-url', {
       type: 'string',
       describe: 'the exec proxy (default: ConfigMap simlock)',

@@ -1,5 +1,5 @@
 // `kubectl simlock console`: runs the console's server (console/main.ts, by bin/launch.mjs) as a
-// child process with this kubeconfig and context, prints its URL and opens the browser. The
+// child process with this kubeconfig, context and -n, prints its URL and opens the browser. The
 // plugin does not import the console (components stay apart, ADR 0006): it starts the program
 // beside it, as a person would, and stops it on Ctrl-C.
 import { spawn } from 'node:child_process';
@@ -47,6 +47,9 @@ export async function consoleAction(argv: Record<string, unknown>, io: CliIO): P
       globals.simlockNamespace,
       ...(globals.kubeconfig ? ['--kubeconfig', globals.kubeconfig] : []),
       ...(globals.context ? ['--context', globals.context] : []),
+      // -n: that namespace only. Without it the console shows every namespace the kubeconfig's
+      // person may list, else their context's namespace (it reads the same kubeconfig).
+      ...(globals.namespace && !globals.allNamespaces ? ['--namespace', globals.namespace] : []),
       ...(flags.proxyUrl ? ['--proxy-url', flags.proxyUrl] : []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SIMLOCK_LOG_LEVEL: 'warn' } },

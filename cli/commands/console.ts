@@ -1,4 +1,4 @@
-// `console [--port N] [--no-open] [--proxy-url URL]`: the simlock console on 127.0.0.1.
+// `console [-n NS] [--port N] [--no-open] [--proxy-url URL]`: the simlock console on 127.0.0.1.
 import type { Argv } from 'yargs';
 import type { CommandRunner } from './runner.js';
 

@@ -7,6 +7,7 @@ import {
   formatDuration,
   heartbeatState,
   inspectorRows,
+  liveness,
   screenshotCommand,
   waitingRequests,
   workerTitle,
@@ -103,5 +104,21 @@ describe('console views', () => {
       '-',
     ]);
     expect(screenshotCommand({ platform: 'ios', physical: true })).toBeUndefined();
+  });
+
+  it('says Live only while the stream is open and every watch is listed and none fails', () => {
+    const feed = { hidden: [], unwatched: [], syncing: [], failing: [] };
+    expect(liveness('open', feed)).toEqual({ live: true, text: '● Live' });
+    expect(liveness('connecting', feed).live).toBe(false);
+    expect(liveness('reconnecting', feed).text).toBe('○ Reconnecting…');
+    expect(liveness('open', undefined).live).toBe(false);
+    expect(liveness('open', { ...feed, syncing: ['Workers'] }).text).toBe(
+      '○ Not live yet: loading',
+    );
+    const failing = { what: 'Leases in team-a', error: 'forbidden', since: '2025-01-01T00:00:00Z' };
+    expect(liveness('open', { ...feed, failing: [failing] })).toEqual({
+      live: false,
+      text: '⚠ Not live: 1 watch fails',
+    });
   });
 });

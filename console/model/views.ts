@@ -10,7 +10,7 @@ import {
   type Platform,
   type WorkerReason,
 } from '../../api/index.js';
-import type { LeaseView, RequestView, WorkerView } from './wire.js';
+import type { Feed, LeaseView, RequestView, WorkerView } from './wire.js';
 
 /** A worker as people know it: its label, else its name. */
 export function workerTitle(worker: Pick<WorkerView, 'name' | 'label'>): string {
@@ -40,6 +40,31 @@ export function expiresIn(expiresAt: string, now: number): string {
   const at = Date.parse(expiresAt);
   if (Number.isNaN(at)) return 'unknown';
   return at <= now ? 'expired' : formatDuration(at - now);
+}
+
+/** The page's event stream: opening, open, or lost (the browser opens it again). */
+export type StreamState = 'connecting' | 'open' | 'reconnecting';
+
+/**
+ * What the header says of how current the page is. Live only when the stream is open and every
+ * one of the console's watches has listed and none is failing: a page whose console cannot watch
+ * the cluster shows what it last knew, and must not claim more.
+ */
+export function liveness(
+  stream: StreamState,
+  feed: Feed | undefined,
+): { live: boolean; text: string } {
+  if (stream === 'connecting') return { live: false, text: '○ Connecting…' };
+  if (stream === 'reconnecting') return { live: false, text: '○ Reconnecting…' };
+  const failing = feed?.failing.length ?? 0;
+  if (failing > 0)
+    return {
+      live: false,
+      text: `⚠ Not live: ${failing} ${failing === 1 ? 'watch fails' : 'watches fail'}`,
+    };
+  if (feed === undefined || feed.syncing.length > 0)
+    return { live: false, text: '○ Not live yet: loading' };
+  return { live: true, text: '● Live' };
 }
 
 export type Connection = 'connected' | 'late' | 'never';

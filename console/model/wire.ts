@@ -103,9 +103,35 @@ export type Abilities = z.infer<typeof Abilities>;
 export const Kind = z.enum(['worker', 'request', 'lease']);
 export type Kind = z.infer<typeof Kind>;
 
+/** One of the console's watches that is not up to date: what it watches, and its last error. */
+export const WatchProblem = z.object({
+  what: z.string().max(256),
+  error: z.string().max(1024),
+  since: time,
+});
+export type WatchProblem = z.infer<typeof WatchProblem>;
+
+/**
+ * How current the console's own view of the cluster is, and what it does not watch. The page says
+ * Live only when every watch has listed and none is failing.
+ */
+export const Feed = z.object({
+  /** The one namespace whose requests, leases and Events are watched; none: every namespace. */
+  namespace: name.optional(),
+  /** What is not shown and why, one sentence each ("You may not list …: the fleet is not shown."). */
+  hidden: z.array(z.string().max(1024)).max(20),
+  /** What the console does not watch (so a worker's missing heartbeat is unknown, not "never"). */
+  unwatched: z.array(z.enum(['workers', 'heartbeats', 'requests', 'leases', 'events'])).max(5),
+  /** Watches that have not listed yet. */
+  syncing: z.array(z.string().max(256)).max(20),
+  failing: z.array(WatchProblem).max(20),
+});
+export type Feed = z.infer<typeof Feed>;
+
 export const SnapshotMessage = z.object({
   stream: z.string().max(64),
   abilities: Abilities,
+  feed: Feed,
   workers: z.array(WorkerView).max(20_000),
   requests: z.array(RequestView).max(50_000),
   leases: z.array(LeaseView).max(50_000),
@@ -125,6 +151,8 @@ export const ChangesMessage = z.object({
   details: z.array(RequestDetail).max(50).default([]),
   /** What this person may do, when it changed (a namespace seen for the first time). */
   abilities: Abilities.optional(),
+  /** The console's watches, when that changed (one failed, or listed again). */
+  feed: Feed.optional(),
 });
 export type ChangesMessage = z.infer<typeof ChangesMessage>;
 

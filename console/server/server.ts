@@ -18,7 +18,10 @@ export interface ConsoleOptions {
   /** 0: any free port. */
   port?: number;
   simlockNamespace?: string;
-  /** Only this namespace's requests and leases; none: all. */
+  /**
+   * Only this namespace's requests and leases; none: all, when the console's identity may list
+   * them everywhere, else its kubeconfig context's namespace.
+   */
   namespace?: string | undefined;
   proxyUrl?: string | undefined;
   /** Set the cookie's Secure flag (the console is served over HTTPS in front). */
@@ -45,6 +48,9 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     log: options.log,
     simlockNamespace,
     namespace: options.namespace,
+    // Run locally the console's identity is the person's kubeconfig: what it may not list is
+    // what they may not see.
+    subject: options.mode === 'local' ? 'You' : "The console's identity",
   });
   await store.start();
   const sessions = new Sessions(options.mode, options.client);

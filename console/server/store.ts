@@ -1,7 +1,8 @@
 // The console's one watch of the cluster: informers on Workers, LeaseRequests, Leases, the
-// agents' heartbeat Leases and the Events of LeaseRequests. Every object is parsed with the
-// contract's schemas (one that does not parse is left out) and kept trimmed to what the pages
-// show; listeners hear of each change once, whoever is looking.
+// agents' heartbeat Leases and the Events of LeaseRequests, those its identity may list
+// (watch-plan.ts). Every object is parsed with the contract's schemas (one that does not parse is
+// left out) and kept trimmed to what the pages show; listeners hear of each change once, whoever
+// is looking, and of each change in the watches' state (feed.ts).
 import { z } from 'zod';
 import {
   HeartbeatLease,
@@ -18,9 +19,12 @@ import {
   type InformerEvent,
   type KubeClient,
   type KubeObject,
+  selfMay,
   type Logger,
 } from '../../runtime/index.js';
-import type { EventView, Kind, LeaseView, RequestView, WorkerView } from '../model/wire.js';
+import type { EventView, Feed, Kind, LeaseView, RequestView, WorkerView } from '../model/wire.js';
+import { FeedState } from './feed.js';
+import { planWatches } from './watch-plan.js';
 
 const HEARTBEAT_PREFIX = 'worker-';
 
@@ -44,7 +48,8 @@ const CoreEvent = z.object({
 const MAX_EVENTS_PER_REQUEST = 200;
 
 export interface StoreChange {
-  kind: Kind | 'detail';
+  /** feed: the watches' state (key ''). */
+  kind: Kind | 'detail' | 'feed';
   /** A worker's name, else namespace/name. */
   key: string;
 }
@@ -54,8 +59,13 @@ export interface StoreOptions {
   log: Logger;
   /** Where the agents renew their heartbeats. */
   simlockNamespace: string;
-  /** Only requests, leases and events of this namespace; none: every namespace. */
+  /**
+   * Only requests, leases and events of this namespace; none: every namespace the client may list
+   * (else its kubeconfig context's namespace).
+   */
   namespace?: string | undefined;
+  /** Who is refused, in the page's sentences on what is not shown: "You", "The console". */
+  subject: string;
 }
 
 function keyOf(namespace: string | undefined, name: string): string {
@@ -80,55 +90,99 @@ export class ConsoleStore {
   private readonly workerObjects = new Map<string, WorkerObject>();
   private readonly informers: Informer[] = [];
   private readonly listeners = new Set<(change: StoreChange) => void>();
+  private feedState = new FeedState(
+    { namespace: undefined, hidden: [], unwatched: [] },
+    () => undefined,
+  );
 
-  constructor(private readonly options: StoreOptions) {
-    const { client, namespace } = options;
-    const watch = (
-      path: string,
-      handle: (event: InformerEvent<KubeObject>) => void,
-      extra = {},
-    ) => {
-      const informer = new Informer(client, {
-        path,
-        ...extra,
-        onError: (error) => options.log.warn('watch failed; retrying', { path, error }),
-      });
-      informer.on(handle);
-      this.informers.push(informer);
-    };
-    watch(simlockPath('worker'), (event) => this.onWorker(event));
-    watch(simlockPath('leaseRequest', { namespace }), (event) => this.onRequest(event));
-    watch(simlockPath('lease', { namespace }), (event) => this.onLease(event));
-    watch(coordinationLeasePath(options.simlockNamespace), (event) => this.onHeartbeat(event));
-    watch(
-      namespace === undefined ? '/api/v1/events' : `/api/v1/namespaces/${namespace}/events`,
-      (event) => this.onEvent(event),
-      {
-        fieldSelector: `involvedObject.kind=${RESOURCES.leaseRequest.kind}`,
-        // kube-apiserver keeps no watch cache for Events, so it sends no bookmarks: a quiet watch
-        // would be cut by the client's 90 s idle limit (and logged as a failure). Ended by the
-        // server before that, it is simply opened again.
-        watchTimeoutSeconds: 60,
-      },
-    );
-  }
+  constructor(private readonly options: StoreOptions) {}
 
   on(listener: (change: StoreChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  async start(timeoutMs = 30_000): Promise<void> {
+  /**
+   * Plans the watches from what the console's identity may list, opens them, and resolves once
+   * each has listed or failed once (or after `timeoutMs`): a watch that fails does not hold the
+   * console back, the page says it is not live instead.
+   */
+  async start(timeoutMs = 10_000): Promise<void> {
+    const { client, simlockNamespace } = this.options;
+    const plan = await planWatches({
+      may: (attributes) => selfMay(client, attributes),
+      namespace: this.options.namespace,
+      fallbackNamespace: client.namespace,
+      simlockNamespace,
+      subject: this.options.subject,
+    });
+    const unwatched = (['workers', 'heartbeats', 'requests', 'leases', 'events'] as const).filter(
+      (what) => !plan[what],
+    );
+    this.feedState = new FeedState({ ...plan, unwatched }, () => this.emit('feed', ''));
+    const { namespace } = plan;
+    const where = namespace === undefined ? 'all namespaces' : namespace;
+    const settled: Promise<void>[] = [];
+    const watch = (
+      what: string,
+      path: string,
+      handle: (event: InformerEvent<KubeObject>) => void,
+      extra = {},
+    ) => {
+      const reports = this.feedState.watch(what);
+      settled.push(reports.settled);
+      const informer = new Informer(client, {
+        path,
+        ...extra,
+        onListed: () => reports.listed(),
+        onError: (error) => {
+          reports.failed(error);
+          this.options.log.warn('watch failed; retrying', { path, error });
+        },
+      });
+      informer.on(handle);
+      this.informers.push(informer);
+    };
+    if (plan.workers) watch('Workers', simlockPath('worker'), (event) => this.onWorker(event));
+    if (plan.heartbeats)
+      watch(`Heartbeats in ${simlockNamespace}`, coordinationLeasePath(simlockNamespace), (event) =>
+        this.onHeartbeat(event),
+      );
+    if (plan.requests)
+      watch(`LeaseRequests in ${where}`, simlockPath('leaseRequest', { namespace }), (event) =>
+        this.onRequest(event),
+      );
+    if (plan.leases)
+      watch(`Leases in ${where}`, simlockPath('lease', { namespace }), (event) =>
+        this.onLease(event),
+      );
+    if (plan.events)
+      watch(
+        `Events in ${where}`,
+        namespace === undefined ? '/api/v1/events' : `/api/v1/namespaces/${namespace}/events`,
+        (event) => this.onEvent(event),
+        {
+          fieldSelector: `involvedObject.kind=${RESOURCES.leaseRequest.kind}`,
+          // kube-apiserver keeps no watch cache for Events, so it sends no bookmarks: a quiet
+          // watch would be cut by the client's 90 s idle limit (and logged as a failure). Ended
+          // by the server before that, it is simply opened again.
+          watchTimeoutSeconds: 60,
+        },
+      );
     for (const informer of this.informers) informer.start();
-    // A watch the console may not make (no RBAC for Events, say) must not keep it from serving.
     await Promise.race([
-      Promise.all(this.informers.map((informer) => informer.waitForSync())),
+      Promise.all(settled),
       new Promise((resolve) => setTimeout(resolve, timeoutMs).unref()),
     ]);
   }
 
   async stop(): Promise<void> {
     await Promise.all(this.informers.map((informer) => informer.stop()));
+  }
+
+  /** How current the console's view is, and what it does not watch. */
+  feed(): Feed {
+    return this.feedState.feed();
   }
 
   /** Namespaces of the requests and leases the console holds. */

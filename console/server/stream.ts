@@ -1,5 +1,5 @@
 // One open page's event stream: a snapshot of what this person may see, then batches of changes
-// as the store hears of them. Changes are coalesced by key (the latest state wins) and sent at
+// as the store hears of them (and of its watches' state: whether the page may say Live). Changes are coalesced by key (the latest state wins) and sent at
 // most every `flushMs`; a slow browser is sent fewer, larger batches rather than a backlog.
 // Reasons and Events come only for the requests the page says it looks at (focus).
 import { randomBytes } from 'node:crypto';
@@ -29,6 +29,7 @@ export class Subscriber {
   private readonly pendingDetails = new Set<string>();
   private readonly namespaces = new Set<string>();
   private abilitiesChanged = false;
+  private feedChanged = false;
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private writing = false;
@@ -66,6 +67,7 @@ export class Subscriber {
       const snapshot: SnapshotMessage = {
         stream: this.id,
         abilities,
+        feed: this.store.feed(),
         workers: seeWorkers ? [...this.store.workers.values()] : [],
         requests: [...this.store.requests.values()].filter((r) => requestsIn.has(r.namespace)),
         leases: [...this.store.leases.values()].filter((l) => leasesIn.has(l.namespace)),
@@ -108,7 +110,8 @@ export class Subscriber {
 
   private async take(change: StoreChange): Promise<void> {
     if (this.closed) return;
-    if (change.kind === 'worker') {
+    if (change.kind === 'feed') this.feedChanged = true;
+    else if (change.kind === 'worker') {
       if (await this.access.seeWorkers()) this.pending.set(`worker:${change.key}`, 'worker');
     } else {
       const namespace = namespaceOf(change.key);
@@ -178,8 +181,14 @@ export class Subscriber {
     const empty =
       message.workers.length + message.requests.length + message.leases.length === 0 &&
       message.gone.length + message.details.length === 0;
-    if (empty && !changedAbilities) return;
-    await this.send('changes', { ...message, ...(changedAbilities ? { abilities } : {}) });
+    const feed = this.feedChanged ? this.store.feed() : undefined;
+    this.feedChanged = false;
+    if (empty && !changedAbilities && !feed) return;
+    await this.send('changes', {
+      ...message,
+      ...(changedAbilities ? { abilities } : {}),
+      ...(feed ? { feed } : {}),
+    });
   }
 
   private async detail(key: string): Promise<RequestDetail | undefined> {

@@ -1,8 +1,10 @@
 // The console's frame: who is looking (or the login), the navigation, and the page of the path.
 import { useEffect, useState } from 'react';
+import { liveness } from '../../model/views.js';
 import { Abilities } from '../../model/wire.js';
 import { failureOf, post } from './api.js';
 import { useLive } from './live.js';
+import { FeedNotes } from './pages/FeedNotes.js';
 import { FleetPage } from './pages/Fleet.js';
 import { LeasesPage } from './pages/Leases.js';
 import { LoginPage } from './pages/Login.js';
@@ -57,8 +59,9 @@ function Shell({ initial }: { initial: Abilities }) {
   ) : path.startsWith('/leases') ? (
     <LeasesPage abilities={abilities} />
   ) : (
-    <RequestsPage />
+    <RequestsPage abilities={abilities} />
   );
+  const status = liveness(state.stream, state.feed);
   const logout = () => {
     void post('/api/logout').finally(() => window.location.assign('/'));
   };
@@ -72,10 +75,12 @@ function Shell({ initial }: { initial: Abilities }) {
           <Link href="/leases">Leases</Link>
         </nav>
         <span className="who">
-          <span role="status" aria-live="polite" className={`connection ${state.connection}`}>
-            {state.connection === 'live'
-              ? '● Live'
-              : `○ ${state.connection === 'connecting' ? 'Connecting' : 'Reconnecting'}…`}
+          <span
+            role="status"
+            aria-live="polite"
+            className={`connection ${status.live ? 'live' : 'not-live'}`}
+          >
+            {status.text}
           </span>{' '}
           {abilities.user}
           {abilities.mode === 'token' ? (
@@ -85,7 +90,10 @@ function Shell({ initial }: { initial: Abilities }) {
           ) : null}
         </span>
       </header>
-      <main>{page}</main>
+      <main>
+        <FeedNotes feed={state.feed} />
+        {page}
+      </main>
     </>
   );
 }

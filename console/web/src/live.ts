@@ -7,18 +7,21 @@ import {
   SnapshotMessage,
   objectKeyOf,
   type Abilities,
+  type Feed,
   type LeaseView,
   type RequestDetail,
   type RequestView,
   type WorkerView,
 } from '../../model/wire.js';
+import type { StreamState } from '../../model/views.js';
 import { post } from './api.js';
 
-export type Connection = 'connecting' | 'live' | 'reconnecting';
-
 export interface LiveState {
-  connection: Connection;
+  /** The event stream to the console; whether the page is live depends on `feed` too. */
+  stream: StreamState;
   abilities: Abilities | undefined;
+  /** The console's watches of the cluster, and what it does not watch. */
+  feed: Feed | undefined;
   workers: ReadonlyMap<string, WorkerView>;
   requests: ReadonlyMap<string, RequestView>;
   leases: ReadonlyMap<string, LeaseView>;
@@ -27,8 +30,9 @@ export interface LiveState {
 
 class LiveStore {
   private state: LiveState = {
-    connection: 'connecting',
+    stream: 'connecting',
     abilities: undefined,
+    feed: undefined,
     workers: new Map(),
     requests: new Map(),
     leases: new Map(),
@@ -71,8 +75,9 @@ class LiveStore {
       const { data } = message;
       this.stream = data.stream;
       this.state = {
-        connection: 'live',
+        stream: 'open',
         abilities: data.abilities,
+        feed: data.feed,
         workers: new Map(data.workers.map((worker) => [worker.name, worker])),
         requests: new Map(data.requests.map((request) => [objectKeyOf(request), request])),
         leases: new Map(data.leases.map((lease) => [objectKeyOf(lease), lease])),
@@ -88,7 +93,7 @@ class LiveStore {
     source.addEventListener('error', () => {
       // EventSource reconnects by itself; the page says so meanwhile. A stream refused (the
       // session ended) sends the person back to the login.
-      this.state = { ...this.state, connection: 'reconnecting' };
+      this.state = { ...this.state, stream: 'reconnecting' };
       this.changed();
       if (source.readyState === EventSource.CLOSED) {
         this.source = undefined;
@@ -114,8 +119,9 @@ class LiveStore {
       } else leases.delete(key);
     }
     this.state = {
-      connection: 'live',
+      stream: 'open',
       abilities: message.abilities ?? this.state.abilities,
+      feed: message.feed ?? this.state.feed,
       workers,
       requests,
       leases,

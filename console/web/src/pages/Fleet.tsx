@@ -18,7 +18,8 @@ import { ActionButton, Grid, State, queueEntryText } from './parts.js';
 const HEALTH_TONE = { running: 'good', starting: 'idle', unhealthy: 'bad' } as const;
 
 export function FleetPage({ abilities }: { abilities: Abilities }) {
-  const { workers } = useLive();
+  const { workers, feed } = useLive();
+  const heartbeats = !(feed?.unwatched.includes('heartbeats') ?? false);
   const now = useNow();
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
   const rows = [...workers.values()].sort((a, b) => workerTitle(a).localeCompare(workerTitle(b)));
@@ -54,6 +55,7 @@ export function FleetPage({ abilities }: { abilities: Abilities }) {
               worker={worker}
               now={now}
               abilities={abilities}
+              heartbeats={heartbeats}
               open={open.has(worker.name)}
               toggle={() => toggle(worker.name)}
             />
@@ -75,6 +77,8 @@ function WorkerRow(props: {
   worker: WorkerView;
   now: number;
   abilities: Abilities;
+  /** False when the console does not watch heartbeats: their age is unknown, not "never". */
+  heartbeats: boolean;
   open: boolean;
   toggle: () => void;
 }) {
@@ -107,7 +111,9 @@ function WorkerRow(props: {
       </td>
       <td>{worker.drained ? <State tone="warn" text="Drained" /> : 'No'}</td>
       <td>
-        {beat === 'never' ? (
+        {!props.heartbeats ? (
+          <State tone="idle" text="not shown" />
+        ) : beat === 'never' ? (
           <State tone="bad" text="never" />
         ) : (
           <State

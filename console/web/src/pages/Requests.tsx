@@ -10,7 +10,7 @@ import {
   waitingRequests,
   workerTitle,
 } from '../../../model/views.js';
-import { objectKeyOf, type WorkerView } from '../../../model/wire.js';
+import { objectKeyOf, type Abilities, type WorkerView } from '../../../model/wire.js';
 import { useNow } from '../hooks.js';
 import { useLive } from '../live.js';
 import { Link } from '../router.js';
@@ -20,7 +20,15 @@ import { Grid, RequestLink, queueEntryText } from './parts.js';
 /** Outcomes listed at most; the page is about what waits. */
 const MAX_SETTLED = 50;
 
-function FleetSummary({ workers }: { workers: ReadonlyMap<string, WorkerView> }) {
+function FleetSummary({
+  workers,
+  abilities,
+}: {
+  workers: ReadonlyMap<string, WorkerView>;
+  abilities: Abilities;
+}) {
+  if (!abilities.seeWorkers)
+    return <p id="fleet-summary">Fleet: not shown to you (you may not list Workers)</p>;
   const counts = { running: 0, starting: 0, unhealthy: 0, drained: 0 };
   for (const worker of workers.values()) {
     counts[worker.health ?? 'starting'] += 1;
@@ -34,7 +42,7 @@ function FleetSummary({ workers }: { workers: ReadonlyMap<string, WorkerView> })
   );
 }
 
-export function RequestsPage() {
+export function RequestsPage({ abilities }: { abilities: Abilities }) {
   const { requests, workers } = useLive();
   const now = useNow();
   const [selected, setSelected] = useState<string | undefined>(undefined);
@@ -50,7 +58,7 @@ export function RequestsPage() {
   return (
     <section aria-labelledby="requests-title">
       <h1 id="requests-title">Requests</h1>
-      <FleetSummary workers={workers} />
+      <FleetSummary workers={workers} abilities={abilities} />
       <Grid
         id="waiting"
         caption={<>{waiting.length} waiting, in queue order</>}
