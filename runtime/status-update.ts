@@ -2,7 +2,7 @@
 // resourceVersion the writer last saw) instead of a merge patch. On the hot writes of a grant the
 // API server then decodes one small body instead of encoding the stored object to JSON, patching
 // it and decoding it again (the merge patch was 13 % of its CPU in the grants benchmark,
-// docs/PERFORMANCE.md §1a). A status PUT changes only the status: the API server copies the rest
+// docs/PERFORMANCE.md §A.1). A status PUT changes only the status: the API server copies the rest
 // of the stored object over whatever the body says, so the body carries the status alone. A
 // resourceVersion that is no longer current is answered 409 Conflict: the writer reads again.
 import { API_VERSION, RESOURCES } from '../api/index.js';
