@@ -5,7 +5,12 @@
 // One meaning per word, as in the controller: a *grant* gives a device to a lease; a *reclaim*
 // takes it back (erase or shut down a simulator, free a phone), which is how the agent carries out
 // a lease's *release* (its holder let go, it expired, or the controller ended it).
-import type { DeviceSpec, GrantedDevice, WorkerStatus } from '../api/index.js';
+import {
+  leaseLostMessage,
+  type DeviceSpec,
+  type GrantedDevice,
+  type WorkerStatus,
+} from '../api/index.js';
 import type { AgentConfig } from './config.js';
 import type { Driver, ExecPlan } from './drivers/driver.js';
 import { LeaseGranter, type GrantOutcome, type ReclaimOutcome } from './granter.js';
@@ -14,6 +19,7 @@ import { silentLogger, type Clock, type Logger, type TimerHandle } from '../runt
 import { Listeners } from './listeners.js';
 import { LocalQueue, type LocalEntry, type LocalRequest } from './local-queue.js';
 import { PresenceWatcher } from './presence.js';
+import { RunningExecs } from './running-execs.js';
 import { buildWorkerStatus, HealthTracker, ViewDiffer, type ViewChange } from './view.js';
 
 export interface AgentCoreOptions {
@@ -40,6 +46,8 @@ export class AgentCore {
   readonly granter: LeaseGranter;
   readonly localQueue: LocalQueue;
   readonly health = new HealthTracker();
+  /** The execs running on each lease: stopped when it ends, before its device is reclaimed. */
+  readonly execs: RunningExecs;
 
   readonly #config: AgentConfig;
   readonly #driver: Driver;
@@ -61,6 +69,7 @@ export class AgentCore {
     this.#agentVersion = options.agentVersion;
 
     this.inventory = new Inventory(this.#clock);
+    this.execs = new RunningExecs({ clock: this.#clock });
     this.presence = new PresenceWatcher({
       clock: this.#clock,
       probeIntervalMs: this.#config.probeIntervalMs,
@@ -81,6 +90,8 @@ export class AgentCore {
       reclaim: this.#config.reclaim,
       capabilities: () => this.#capabilities(),
       localWaiting: () => this.localQueue.waitingSpecs(),
+      stopExecs: (leaseId) =>
+        this.execs.stopLease(leaseId, leaseLostMessage(leaseId, 'its device is being reclaimed')),
       logger: this.#logger,
     });
     this.#differ = new ViewDiffer({ clock: this.#clock, debounceMs: this.#config.viewDebounceMs });

@@ -110,6 +110,54 @@ describe('the exec runner', () => {
     await waitUntil(() => !isAlive(grandchild));
   });
 
+  it('stops the tool and what it started when its lease ends, ending with LEASE_LOST and why', async () => {
+    const script = [
+      "const { spawn } = require('node:child_process');",
+      "const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });",
+      'console.log(child.pid); setInterval(() => {}, 1000);',
+    ].join('\n');
+    const leaseEnded = new AbortController();
+    let grandchild = 0;
+    let exited = 0;
+    const events: ExecEvent[] = [];
+    const handle = startExec(
+      [node, '-e', script],
+      { leaseEnded: leaseEnded.signal, onExited: () => (exited += 1) },
+      (event) => {
+        events.push(event);
+        if (event.type === 'output') grandchild = Number(event.data.trim());
+      },
+    );
+    await waitUntil(() => grandchild > 0);
+    leaseEnded.abort('lease ci-1 ended while the tool ran: holder gone; the tool was stopped');
+    expect(await handle.done).toEqual({ kind: 'lease-lost' });
+    expect(events.at(-1)).toEqual({
+      type: 'error',
+      code: 'LEASE_LOST',
+      message: 'lease ci-1 ended while the tool ran: holder gone; the tool was stopped',
+    });
+    expect(exited).toBe(1);
+    expect(isAlive(handle.pid!)).toBe(false);
+    await waitUntil(() => !isAlive(grandchild));
+  });
+
+  it('kills a tool that ignores SIGTERM when its lease ends, after the short grace', async () => {
+    const script =
+      "process.on('SIGTERM', () => {}); console.log('ready'); setInterval(() => {}, 1000)";
+    const leaseEnded = new AbortController();
+    const started = Date.now();
+    const handle = startExec(
+      [node, '-e', script],
+      { leaseEnded: leaseEnded.signal, leaseEndGraceMs: 300, killGraceMs: 60_000 },
+      (event) => {
+        if (event.type === 'output') leaseEnded.abort('lease ended');
+      },
+    );
+    expect(await handle.done).toEqual({ kind: 'lease-lost' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(isAlive(handle.pid!)).toBe(false);
+  });
+
   it('stops the tool when the reader leaves the loop early', async () => {
     let pid = 0;
     for await (const event of execStream([

@@ -1,7 +1,8 @@
 // The exec runner: runs one tool's argv (from a driver's execArgv) without a shell, streams its
-// output as it comes and then its exit code, and stops it when the caller goes away (AbortSignal)
-// or its time is up (EXEC_TIMEOUT). The exec server maps these events to Server-Sent Events
-// (DESIGN.md §6: output, exit, error).
+// output as it comes and then its exit code, and stops it when the caller goes away (AbortSignal),
+// its time is up (EXEC_TIMEOUT) or its lease ends (LEASE_LOST: the device is about to be
+// reclaimed). The exec server maps these events to Server-Sent Events (DESIGN.md §6: output,
+// exit, error).
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
@@ -10,25 +11,38 @@ import { systemClock, type Clock, type TimerHandle } from '../runtime/index.js';
 export type ExecEvent =
   | { type: 'output'; stream: 'stdout' | 'stderr'; data: string }
   | { type: 'exit'; exitCode: number }
-  | { type: 'error'; code: 'EXEC_TIMEOUT' | 'INTERNAL'; message: string };
+  | { type: 'error'; code: 'EXEC_TIMEOUT' | 'LEASE_LOST' | 'INTERNAL'; message: string };
 
 export type ExecResult =
   | { kind: 'exited'; exitCode: number }
   | { kind: 'timed-out' }
+  | { kind: 'lease-lost' }
   | { kind: 'aborted' }
   | { kind: 'failed-to-start'; message: string };
 
 export interface ExecOptions {
   /** Aborting stops the process (the client disconnected); no more events follow. */
   signal?: AbortSignal;
+  /**
+   * Aborted when the lease ends: the process is stopped and the last event is LEASE_LOST with the
+   * signal's reason as its message (its output up to then still comes).
+   */
+  leaseEnded?: AbortSignal;
   timeoutMs?: number;
   /** Between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+  /** Between SIGTERM and SIGKILL when the lease ends (the next holder waits for the device). */
+  leaseEndGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   /** base64: each chunk's bytes as they came (binary output); utf8 (default): text. */
   encoding?: 'utf8' | 'base64';
+  /** Called once the process is gone (its streams closed), or could not start. */
+  onExited?: () => void;
 }
+
+/** The default of `leaseEndGraceMs`. */
+export const LEASE_END_GRACE_MS = 1000;
 
 export interface ExecHandle {
   readonly pid: number | undefined;
@@ -57,7 +71,7 @@ export function startExec(
     windowsHide: true,
   });
 
-  let stopping: 'timeout' | 'abort' | undefined;
+  let stopping: 'timeout' | 'abort' | 'lease-ended' | undefined;
   let timeoutTimer: TimerHandle | undefined;
   let killTimer: TimerHandle | undefined;
 
@@ -69,13 +83,18 @@ export function startExec(
       child.kill(signal);
     }
   };
-  const stop = (why: 'timeout' | 'abort'): void => {
+  const stop = (why: 'timeout' | 'abort' | 'lease-ended'): void => {
     if (stopping !== undefined) return;
     stopping = why;
     signalGroup('SIGTERM');
-    killTimer = clock.setTimeout(() => signalGroup('SIGKILL'), options.killGraceMs ?? 2000);
+    const graceMs =
+      why === 'lease-ended'
+        ? (options.leaseEndGraceMs ?? LEASE_END_GRACE_MS)
+        : (options.killGraceMs ?? 2000);
+    killTimer = clock.setTimeout(() => signalGroup('SIGKILL'), graceMs);
   };
   const onAbort = (): void => stop('abort');
+  const onLeaseEnded = (): void => stop('lease-ended');
 
   const done = new Promise<ExecResult>((resolve) => {
     let settled = false;
@@ -85,6 +104,8 @@ export function startExec(
       if (timeoutTimer !== undefined) clock.clearTimeout(timeoutTimer);
       if (killTimer !== undefined) clock.clearTimeout(killTimer);
       options.signal?.removeEventListener('abort', onAbort);
+      options.leaseEnded?.removeEventListener('abort', onLeaseEnded);
+      options.onExited?.();
       if (event !== undefined) onEvent(event);
       resolve(result);
     };
@@ -111,6 +132,17 @@ export function startExec(
     });
     child.once('close', (code, signal) => {
       if (stopping === 'abort') return finish({ kind: 'aborted' });
+      if (stopping === 'lease-ended') {
+        const reason: unknown = options.leaseEnded?.reason;
+        return finish(
+          { kind: 'lease-lost' },
+          {
+            type: 'error',
+            code: 'LEASE_LOST',
+            message: typeof reason === 'string' ? reason : 'the lease ended; the tool was stopped',
+          },
+        );
+      }
       if (stopping === 'timeout') {
         return finish(
           { kind: 'timed-out' },
@@ -129,6 +161,8 @@ export function startExec(
 
   if (options.signal?.aborted) stop('abort');
   else options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.leaseEnded?.aborted) stop('lease-ended');
+  else options.leaseEnded?.addEventListener('abort', onLeaseEnded, { once: true });
   if (options.timeoutMs !== undefined) {
     timeoutTimer = clock.setTimeout(() => stop('timeout'), options.timeoutMs);
   }

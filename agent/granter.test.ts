@@ -17,6 +17,7 @@ async function setUp(
     limits?: AgentConfigInput['limits'];
     reclaim?: ReclaimPolicy;
     localWaiting?: DeviceSpec[];
+    stopExecs?: (leaseId: string) => Promise<void>;
   } = {},
 ) {
   const clock = new FakeClock();
@@ -38,6 +39,7 @@ async function setUp(
     reclaim: options.reclaim ?? 'erase-keep-warm',
     capabilities: () => [],
     localWaiting: () => options.localWaiting ?? [],
+    ...(options.stopExecs ? { stopExecs: options.stopExecs } : {}),
   });
   const stateOf = (id: string) =>
     inventory.devices((deviceId) => presence.latest(deviceId)).find((device) => device.id === id);
@@ -243,6 +245,31 @@ describe('release', () => {
     expect(await released).toBe('ready');
     expect(driver.operations.map((entry) => entry.operation)).toEqual(['erase', 'boot']);
     expect(stateOf('a')?.state).toBe('ready');
+  });
+
+  it('stops the lease’s tools first, and erases only once they are gone', async () => {
+    let toolsGone = (): void => undefined;
+    const stopped: string[] = [];
+    const { granter, clock, driver, stateOf } = await setUp(
+      { devices: [sim('a', true)] },
+      {
+        stopExecs: (leaseId) => {
+          stopped.push(leaseId);
+          return new Promise((resolve) => (toolsGone = resolve));
+        },
+      },
+    );
+    await granter.grant('lease-1', iphone16);
+    const released = granter.reclaim('lease-1');
+    // Reclaiming at once (no new lease takes it), but nothing done to it while a tool runs.
+    expect(stateOf('a')?.state).toBe('reclaiming');
+    expect(stopped).toEqual(['lease-1']);
+    await clock.advance(BOOT_MS);
+    expect(driver.operations).toEqual([]);
+    toolsGone();
+    await clock.advance(BOOT_MS);
+    expect(await released).toBe('ready');
+    expect(driver.operations.map((entry) => entry.operation)).toEqual(['erase', 'boot']);
   });
 
   it('shuts a simulator down under the shutdown policy', async () => {

@@ -38,6 +38,8 @@ export interface LeaseGranterOptions {
   capabilities: () => readonly { name: string; available: boolean }[];
   /** Specs of the local requests waiting, which a fleet lease must not overtake. */
   localWaiting?: () => readonly DeviceSpec[];
+  /** Stops the tools running on a lease's device; resolves once they are gone. */
+  stopExecs?: (leaseId: string) => Promise<void>;
   logger?: Logger;
 }
 
@@ -147,6 +149,8 @@ export class LeaseGranter {
     const record = this.#leases.get(leaseId);
     if (record === undefined) return 'not-leased';
     this.#leases.delete(leaseId);
+    // No tool of the lease may go on driving the device once it is erased or given to another.
+    const execsStopped = this.#options.stopExecs?.(leaseId);
     const { inventory } = this.#options;
     const device = inventory.driverDevice(record.device.id);
     if (device === undefined) {
@@ -156,6 +160,7 @@ export class LeaseGranter {
     }
     inventory.hold(device.id, 'reclaiming');
     try {
+      await execsStopped;
       const outcome = await this.#reclaimDevice(device, record);
       inventory.hold(device.id, undefined);
       return outcome;

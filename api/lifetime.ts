@@ -39,3 +39,29 @@ export const LIFETIME_REASONS = {
 
 /** The condition a granted request carries while it is within the warning time of its expiry. */
 export const EXPIRING_SOON_CONDITION = 'ExpiringSoon';
+
+/**
+ * Why a lease ended while a tool ran on its device, by the reason of its request's `Granted`
+ * condition once released: what the exec stream's LEASE_LOST error says (the agent stops the tool
+ * before it reclaims the device; the proxy reads the request for the reason).
+ */
+export const LEASE_END_TEXTS: Readonly<Record<string, string>> = {
+  [LIFETIME_REASONS.forceReleased]: 'lease released by force',
+  Expired: 'lease expired',
+  [LIFETIME_REASONS.idle]: 'released for idleness',
+  [LIFETIME_REASONS.holderGone]: 'holder gone',
+  LeaseDeleted: 'lease deleted',
+  Lost: 'lease lost by its worker',
+};
+/** The text when the request itself was deleted (`kubectl simlock release`, `kubectl delete`). */
+export const REQUEST_DELETED_TEXT = 'request deleted';
+
+/** How a released request's reason reads in that message (an unknown reason as it is). */
+export function leaseEndText(reason: string): string {
+  return LEASE_END_TEXTS[reason] ?? reason;
+}
+
+/** The LEASE_LOST message of an exec stream whose lease ended while its tool ran. */
+export function leaseLostMessage(lease: string, why: string): string {
+  return `lease ${lease} ended while the tool ran: ${why}; the tool was stopped`;
+}

@@ -192,6 +192,8 @@ describe('helm lint and helm template', () => {
         verbs: ['create'],
       },
       simlock(['leases', 'workers'], ['get']),
+      // Why a lease ended under an exec: its request's Released reason.
+      simlock(['leaserequests'], ['get']),
       // Exec activity for idle reclaim, on the Lease's status.
       simlock(['leases/status'], ['patch']),
     ]);

@@ -167,13 +167,16 @@ describe('list --leases', () => {
     const table = await simlock(fleet, 'list', '--leases');
     expect(table.exitCode).toBe(0);
     const [header, row, ...rest] = table.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^NAME\s+WORKER\s+DEVICE\s+PHASE\s+EXPIRES$/);
-    expect(row).toMatch(new RegExp(`^r1\\s+${a}\\s+iPhone 16\\s+Granted\\s+in (59|60)m$`));
+    expect(header).toMatch(/^NAME\s+WORKER\s+DEVICE\s+PHASE\s+EXPIRES\s+IDLE$/);
+    // This test's worker writes no grant time and no exec ran: nothing to count idle time from.
+    expect(row).toMatch(
+      new RegExp(`^r1\\s+${a}\\s+iPhone 16\\s+Granted\\s+in (59|60)m\\s+<none>$`),
+    );
     expect(rest).toEqual([]);
 
     const wide = await simlock(fleet, 'list', '--leases', '-o', 'wide', '--no-headers');
     expect(wide.stdout.trimEnd()).toMatch(
-      /^r1\s+\S+\s+iPhone 16\s+Granted\s+in \d+m\s+sim-42\s+<none>\s+\d+s$/,
+      /^r1\s+\S+\s+iPhone 16\s+Granted\s+in \d+m\s+<none>\s+sim-42\s+<none>\s+\d+s$/,
     );
     const names = await simlock(fleet, 'list', '--leases', '-o', 'name');
     expect(names.stdout).toBe('lease.simlock.dev/r1\n');

@@ -116,7 +116,7 @@ describe('extend', () => {
     const listed = await simlock('list', '--leases');
     expect(listed.stdout).toMatch(/soon.*expiring soon/);
     const later = listed.stdout.split('\n').find((line) => line.startsWith('later '));
-    expect(later).toMatch(/Granted +in \d+s$/);
+    expect(later).toMatch(/Granted +in \d+s +\d+s$/);
     await released('soon');
     await simlock('release', 'later');
   });

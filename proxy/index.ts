@@ -3,9 +3,9 @@ export { createProxyApp, ProxyMetrics, type ProxyOptions } from './server.js';
 export { reviewToken, mayExec, bearerToken, type Caller } from './auth.js';
 export {
   ActivityRecorder,
-  leaseStatusActivityWriter,
+  leaseStatusActivityStore,
   type ActivityRecord,
   type ActivityRecorderOptions,
-  type ActivityWriter,
+  type ActivityStore,
 } from './activity.js';
 export { proxyPermissions } from './permissions.js';

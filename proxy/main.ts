@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { KubeClient, createLogger, startupRefusal } from '../runtime/index.js';
-import { ActivityRecorder, leaseStatusActivityWriter } from './activity.js';
+import { ActivityRecorder, leaseStatusActivityStore } from './activity.js';
 import { proxyPermissions } from './permissions.js';
 import { ProxyMetrics, TOKEN_REVIEW_CACHE_MS, createProxyApp } from './server.js';
 
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const app = createProxyApp({
     client,
     log,
-    activity: new ActivityRecorder({ write: leaseStatusActivityWriter(client), log }),
+    activity: new ActivityRecorder({ store: leaseStatusActivityStore(client), log }),
     metrics: new ProxyMetrics(true),
     tokenReviewCacheMs: Math.max(0, argv['token-review-cache-seconds']) * 1000,
     agentToken: () => readFileSync(argv['agent-token-file'], 'utf8').trim(),

@@ -22,6 +22,12 @@ export function proxyPermissions(): Permission[] {
     { verb: 'get', group: GROUP, resource: RESOURCES.lease.plural, why: "the lease's agent" },
     { verb: 'get', group: GROUP, resource: RESOURCES.worker.plural, why: "the agent's endpoint" },
     {
+      verb: 'get',
+      group: GROUP,
+      resource: RESOURCES.leaseRequest.plural,
+      why: 'why a lease ended under an exec (LEASE_LOST)',
+    },
+    {
       verb: 'patch',
       group: GROUP,
       resource: RESOURCES.lease.plural,

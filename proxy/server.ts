@@ -1,7 +1,8 @@
 // The exec proxy: POST /v1/namespaces/{ns}/leases/{name}/exec with a bearer token. It checks who
 // calls and whether they may (TokenReview, SubjectAccessReview), finds the lease's worker and its
 // agent's endpoint, and forwards the call with its own credentials, streaming the agent's
-// Server-Sent Events back as they come. A client that goes away ends the remote process.
+// Server-Sent Events back as they come. A client that goes away ends the remote process; a lease
+// that ends under it ends the stream LEASE_LOST, with the reason (lease-end.ts).
 import express, { type Request, type Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ExecRequest, LeaseObject, MAX_EXEC_BODY_BYTES, WorkerObject } from '../api/index.js';
@@ -19,6 +20,7 @@ import {
 } from '../runtime/index.js';
 import type { ActivityRecorder } from './activity.js';
 import { bearerToken, mayExec, reviewToken, type Caller } from './auth.js';
+import { isLeaseLostFrame, leaseLostFrame, SseFrames } from './lease-end.js';
 
 export interface ProxyOptions {
   client: KubeClient;
@@ -233,13 +235,26 @@ async function handleExec(
   startEventStream(res);
   // Activity from its start and all the while it runs (idle reclaim never takes a busy lease).
   const ended = options.activity?.started(namespace, name);
-  // Copy chunk by chunk; when the client reads slowly, stop reading the agent (backpressure).
+  // Copy frame by frame; when the client reads slowly, stop reading the agent (backpressure). A
+  // LEASE_LOST from the agent (the lease ended, its tool was stopped) is said with the reason.
+  const frames = new SseFrames();
+  let leaseLost = false;
   try {
     for await (const chunk of answer.body) {
       if (res.destroyed) break;
-      await writeWithBackpressure(res, chunk as Uint8Array);
+      for (const frame of frames.push(chunk as Uint8Array)) {
+        if (isLeaseLostFrame(frame)) {
+          leaseLost = true;
+          // The tool is gone: its end is the exec's end, for idle time too.
+          ended?.();
+          const said = await leaseLostFrame(client, namespace, name, frame);
+          await writeWithBackpressure(res, said);
+        } else await writeWithBackpressure(res, `${frame}\n\n`);
+      }
     }
-    outcome('streamed');
+    const rest = frames.rest();
+    if (rest.length > 0 && !res.destroyed) await writeWithBackpressure(res, rest);
+    outcome(leaseLost ? 'lease-lost' : 'streamed');
   } catch {
     outcome(upstream.signal.aborted ? 'client-gone' : 'agent-gone');
   } finally {

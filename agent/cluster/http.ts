@@ -109,23 +109,40 @@ export function createExecApp(options: AgentHttpOptions): express.Express {
           if (!res.writableFinished) callerGone.abort();
         });
         log.info('exec', { caller, lease: `${namespace}/${lease}`, argv: plan.argv });
+        // Tracked from before it starts (nothing is awaited since the lease was checked): a lease
+        // that ends stops it, and its device is reclaimed only once it is gone.
+        const tracked = core.execs.track(leaseKey(namespace, lease));
         startEventStream(res);
-        for await (const event of execStream(plan.argv, {
-          signal: callerGone.signal,
-          timeoutMs,
-          ...(encoding ? { encoding } : {}),
-        })) {
-          if (res.destroyed) break;
-          const frame =
-            event.type === 'output'
-              ? sseFrame('output', { stream: event.stream, data: event.data })
-              : event.type === 'exit'
-                ? sseFrame('exit', { exitCode: event.exitCode })
-                : sseFrame('error', { code: event.code, message: event.message });
-          // Backpressure: a slow reader pauses the reading of the tool's output.
-          await writeWithBackpressure(res, frame);
+        try {
+          for await (const event of execStream(plan.argv, {
+            signal: callerGone.signal,
+            leaseEnded: tracked.leaseEnded,
+            onExited: tracked.exited,
+            timeoutMs,
+            ...(encoding ? { encoding } : {}),
+          })) {
+            if (res.destroyed) break;
+            const frame =
+              event.type === 'output'
+                ? sseFrame('output', { stream: event.stream, data: event.data })
+                : event.type === 'exit'
+                  ? sseFrame('exit', { exitCode: event.exitCode })
+                  : sseFrame('error', { code: event.code, message: event.message });
+            // Backpressure: a slow reader pauses the reading of the tool's output.
+            await writeWithBackpressure(res, frame);
+          }
+        } finally {
+          tracked.exited();
         }
-        metrics.execs.inc({ outcome: callerGone.signal.aborted ? 'caller-gone' : 'ran' });
+        metrics.execs.inc({
+          outcome: callerGone.signal.aborted
+            ? 'caller-gone'
+            : tracked.leaseEnded.aborted
+              ? 'lease-lost'
+              : 'ran',
+        });
+        if (tracked.leaseEnded.aborted)
+          log.info('exec stopped: its lease ended', { lease: `${namespace}/${lease}` });
         res.end();
       })().catch((error: unknown) => {
         log.error('exec failed', { error });

@@ -12,6 +12,7 @@ import {
   deviceRows,
   expires,
   humanDuration,
+  idle,
   leaseColumns,
   presence,
   renderTable,
@@ -86,6 +87,7 @@ describe('leases', () => {
     },
     status: {
       phase: 'Granted',
+      grantedAt: at(-60),
       device: {
         id: 'sim-1',
         name: 'iPhone 16',
@@ -97,25 +99,46 @@ describe('leases', () => {
     },
   };
 
-  it('shows name, worker, device, phase and when it expires', () => {
+  it('shows name, worker, device, phase, when it expires and how long it has been idle', () => {
     expect(renderTable(leaseColumns(NOW, false), [lease])).toEqual([
-      'NAME      WORKER   DEVICE      PHASE     EXPIRES',
-      'lease-x   mac-1    iPhone 16   Granted   in 59m',
+      'NAME      WORKER   DEVICE      PHASE     EXPIRES   IDLE',
+      'lease-x   mac-1    iPhone 16   Granted   in 59m    60s',
     ]);
   });
 
   it('adds the namespace with -A, and device id, holder and age with -o wide', () => {
     expect(renderTable(leaseColumns(NOW, true), [lease], { wide: true })).toEqual([
-      'NAMESPACE   NAME      WORKER   DEVICE      PHASE     EXPIRES   DEVICE-ID   HOLDER   AGE',
-      'team-a      lease-x   mac-1    iPhone 16   Granted   in 59m    sim-1       ci       10m',
+      'NAMESPACE   NAME      WORKER   DEVICE      PHASE     EXPIRES   IDLE   DEVICE-ID   HOLDER   AGE',
+      'team-a      lease-x   mac-1    iPhone 16   Granted   in 59m    60s    sim-1       ci       10m',
     ]);
+  });
+
+  it('reads busy while an exec runs, and idle from the end of the last one', () => {
+    const withActivity = (lastExecAt: number, runningUntil: number): LeaseObject => ({
+      ...lease,
+      status: {
+        ...lease.status!,
+        activity: { lastExecAt: at(lastExecAt), runningUntil: at(runningUntil) },
+      },
+    });
+    // The proxy's running record: started 20 s ago, renewed, reaching 25 s ahead.
+    expect(idle(withActivity(-20, 25), NOW)).toBe('busy');
+    // Its end, written after: idle from the end, 12 s ago.
+    expect(idle(withActivity(-12, -12), NOW)).toBe('12s');
+    // A proxy that died while its exec ran: idle from where its record lapsed.
+    expect(idle(withActivity(-50, -5), NOW)).toBe('5s');
+    // None ran: idle from the grant; not granted: nothing to say.
+    expect(idle(lease, NOW)).toBe('60s');
+    expect(
+      idle({ ...lease, status: { ...lease.status!, phase: 'Released' } }, NOW),
+    ).toBeUndefined();
   });
 
   it('reads a pending lease as Pending, and a past expiry as expired', () => {
     const pending: LeaseObject = { ...lease, spec: { ...lease.spec, expiresAt: at(-1) } };
     delete pending.status;
     expect(renderTable(leaseColumns(NOW, false), [pending], { noHeaders: true })).toEqual([
-      'lease-x   mac-1   <none>   Pending   expired',
+      'lease-x   mac-1   <none>   Pending   expired   <none>',
     ]);
     expect(expires('garbage', NOW)).toBe('<unknown>');
     // Expiring soon as the controller's condition on the request says, not by a guess here.

@@ -86,6 +86,7 @@ export function leaseColumns(
       header: 'expires',
       cell: (lease) => expires(lease.spec.expiresAt, now, expiringSoon(lease)),
     },
+    { header: 'idle', cell: (lease) => idle(lease, now) },
     { header: 'device-id', cell: (lease) => lease.status?.device?.id, wide: true },
     { header: 'holder', cell: (lease) => lease.spec.holder, wide: true },
     { header: 'age', cell: (lease) => age(lease.metadata.creationTimestamp, now), wide: true },
@@ -93,6 +94,27 @@ export function leaseColumns(
   return withNamespace
     ? [{ header: 'namespace', cell: (lease) => lease.metadata.namespace }, ...columns]
     : columns;
+}
+
+/**
+ * IDLE, as the controller counts idle time (ADR 0008): `busy` while an exec
+ * runs (the proxy's running record reaches past now), else how long since the last exec ended, or
+ * since the grant when none ran. Only for a granted lease.
+ */
+export function idle(lease: LeaseObject, now: number): string | undefined {
+  const status = lease.status;
+  if (status?.phase !== 'Granted') return undefined;
+  const lastExecAt = timeOf(status.activity?.lastExecAt);
+  const runningUntil = timeOf(status.activity?.runningUntil);
+  // An ended exec's record has runningUntil at its end, the same as lastExecAt.
+  if (runningUntil !== undefined && runningUntil > now && runningUntil !== lastExecAt)
+    return 'busy';
+  const since = Math.max(
+    timeOf(status.grantedAt) ?? -Infinity,
+    lastExecAt ?? -Infinity,
+    runningUntil ?? -Infinity,
+  );
+  return Number.isFinite(since) ? humanDuration(now - since) : undefined;
 }
 
 /** "in 59m", "in 4m, expiring soon" (as the controller's condition on its request says), "expired". */

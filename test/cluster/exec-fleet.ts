@@ -4,7 +4,7 @@
 // exec.
 import type { Server } from 'node:http';
 import type { Reconciler, ReconcilerOptions } from '../../controller/index.js';
-import { ActivityRecorder, createProxyApp, leaseStatusActivityWriter } from '../../proxy/index.js';
+import { ActivityRecorder, createProxyApp, leaseStatusActivityStore } from '../../proxy/index.js';
 import { silentLogger } from '../../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from './agents.js';
 import { controllerFor } from './controller.js';
@@ -73,7 +73,7 @@ export async function startExecFleet(
     ...(options.recordActivity
       ? {
           activity: new ActivityRecorder({
-            write: leaseStatusActivityWriter(cluster.admin),
+            store: leaseStatusActivityStore(cluster.admin),
             log: silentLogger,
           }),
         }
