@@ -6,9 +6,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../tools/controlplane/start.js';
 import { heapAfterCollection, writeHeapSnapshot } from './inspector.js';
 
-// A process that keeps 32 MiB (arrays of 2^17 doubles) and makes as much garbage every 50 ms.
+// A process that keeps 32 MiB (arrays of 2^17 doubles) and makes as much garbage every 50 ms; it
+// says so once it has made some five times.
 const MIB = 'Array.from({ length: 32 }, (_, i) => new Array(131072).fill(i + 0.5))';
-const PROGRAM = `globalThis.kept = ${MIB}; setInterval(() => { globalThis.made = ${MIB}.length; }, 50);`;
+const PROGRAM = `globalThis.kept = ${MIB}; let made = 0; setInterval(() => {
+  globalThis.made = ${MIB}.length;
+  if (++made === 5) process.stderr.write('garbage made\\n');
+}, 50);`;
 
 let child: ChildProcess | undefined;
 afterEach(() => {
@@ -21,9 +25,10 @@ async function inspected(): Promise<number> {
   child = spawn(process.execPath, [`--inspect=127.0.0.1:${port}`, '-e', PROGRAM], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  // Once it has made garbage: a reading must leave it out.
   await new Promise<void>((resolve, reject) => {
     child?.stderr?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Debugger listening')) resolve();
+      if (chunk.toString().includes('garbage made')) resolve();
     });
     child?.on('exit', (code) => reject(new Error(`exited ${code}`)));
   });
@@ -33,8 +38,6 @@ async function inspected(): Promise<number> {
 describe('the V8 inspector of a process', () => {
   it('reads the heap it keeps after a full collection, without its garbage', async () => {
     const port = await inspected();
-    // Let the garbage pile up between collections first.
-    await new Promise((resolve) => setTimeout(resolve, 500));
     const kept = (await heapAfterCollection(port)) / 2 ** 20;
     expect(kept).toBeGreaterThan(32);
     expect(kept).toBeLessThan(32 + 16);
