@@ -4,6 +4,9 @@
 // agent every ~3, an agent is cut off from the API server for a minute several times (a network
 // namespace of the benchmark's own: test/cluster/partition.ts), and etcd and kube-apiserver are
 // restarted once each. It prints its figures and every invariant with its count of violations.
+// The soak's own writes (its requests' creates and deletes) are tried until they succeed; one it
+// gives up is the harness's failure, listed apart from the invariants. Exit code: 1 when an
+// invariant was violated, else 2 when the harness failed (the verdicts may miss a check), else 0.
 //
 //   node --import tsx bench/soak.ts [--minutes 30] [--agents 50] [--rate 380]
 //        [--partition-seconds 60] [--outstanding 1] [--json [FILE]]
@@ -46,6 +49,7 @@ import {
   SYSTEM_NAMESPACE,
   startSoakFleet,
 } from './soak/fleet.js';
+import { HarnessWrites } from './soak/harness-writes.js';
 import { OUTSTANDING_PER_AGENT, SoakLoad } from './soak/load.js';
 import { SoakWatch } from './soak/watch.js';
 
@@ -118,8 +122,10 @@ await replicas.start(2);
 await waitUntil(async () => (await replicas.leader()) !== undefined, 120_000, 'a leader');
 const watch = new SoakWatch(admin);
 await watch.start();
+const harness = new HarnessWrites({ log });
 const load = new SoakLoad({
   admin,
+  harness,
   watch,
   proxyUrl: fleet.proxyUrl,
   userToken: fleet.userToken,
@@ -248,13 +254,12 @@ const cpuDuringLoad = [...cpu.totals()]
   .map(([role, seconds]) => [role, seconds - (cpuAtStart.get(role) ?? 0)] as const)
   .sort(([, a], [, b]) => b - a);
 log('load stops; letting every request end');
-const drained = await load.drain(180_000);
+const leftOver = await load.drain(180_000);
 clearInterval(sampler);
 await sampleMemory(minute + 1);
 await snapshotHeap('end');
 clearInterval(writeSampler);
 await addWrites();
-const leftOver = drained ? [] : watch.requests.list().map((object) => object.metadata.name);
 await watch.stop();
 
 // --- figures -----------------------------------------------------------------------------------
@@ -286,7 +291,7 @@ const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const lines = [
   `soak: ${MINUTES} min asked, ${runMinutes.toFixed(1)} min of load, ${AGENTS} agents, 2 controller replicas; ${machineName()}`,
   `load average (1 min) during the run: min ${Math.min(...loadAverages).toFixed(1)}, median ${median(loadAverages).toFixed(1)}, max ${Math.max(...loadAverages).toFixed(1)}`,
-  `requests created ${watch.records.size} (create errors ${load.createErrors}${createErrorReasons(load.createErrorReasons)}); leases granted ${granted.length} (${(granted.length / runMinutes).toFixed(0)} per minute)`,
+  `requests created ${watch.records.size} (create tries that failed ${load.createErrors}${createErrorReasons(load.createErrorReasons)}); leases granted ${granted.length} (${(granted.length / runMinutes).toFixed(0)} per minute)`,
   `failed: ${[...failures].map(([code, count]) => `${code.slice(7)} ${count}`).join(', ') || 'none'}`,
   `execs through the proxy: ${[...load.execs].map(([outcome, count]) => `${outcome} ${count}`).join(', ')} (tried again after UNAVAILABLE: ${load.execRetries})`,
   `grant latency (iPhone and physical), calm minutes: p50 ${fmt(percentile(calm, 50))}, p99 ${fmt(percentile(calm, 99))} (${calm.length}); fault minutes: p50 ${fmt(percentile(fault, 50))}, p99 ${fmt(percentile(fault, 99))} (${fault.length})`,
@@ -332,6 +337,9 @@ const lines = [
     `  ${String(verdict.violations).padStart(4)}  ${verdict.name}`,
     ...verdict.examples.map((example) => `          ${example}`),
   ]),
+  '',
+  `the harness's own writes: ${harness.retries} tries made again, ${harness.failures.length} given up (the harness's failures, not the product's)`,
+  ...harness.failures.slice(0, 10).map((failure) => `          ${failure}`),
 ];
 process.stdout.write(`${lines.join('\n')}\n`);
 
@@ -359,6 +367,7 @@ if (JSON_PATH) {
         writes,
         cpuSecondsDuringLoad: Object.fromEntries(cpuDuringLoad),
         invariants: verdicts,
+        harness: { retries: harness.retries, failures: harness.failures },
       },
       null,
       2,
@@ -373,7 +382,9 @@ await fleet.stop();
 for (const file of ['kube-apiserver.log', 'etcd.log'])
   await copyFile(join(controlPlane.dir, file), join(dir, file)).catch(() => undefined);
 await bench.stop();
-process.exit(verdicts.some((verdict) => verdict.violations > 0) ? 1 : 0);
+process.exit(
+  verdicts.some((verdict) => verdict.violations > 0) ? 1 : harness.failures.length > 0 ? 2 : 0,
+);
 
 /** ": 3 × 503 ServiceUnavailable, …", the commonest first; nothing when no create failed. */
 function createErrorReasons(reasons: ReadonlyMap<string, number>): string {

@@ -8,6 +8,7 @@ import type { ControlPlane } from '../../tools/controlplane/start.js';
 import type { Replicas } from '../../test/cluster/replicas.js';
 import { log } from '../cluster.js';
 import { HEARTBEAT_SECONDS, agentName, type SoakAgent } from './fleet.js';
+import { HarnessWriteError } from './harness-writes.js';
 import type { SoakLoad } from './load.js';
 import type { SoakWatch } from './watch.js';
 
@@ -195,7 +196,9 @@ export class SoakFaults {
 
   /**
    * Two requests pinned to the agent are granted first; it is cut off; one is released while it
-   * is away; it comes back: the released one must be reclaimed and the held one kept.
+   * is away; it comes back: the released one must be reclaimed and the held one kept. The pinned
+   * requests are the harness's own writes (tried until they succeed): one given up is the
+   * harness's failure (HarnessWrites.failures), and the check that needed it is not made.
    */
   private async partition(index: number, cutAt: number, partitionMs: number): Promise<void> {
     const cutOff = this.context.agents.filter((agent) => agent.partition)[index % 2];
@@ -204,11 +207,18 @@ export class SoakFaults {
     const worker = cutOff.process.name;
     const keep = `keep-${index}`;
     const drop = `drop-${index}`;
+    await sleepUntil(cutAt - 90_000);
+    try {
+      await load.createPinned(keep, cutOff.partition.capability);
+      await load.createPinned(drop, cutOff.partition.capability);
+    } catch (error) {
+      if (!(error instanceof HarnessWriteError)) throw error;
+      log(`partition ${index} of ${worker} not made: its pinned requests could not be created`);
+      await this.release(keep, drop);
+      return;
+    }
     const result: PartitionResult = { worker, cutAt, healedAt: 0, problems: [] };
     this.partitions.push(result);
-    await sleepUntil(cutAt - 90_000);
-    await load.createPinned(keep, cutOff.partition.capability);
-    await load.createPinned(drop, cutOff.partition.capability);
     const pinnedGranted = await this.until(80_000, () =>
       [keep, drop].every((name) => watch.status(name)?.phase === 'Granted'),
     );
@@ -230,9 +240,10 @@ export class SoakFaults {
     });
     await sleepUntil(result.cutAt + 2000);
     // Released while it is away: the controller lets the Lease go; the agent cannot see it yet.
-    await load.delete(drop).catch((error: unknown) => {
-      result.problems.push(`could not delete ${drop}: ${(error as Error).message}`);
-    });
+    // Tried until the partition ends: a release that came after would test something else.
+    const released = await load
+      .delete(drop, result.cutAt + partitionMs - Date.now())
+      .then(() => true, givenUp);
     await sleepUntil(result.cutAt + partitionMs);
     await detected;
     await cutOff.partition.network.heal();
@@ -243,7 +254,7 @@ export class SoakFaults {
       result.problems.push(
         `disconnected ${result.detectedMs === undefined ? 'never' : `after ${result.detectedMs} ms`} (bound ${HEARTBEAT_SECONDS * 1000 + 1000} ms)`,
       );
-    if (pinnedGranted) {
+    if (pinnedGranted && released) {
       result.reclaimed = await this.until(
         60_000,
         () =>
@@ -251,6 +262,8 @@ export class SoakFaults {
           !watch.leases.list().some((lease) => lease.metadata.name === drop),
       );
       if (!result.reclaimed) result.problems.push(`${drop}'s Lease not reclaimed within 60 s`);
+    }
+    if (pinnedGranted) {
       // Held across the partition: still Granted under the same Lease, a while after the return.
       await sleepUntil(Date.now() + 10_000);
       const lease = watch.leases.get(`soak/${keep}`);
@@ -265,9 +278,13 @@ export class SoakFaults {
         );
     }
     this.down.delete(worker);
-    await load.delete(keep).catch(() => undefined);
-    await load.delete(drop).catch(() => undefined);
+    await this.release(keep, drop);
     await this.converge(`partition of ${worker}`);
+  }
+
+  /** The pinned requests let go, each delete tried until it succeeds or the harness gives it up. */
+  private async release(...names: string[]): Promise<void> {
+    for (const name of names) await this.context.load.delete(name).catch(givenUp);
   }
 
   /**
@@ -312,4 +329,13 @@ export class SoakFaults {
     }
     return check();
   }
+}
+
+/**
+ * A write the harness gave up: recorded in HarnessWrites.failures already, so the check that
+ * needed it is skipped (false). Anything else is a fault of the soak's own code: thrown on.
+ */
+function givenUp(error: unknown): false {
+  if (!(error instanceof HarnessWriteError)) throw error;
+  return false;
 }

@@ -1,8 +1,8 @@
 // Whether the requests dispatched to a worker that was cut off went elsewhere: the soak's verdict.
 import { describe, expect, it } from 'vitest';
-import type { PartitionResult } from './faults.js';
-import { GRANT_IN_FLIGHT_MS, reroutes } from './figures.js';
-import type { RequestRecord } from './watch.js';
+import type { PartitionResult, SoakFaults } from './faults.js';
+import { GRANT_IN_FLIGHT_MS, invariants, reroutes } from './figures.js';
+import type { RequestRecord, SoakWatch } from './watch.js';
 
 const CUT = Date.parse('2026-12-02T02:06:36Z');
 const partition: PartitionResult = {
@@ -56,5 +56,32 @@ describe('reroutes', () => {
       /^late-grant \(created 02:06:35, granted soak-00 after 3500 ms\)$/,
     );
     expect(route?.stuck[1]).toMatch(/^never \(created 02:06:37, granted never after - ms\)$/);
+  });
+});
+
+describe('invariants', () => {
+  const verdict = (records: Map<string, RequestRecord>) => {
+    const watch = { records, doubleGrants: [] } as unknown as SoakWatch;
+    const faults = { partitions: [], convergence: [], errors: [] } as unknown as SoakFaults;
+    return invariants(watch, faults, [], []).find((entry) =>
+      entry.name.startsWith('every request'),
+    );
+  };
+  const pinned = (flags: Partial<RequestRecord>): RequestRecord => ({
+    ...record(0),
+    kind: 'pinned',
+    ...flags,
+  });
+
+  it('holds against the product a pinned request that never ended', () => {
+    expect(verdict(new Map([['keep-0', pinned({})]]))?.examples).toEqual(['keep-0: no outcome']);
+  });
+
+  it('does not hold against the product a pinned request the harness withdrew or gave up', () => {
+    const records = new Map([
+      ['drop-0', pinned({ deleted: true })],
+      ['keep-0', pinned({ abandoned: true })],
+    ]);
+    expect(verdict(records)?.violations).toBe(0);
   });
 });

@@ -2,14 +2,25 @@
 // iPhones), iPads kept oversubscribed (so some always wait on a full fleet) and now and then an
 // iPad that must not wait (noWait: granted or Failed NO_CAPACITY at once). Each granted request is
 // exec'd once through the proxy, held a moment and released (deleted); one that ended otherwise is
-// let go too. Pinned requests (the partition checks') are left to their owner.
+// let go too. Pinned requests (the partition checks') are left to their owner. Every create and
+// delete is the harness's own write: tried again until it succeeds (harness-writes.ts); one given
+// up is the harness's failure, and its request is left out of the product's verdicts.
 import { execThroughProxy, SimlockError } from '../../api/index.js';
-import { isNotFound, KubeApiError, simlockPath, type KubeClient } from '../../runtime/index.js';
+import {
+  isAlreadyExists,
+  isNotFound,
+  KubeApiError,
+  simlockPath,
+  type KubeClient,
+} from '../../runtime/index.js';
 import { NAMESPACE } from './fleet.js';
+import { HarnessWriteError, type HarnessWrites } from './harness-writes.js';
 import type { RequestKind, SoakWatch } from './watch.js';
 
 export interface LoadOptions {
   admin: KubeClient;
+  /** The soak's own writes go through it: tried until they succeed, or reported as given up. */
+  harness: HarnessWrites;
   watch: SoakWatch;
   proxyUrl: string;
   userToken: string;
@@ -40,6 +51,7 @@ const WRITE_LANES = 8;
 
 export class SoakLoad {
   created = 0;
+  /** Tries of a create that failed (each was tried again, or given up: HarnessWrites.failures). */
   createErrors = 0;
   /** Why creates failed: the API server's reason (or the client's message), with counts. */
   readonly createErrorReasons = new Map<string, number>();
@@ -52,6 +64,7 @@ export class SoakLoad {
   private execsInFlight = 0;
   private createsInFlight = 0;
   private readonly deleting = new Set<string>();
+  private readonly creating = new Set<Promise<void>>();
   private loops: Promise<void>[] = [];
 
   constructor(private readonly options: LoadOptions) {}
@@ -65,74 +78,133 @@ export class SoakLoad {
     this.running = false;
   }
 
-  /** Waits (up to `timeoutMs`) until every request is let go, then stops the releaser. */
-  async drain(timeoutMs: number): Promise<boolean> {
+  /**
+   * Waits for the creates still being tried, then (up to `timeoutMs`) until every request is let
+   * go, then stops the releaser. Answers the requests still there, but those the harness gave up.
+   */
+  async drain(timeoutMs: number): Promise<string[]> {
     this.running = false;
+    await Promise.all(this.loops.slice(0, 1));
+    await Promise.all(this.creating);
     const deadline = Date.now() + timeoutMs;
-    while (this.options.watch.requests.list().length > 0 && Date.now() < deadline)
+    const left = () =>
+      this.options.watch.requests
+        .list()
+        .map((object) => object.metadata.name)
+        .filter((name) => this.options.watch.records.get(name)?.abandoned !== true);
+    while (left().length > 0 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 500));
-    const empty = this.options.watch.requests.list().length === 0;
     this.releasing = false;
     await Promise.all(this.loops);
-    return empty;
+    return left();
   }
 
   private releasing = true;
 
-  /** Creates a request the load leaves alone (the partition checks release it themselves). */
+  /**
+   * Creates a request the load leaves alone (the partition checks release it themselves). Throws a
+   * HarnessWriteError when the harness gave the create up.
+   */
   async createPinned(name: string, capability: string): Promise<void> {
     this.pinned.add(name);
     await this.create(name, 'pinned', { requires: [capability] });
   }
 
-  async delete(name: string): Promise<void> {
+  /**
+   * Deletes a request, tried until it is gone (already gone counts). Throws a HarnessWriteError
+   * when the harness gives up (within `deadlineMs` if given): the request is then marked abandoned,
+   * left alone, and not held against the product if it is still there at the end.
+   */
+  async delete(name: string, deadlineMs?: number): Promise<void> {
     try {
-      await this.options.admin.delete(simlockPath('leaseRequest', { namespace: NAMESPACE, name }));
+      await this.options.harness.write(
+        `delete LeaseRequest ${name}`,
+        async () => {
+          try {
+            await this.options.admin.delete(
+              simlockPath('leaseRequest', { namespace: NAMESPACE, name }),
+            );
+          } catch (error) {
+            if (!isNotFound(error)) throw error;
+          }
+        },
+        deadlineMs,
+      );
     } catch (error) {
-      if (!isNotFound(error)) throw error;
+      this.options.watch.record(name).abandoned = true;
+      throw error;
     }
     this.options.watch.record(name).deleted = true;
     this.pinned.delete(name);
   }
 
+  /**
+   * Creates a request, tried until it is stored. While the API server or etcd restarts a try
+   * fails; one whose answer was lost may still have been stored, and the next answers
+   * AlreadyExists: the request was made (by the try before, which is when it was asked for).
+   * Throws a HarnessWriteError when the harness gave it up.
+   */
   private async create(
     name: string,
     kind: RequestKind,
     spec: Record<string, unknown> = {},
   ): Promise<void> {
-    const createdAt = Date.now();
     const base =
       kind === 'physical'
         ? { platform: 'ios', physical: true }
         : kind === 'ipad' || kind === 'ipad-no-wait'
           ? { platform: 'ios', model: 'iPad Pro' }
           : { platform: 'ios', model: 'iPhone 16' };
-    try {
-      await this.options.admin.create(simlockPath('leaseRequest', { namespace: NAMESPACE }), {
-        apiVersion: 'simlock.dev/v1alpha1',
-        kind: 'LeaseRequest',
-        metadata: { name },
-        spec: {
-          ...base,
-          ...(kind === 'ipad-no-wait' ? { noWait: true } : {}),
-          holder: 'soak',
-          ...spec,
-        },
-      });
-      this.options.watch.record(name, kind, createdAt);
-      this.created++;
-    } catch (error) {
-      // While the API server or etcd restarts a create fails; one that timed out may still have
-      // been stored, and the watch then records it when it shows up.
-      this.createErrors++;
-      const reason =
-        error instanceof KubeApiError
-          ? `${error.status} ${error.reason}: ${error.message}`
-          : (error as Error).message;
-      const short = reason.slice(0, 120);
-      this.createErrorReasons.set(short, (this.createErrorReasons.get(short) ?? 0) + 1);
-      if (kind === 'pinned') throw error;
-    }
+    let triedAt = Date.now();
+    let createdAt = triedAt;
+    await this.options.harness.write(`create LeaseRequest ${name}`, async (retry) => {
+      const before = triedAt;
+      triedAt = Date.now();
+      try {
+        await this.options.admin.create(simlockPath('leaseRequest', { namespace: NAMESPACE }), {
+          apiVersion: 'simlock.dev/v1alpha1',
+          kind: 'LeaseRequest',
+          metadata: { name },
+          spec: {
+            ...base,
+            ...(kind === 'ipad-no-wait' ? { noWait: true } : {}),
+            holder: 'soak',
+            ...spec,
+          },
+        });
+        createdAt = triedAt;
+      } catch (error) {
+        if (retry && isAlreadyExists(error)) {
+          createdAt = before;
+          return;
+        }
+        this.countCreateError(error);
+        throw error;
+      }
+    });
+    this.options.watch.record(name, kind, createdAt);
+    this.created++;
+  }
+
+  private countCreateError(error: unknown): void {
+    this.createErrors++;
+    const reason =
+      error instanceof KubeApiError
+        ? `${error.status} ${error.reason}: ${error.message}`
+        : (error as Error).message;
+    const short = reason.slice(0, 120);
+    this.createErrorReasons.set(short, (this.createErrorReasons.get(short) ?? 0) + 1);
+  }
+
+  /**
+   * A create of the steady load, in the background: one the harness gave up is in its failures;
+   * the load goes on without it (anything else thrown is a fault of the soak itself, and ends it).
+   */
+  private createInBackground(name: string, kind: RequestKind): Promise<void> {
+    const creating = this.create(name, kind).catch(unlessGivenUp);
+    this.creating.add(creating);
+    void creating.finally(() => this.creating.delete(creating));
+    return creating;
   }
 
   private outstanding(kinds: RequestKind[]): number {
@@ -162,14 +234,14 @@ export class SoakLoad {
       ) {
         const kind: RequestKind = sequence % 100 < 8 ? 'physical' : 'iphone';
         this.createsInFlight++;
-        void this.create(`r-${sequence++}`, kind).finally(() => this.createsInFlight--);
+        void this.createInBackground(`r-${sequence++}`, kind).finally(() => this.createsInFlight--);
         outstanding++;
       }
       if (this.outstanding(['ipad']) < IPAD_OUTSTANDING)
-        await this.create(`ipad-${others++}`, 'ipad');
+        await this.createInBackground(`ipad-${others++}`, 'ipad');
       if (Date.now() - lastNoWait > 15_000) {
         lastNoWait = Date.now();
-        await this.create(`nowait-${others++}`, 'ipad-no-wait');
+        await this.createInBackground(`nowait-${others++}`, 'ipad-no-wait');
       }
       // The generator keeps up with the rate; this keeps it from spinning while the API is away.
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -183,7 +255,7 @@ export class SoakLoad {
         const name = object.metadata.name;
         if (this.pinned.has(name) || object.metadata.deletionTimestamp) continue;
         const record = watch.record(name);
-        if (record.deleted) continue;
+        if (record.deleted || record.abandoned) continue;
         const phase = (object.status as { phase?: string } | undefined)?.phase;
         if (phase === 'Granted') {
           if (!this.execStarted.has(name)) {
@@ -196,7 +268,7 @@ export class SoakLoad {
         if (this.deleting.has(name) || this.deleting.size >= WRITE_LANES) continue;
         this.deleting.add(name);
         void this.delete(name)
-          .catch(() => undefined)
+          .catch(unlessGivenUp)
           .finally(() => {
             this.deleting.delete(name);
             this.execStarted.delete(name);
@@ -241,4 +313,12 @@ export class SoakLoad {
     await new Promise((resolve) => setTimeout(resolve, 2000));
     return this.execOnce(name, kind, tries - 1);
   }
+}
+
+/**
+ * A write the harness gave up is recorded in its failures (and its request abandoned) already:
+ * the load goes on. Anything else is a fault of the soak's own code, and is thrown on.
+ */
+function unlessGivenUp(error: unknown): void {
+  if (!(error instanceof HarnessWriteError)) throw error;
 }

@@ -27,6 +27,8 @@ export interface RequestRecord {
   leases: Map<string, { worker: string; seenAt: number; seen: string[] }>;
   grantedLeases: Set<string>;
   deleted: boolean;
+  /** The soak gave up deleting it (its harness's failure, reported apart): no verdict on it. */
+  abandoned?: boolean;
 }
 
 interface RequestStatus {
