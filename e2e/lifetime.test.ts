@@ -71,8 +71,16 @@ describe('extend', () => {
     expect(extended.stdout).toMatch(/^Lease ext extended to \S+Z\n$/);
     const after = Date.parse((await fleet.lease('ext'))?.spec.expiresAt ?? '');
     expect(after - before).toBe(60_000);
-    // Past the old expiry: still granted, the Lease still Granted by the agent.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, before - Date.now() + 2000)));
+    // Granted later for as long, so it expires after ext's old expiry: once it is released, the
+    // controller's and the agent's expiry timers of that moment have run.
+    await fleet.createRequest('witness', { platform: 'ios', durationSeconds: 15 });
+    await fleet.phase('witness', 'Granted', 20_000);
+    expect(Date.parse((await fleet.lease('witness'))?.spec.expiresAt ?? '')).toBeGreaterThan(
+      before,
+    );
+    // Past the old expiry (the witness let go at its own, later one): still granted, the Lease
+    // still Granted by the agent.
+    await released('witness');
     expect((await fleet.request('ext')).status?.phase).toBe('Granted');
     expect((await fleet.lease('ext'))?.status?.phase).toBe('Granted');
     const events = await cluster.kubectl([
