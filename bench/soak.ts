@@ -5,7 +5,8 @@
 // namespace of the benchmark's own: test/cluster/partition.ts), and etcd and kube-apiserver are
 // restarted once each. It prints its figures and every invariant with its count of violations.
 // The soak's own writes (its requests' creates and deletes) are tried until they succeed; one it
-// gives up is the harness's failure, listed apart from the invariants. Exit code: 1 when an
+// gives up, or a fault it could not make (etcd or kube-apiserver not back after a restart, a
+// network namespace not cut or healed), is the harness's failure, listed apart from the invariants. Exit code: 1 when an
 // invariant was violated, else 2 when the harness failed (the verdicts may miss a check), else 0.
 //
 //   node --import tsx bench/soak.ts [--minutes 30] [--agents 50] [--rate 380]
@@ -141,6 +142,7 @@ const faults = new SoakFaults({
   agents: fleet.agents,
   watch,
   load,
+  harness,
   measured,
 });
 
@@ -338,7 +340,7 @@ const lines = [
     ...verdict.examples.map((example) => `          ${example}`),
   ]),
   '',
-  `the harness's own writes: ${harness.retries} tries made again, ${harness.failures.length} given up (the harness's failures, not the product's)`,
+  `the harness's own writes and faults: ${harness.retries} tries made again; failures (the harness's, not the product's): ${harness.failures.length}`,
   ...harness.failures.slice(0, 10).map((failure) => `          ${failure}`),
 ];
 process.stdout.write(`${lines.join('\n')}\n`);

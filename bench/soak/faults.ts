@@ -8,7 +8,7 @@ import type { ControlPlane } from '../../tools/controlplane/start.js';
 import type { Replicas } from '../../test/cluster/replicas.js';
 import { log } from '../cluster.js';
 import { HEARTBEAT_SECONDS, agentName, type SoakAgent } from './fleet.js';
-import { HarnessWriteError } from './harness-writes.js';
+import { HarnessError, type HarnessWrites } from './harness-writes.js';
 import type { SoakLoad } from './load.js';
 import type { SoakWatch } from './watch.js';
 
@@ -84,6 +84,8 @@ export class SoakFaults {
       agents: SoakAgent[];
       watch: SoakWatch;
       load: SoakLoad;
+      /** The harness's own failures (a fault it could not make) are recorded there, apart. */
+      harness: HarnessWrites;
       /** Left alone: its memory is measured from start to end. */
       measured: SoakAgent;
     },
@@ -149,7 +151,9 @@ export class SoakFaults {
     try {
       await body();
     } catch (error) {
-      this.errors.push(`${name}: ${(error as Error).message}`);
+      // One of the harness's own (recorded in HarnessWrites.failures) is not the product's.
+      if (!(error instanceof HarnessError))
+        this.errors.push(`${name}: ${(error as Error).message}`);
       log(`fault lane ${name} stopped: ${(error as Error).message}`);
     }
   }
@@ -164,11 +168,13 @@ export class SoakFaults {
         `leader ${killed.identity} killed; ${next.identity} leads after ${Date.now() - start} ms`,
       );
     } else if (kind === 'etcd') {
-      await this.context.controlPlane.restartEtcd();
+      await this.harnessStep('restart etcd', () => this.context.controlPlane.restartEtcd());
       this.restarts.push({ kind, ms: Date.now() - start });
       log(`etcd restarted in ${Date.now() - start} ms`);
     } else {
-      await this.context.controlPlane.restartApiServer();
+      await this.harnessStep('restart kube-apiserver', () =>
+        this.context.controlPlane.restartApiServer(),
+      );
       this.restarts.push({ kind, ms: Date.now() - start });
       log(`kube-apiserver restarted in ${Date.now() - start} ms`);
     }
@@ -212,7 +218,7 @@ export class SoakFaults {
       await load.createPinned(keep, cutOff.partition.capability);
       await load.createPinned(drop, cutOff.partition.capability);
     } catch (error) {
-      if (!(error instanceof HarnessWriteError)) throw error;
+      if (!(error instanceof HarnessError)) throw error;
       log(`partition ${index} of ${worker} not made: its pinned requests could not be created`);
       await this.release(keep, drop);
       return;
@@ -228,7 +234,8 @@ export class SoakFaults {
       );
     const keepLease = [...watch.record(keep).grantedLeases][0];
     await sleepUntil(cutAt);
-    await cutOff.partition.network.cut();
+    const network = cutOff.partition.network;
+    await this.harnessStep(`cut ${worker} off`, () => network.cut());
     result.cutAt = Date.now();
     this.down.add(worker);
     log(`agent ${worker} cut off`);
@@ -246,7 +253,7 @@ export class SoakFaults {
       .then(() => true, givenUp);
     await sleepUntil(result.cutAt + partitionMs);
     await detected;
-    await cutOff.partition.network.heal();
+    await this.harnessStep(`heal ${worker}'s network`, () => network.heal());
     result.healedAt = Date.now();
     this.windows.push({ kind: 'partition', start: result.cutAt, end: result.healedAt });
     log(`agent ${worker} back after ${result.healedAt - result.cutAt} ms`);
@@ -280,6 +287,18 @@ export class SoakFaults {
     this.down.delete(worker);
     await this.release(keep, drop);
     await this.converge(`partition of ${worker}`);
+  }
+
+  /**
+   * A step of the harness's own: the control plane (not the product) back after its restart, a
+   * network namespace cut or healed. One that fails is the harness's failure; its lane stops.
+   */
+  private async harnessStep(what: string, step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      throw this.context.harness.failed(what, error);
+    }
   }
 
   /** The pinned requests let go, each delete tried until it succeeds or the harness gives it up. */
@@ -336,6 +355,6 @@ export class SoakFaults {
  * needed it is skipped (false). Anything else is a fault of the soak's own code: thrown on.
  */
 function givenUp(error: unknown): false {
-  if (!(error instanceof HarnessWriteError)) throw error;
+  if (!(error instanceof HarnessError)) throw error;
   return false;
 }

@@ -2,7 +2,7 @@
 // said so, never swallowed.
 import { describe, expect, it } from 'vitest';
 import { KubeApiError, KubeUnavailableError, ManualClock } from '../../runtime/index.js';
-import { HarnessWriteError, HarnessWrites } from './harness-writes.js';
+import { HarnessError, HarnessWrites } from './harness-writes.js';
 
 const refused = (status: number, reason: string, details?: { name: string }) =>
   new KubeApiError(status, reason, reason, details ? { details } : {});
@@ -61,7 +61,7 @@ describe('HarnessWrites', () => {
     const start = clock.now();
     const write = flaky(Array.from({ length: 100 }, unreachable));
     const outcome = runOut(clock, writes.write('delete keep-0', write.attempt));
-    await expect(outcome).rejects.toBeInstanceOf(HarnessWriteError);
+    await expect(outcome).rejects.toBeInstanceOf(HarnessError);
     await expect(outcome).rejects.toThrow(/^delete keep-0: DELETE .*ECONNREFUSED \(\d+ tries in/);
     expect(clock.now() - start).toBeLessThanOrEqual(61_000);
     expect(write.tries.length).toBeGreaterThan(5);
@@ -78,10 +78,17 @@ describe('HarnessWrites', () => {
       refused(409, 'AlreadyExists', { name: 'r-1' }),
     ]) {
       const write = flaky([error]);
-      await expect(writes.write('write', write.attempt)).rejects.toBeInstanceOf(HarnessWriteError);
+      await expect(writes.write('write', write.attempt)).rejects.toBeInstanceOf(HarnessError);
       expect(write.tries).toEqual([false]);
     }
     expect(writes.failures).toHaveLength(3);
     expect(writes.retries).toBe(0);
+  });
+
+  it('records a fault the harness could not make as its own failure', () => {
+    const writes = new HarnessWrites();
+    const error = writes.failed('restart etcd', new Error('kube-apiserver not ready within 90 s'));
+    expect(error).toBeInstanceOf(HarnessError);
+    expect(writes.failures).toEqual(['restart etcd: kube-apiserver not ready within 90 s']);
   });
 });

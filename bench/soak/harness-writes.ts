@@ -3,7 +3,8 @@
 // restarting as a request is deleted) must not read as a violation of the product. So each is
 // tried again, with backoff, until it succeeds; one that still fails after its deadline, or is
 // refused outright, is the harness's failure: kept in `failures`, reported apart from the
-// invariants, and thrown as a HarnessWriteError so that the caller stops relying on it.
+// invariants, and thrown as a HarnessError so that the caller stops relying on it. So is a fault
+// the harness could not make (`failed`: the control plane not back after its restart).
 import {
   KubeApiError,
   backoffDelay,
@@ -19,11 +20,11 @@ import {
 export const HARNESS_WRITE_DEADLINE_MS = 180_000;
 const BACKOFF: Backoff = { initialMs: 250, maxMs: 5000, jitter: 0.2 };
 
-/** A write of the harness given up: its failure, not the product's. */
-export class HarnessWriteError extends Error {
+/** A write of the harness given up, or a fault it could not make: its failure, not the product's. */
+export class HarnessError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'HarnessWriteError';
+    this.name = 'HarnessError';
   }
 }
 
@@ -38,7 +39,7 @@ export function worthRetrying(error: unknown): boolean {
 }
 
 export class HarnessWrites {
-  /** Writes given up, one line each: what, why, after how many tries. */
+  /** Writes given up and faults not made, one line each: what, why (after how many tries). */
   readonly failures: string[] = [];
   /** Tries that failed and were made again. */
   retries = 0;
@@ -56,7 +57,7 @@ export class HarnessWrites {
    * Runs `attempt` until it resolves; `retry` is true from the second try on (a create answered
    * AlreadyExists then was stored by a try whose answer was lost). `deadlineMs` narrows the
    * deadline for a write that is of no use later (the release of a request while its worker is cut
-   * off). Throws a HarnessWriteError when it gives up, after recording it.
+   * off). Throws a HarnessError when it gives up, after recording it.
    */
   async write<T>(
     what: string,
@@ -71,15 +72,25 @@ export class HarnessWrites {
       } catch (error) {
         const delay = backoffDelay(BACKOFF, tries, this.options.random ?? Math.random);
         if (!worthRetrying(error) || clock.now() + delay > started + deadlineMs) {
-          const failure = `${what}: ${describe(error)} (${tries} ${tries === 1 ? 'try' : 'tries'} in ${((clock.now() - started) / 1000).toFixed(1)} s)`;
-          this.failures.push(failure);
-          this.options.log?.(`harness write given up: ${failure}`);
-          throw new HarnessWriteError(failure, { cause: error });
+          const seconds = ((clock.now() - started) / 1000).toFixed(1);
+          throw this.failed(
+            what,
+            error,
+            `${tries} ${tries === 1 ? 'try' : 'tries'} in ${seconds} s`,
+          );
         }
         this.retries++;
         await sleep(clock, delay);
       }
     }
+  }
+
+  /** Records a failure of the harness's own (`how`: after what); answers the error to throw. */
+  failed(what: string, error: unknown, how?: string): HarnessError {
+    const failure = `${what}: ${describe(error)}${how ? ` (${how})` : ''}`;
+    this.failures.push(failure);
+    this.options.log?.(`harness: ${failure}`);
+    return new HarnessError(failure, { cause: error });
   }
 }
 

@@ -14,7 +14,7 @@ import {
   type KubeClient,
 } from '../../runtime/index.js';
 import { NAMESPACE } from './fleet.js';
-import { HarnessWriteError, type HarnessWrites } from './harness-writes.js';
+import { HarnessError, type HarnessWrites } from './harness-writes.js';
 import type { RequestKind, SoakWatch } from './watch.js';
 
 export interface LoadOptions {
@@ -103,7 +103,7 @@ export class SoakLoad {
 
   /**
    * Creates a request the load leaves alone (the partition checks release it themselves). Throws a
-   * HarnessWriteError when the harness gave the create up.
+   * HarnessError when the harness gave the create up.
    */
   async createPinned(name: string, capability: string): Promise<void> {
     this.pinned.add(name);
@@ -111,7 +111,7 @@ export class SoakLoad {
   }
 
   /**
-   * Deletes a request, tried until it is gone (already gone counts). Throws a HarnessWriteError
+   * Deletes a request, tried until it is gone (already gone counts). Throws a HarnessError
    * when the harness gives up (within `deadlineMs` if given): the request is then marked abandoned,
    * left alone, and not held against the product if it is still there at the end.
    */
@@ -142,7 +142,7 @@ export class SoakLoad {
    * Creates a request, tried until it is stored. While the API server or etcd restarts a try
    * fails; one whose answer was lost may still have been stored, and the next answers
    * AlreadyExists: the request was made (by the try before, which is when it was asked for).
-   * Throws a HarnessWriteError when the harness gave it up.
+   * Throws a HarnessError when the harness gave it up.
    */
   private async create(
     name: string,
@@ -320,5 +320,5 @@ export class SoakLoad {
  * the load goes on. Anything else is a fault of the soak's own code, and is thrown on.
  */
 function unlessGivenUp(error: unknown): void {
-  if (!(error instanceof HarnessWriteError)) throw error;
+  if (!(error instanceof HarnessError)) throw error;
 }
