@@ -9,6 +9,7 @@ import { systemClock } from './clock.js';
 import type { KubeClient } from './kube-client.js';
 import { LeaderElector } from './leader-election.js';
 import { silentLogger } from './log.js';
+import { coordinationLeasePath } from './paths.js';
 
 const cluster = useCluster('election');
 const stops: (() => Promise<void> | void)[] = [];
@@ -47,10 +48,24 @@ describe('leader election', () => {
     elector(throughRelay, 'first', first).start();
     await eventually(() => first.started, { what: 'the first replica leading' });
     elector(cluster.admin, 'second', second).start();
-    // Two renewals go through, then the first replica's connection goes silent.
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    // Two renewals go through (seen on the Lease), then the first replica's connection goes silent.
+    const renewals = new Set<string>();
+    await eventually(
+      async () => {
+        const lease = (await cluster.admin.get(
+          coordinationLeasePath(cluster.namespace, 'election'),
+        )) as { spec?: { renewTime?: string } };
+        renewals.add(lease.spec?.renewTime ?? '');
+        return renewals.size > 2 ? true : undefined;
+      },
+      { what: 'two renewals of the first replica' },
+    );
     relay.silence();
     const silentAt = Date.now();
+    // Its next renewal is sent into the silence: it hangs there.
+    await eventually(() => (relay.droppedFromClient > 0 ? true : undefined), {
+      what: 'a renewal stuck on the silent connection',
+    });
 
     const takenOver = await eventually(() => second.started, {
       what: 'the second replica leading',

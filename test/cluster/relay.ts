@@ -4,7 +4,8 @@
 // requests unanswered (new connections finish their TLS handshake, then nothing the client sends
 // reaches the server, as with a server that accepts and never answers), or refuses (it stops
 // listening and closes what it holds, as an API server restarting does), and counts the
-// connections it accepted. Only loopback is a target.
+// connections it accepted and the chunks a client sent into the silence (a test waits for one: a
+// request stuck on a dead connection, rather than for a while). Only loopback is a target.
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { KubeClient } from '../../runtime/index.js';
@@ -12,6 +13,8 @@ import { KubeClient } from '../../runtime/index.js';
 export class Relay {
   /** Connections accepted since the relay started. */
   accepted = 0;
+  /** Chunks a client sent that were dropped (silent, or on a connection that went dead). */
+  droppedFromClient = 0;
   private silent = false;
   private unanswered = false;
   /** Connections open when the relay went silent: they stay dead after heal(). */
@@ -54,7 +57,10 @@ export class Relay {
       });
       from.on('error', () => from.destroy());
       from.on('data', (chunk: Buffer) => {
-        if (this.silent || this.dead.has(from)) return;
+        if (this.silent || this.dead.has(from)) {
+          if (from === incoming) this.droppedFromClient += 1;
+          return;
+        }
         const forwarded = from === incoming && requests ? requests.pass(chunk) : chunk;
         if (forwarded.length > 0) to.write(forwarded);
       });
