@@ -7,6 +7,7 @@ import { heartbeatLeaseName, LEASE_FINALIZER } from '../../api/index.js';
 import {
   Informer,
   coordinationLeasePath,
+  isConflict,
   isNotFound,
   microTime,
   simlockPath,
@@ -111,10 +112,11 @@ export class TestFleet {
     });
   }
 
+  /** Deletes the Worker (already gone counts); any other failure is the test's, and thrown. */
   async removeWorker(short: string): Promise<void> {
     await this.admin
       .delete(simlockPath('worker', { name: this.name(short) }))
-      .catch(() => undefined);
+      .catch(unlessNotFound);
   }
 
   /** Renews (or creates) the heartbeat Lease; `ageMs` back-dates the renewal. */
@@ -202,14 +204,10 @@ export class TestFleet {
       if (type === 'deleted' || !object.metadata.deletionTimestamp) return;
       if (!finalizers.includes(LEASE_FINALIZER) || !this.grantedByTest.has(object.metadata.name))
         return;
-      this.admin
-        .patch(simlockPath('lease', { namespace: this.namespace, name: object.metadata.name }), {
-          metadata: {
-            finalizers: finalizers.filter((finalizer) => finalizer !== LEASE_FINALIZER),
-            resourceVersion: object.metadata.resourceVersion,
-          },
-        })
-        .catch(() => undefined);
+      void this.reclaim(object.metadata.name, {
+        finalizers: finalizers.filter((finalizer) => finalizer !== LEASE_FINALIZER),
+        resourceVersion: object.metadata.resourceVersion,
+      });
     });
     this.reclaimer.start();
   }
@@ -296,6 +294,26 @@ export class TestFleet {
     return list.items;
   }
 
+  /**
+   * Takes the finalizer off, tried again (5 times) while the API server fails; a failure after
+   * that is thrown, unhandled, and fails the run: a Lease left with its finalizer would otherwise
+   * read as the product's (never gone). Gone, or changed since (a conflict), is no failure: the
+   * newer version comes as an event of its own.
+   */
+  private async reclaim(name: string, metadata: Record<string, unknown>): Promise<void> {
+    const path = simlockPath('lease', { namespace: this.namespace, name });
+    for (let tries = 1; ; tries++) {
+      try {
+        await this.admin.patch(path, { metadata });
+        return;
+      } catch (error) {
+        if (isNotFound(error) || isConflict(error)) return;
+        if (tries >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200 * tries));
+      }
+    }
+  }
+
   async cleanup(): Promise<void> {
     await this.reclaimer?.stop();
     const workers = (await this.admin.get(simlockPath('worker'), {
@@ -339,4 +357,8 @@ export interface LeaseView {
   };
   spec: { worker: string; device: Record<string, unknown>; expiresAt: string };
   status?: { phase: string };
+}
+
+function unlessNotFound(error: unknown): void {
+  if (!isNotFound(error)) throw error;
 }
