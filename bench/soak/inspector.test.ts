@@ -22,9 +22,14 @@ afterEach(() => {
 
 async function inspected(): Promise<number> {
   const port = await freePort();
-  child = spawn(process.execPath, [`--inspect=127.0.0.1:${port}`, '-e', PROGRAM], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  // An ES module, as the agent's and the controller's bundles are: no `require` of its own.
+  child = spawn(
+    process.execPath,
+    [`--inspect=127.0.0.1:${port}`, '--input-type=module', '-e', PROGRAM],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   // Once it has made garbage: a reading must leave it out.
   await new Promise<void>((resolve, reject) => {
     child?.stderr?.on('data', (chunk: Buffer) => {

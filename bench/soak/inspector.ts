@@ -98,14 +98,19 @@ async function withSession<T>(port: number, use: (session: InspectorSession) => 
  * read 150 MiB where it kept 32, on a loaded machine. From a task of its own nothing but this runs
  * between the collection and the reading. (Pausing the process around the two calls does not do:
  * the collection waits for a task a paused process never runs.) `gc` is the one V8 gives a context
- * made after --expose-gc is set; `require` is the one Node's inspector offers an evaluation with
- * the command line API.
+ * made after --expose-gc is set. `require` is the one Node's inspector offers an evaluation with
+ * the command line API, there only while the evaluation runs: the modules are taken then, and the
+ * task catches whatever it meets, as an uncaught throw there would end the process.
  */
-const COLLECT_THEN_READ = `new Promise((resolve) => setImmediate(() => {
-  require('v8').setFlagsFromString('--expose-gc');
-  require('vm').runInNewContext('gc')();
-  resolve(require('v8').getHeapStatistics().used_heap_size);
-}))`;
+const COLLECT_THEN_READ = `((v8, vm) => new Promise((resolve, reject) => setImmediate(() => {
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    vm.runInNewContext('gc')();
+    resolve(v8.getHeapStatistics().used_heap_size);
+  } catch (error) {
+    reject(error);
+  }
+})))(require('v8'), require('vm'))`;
 const Evaluated = z.object({
   result: z.object({ value: z.unknown() }),
   exceptionDetails: z.object({ text: z.string().optional() }).optional(),
