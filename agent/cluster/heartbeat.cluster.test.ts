@@ -45,8 +45,12 @@ describe('heartbeat', () => {
 
     const before = await renewedAt('partitioned');
     relay.silence();
-    // Long enough for a renewal to be stuck on the connection that is now dead.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Until a renewal is stuck on the connection that is now dead (its bytes dropped by the relay).
+    const dropped = relay.droppedFromClient;
+    await eventually(() => (relay.droppedFromClient > dropped ? true : undefined), {
+      intervalMs: 50,
+      what: 'a renewal sent into the silence',
+    });
     const healedAt = Date.now();
     relay.heal();
 
