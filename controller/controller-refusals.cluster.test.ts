@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
-import { controllerStories } from '../test/cluster/controller.js';
+import { controllerStories, writesSettled } from '../test/cluster/controller.js';
 
 const cluster = useCluster('ctl-refusals');
 const { setup, metric } = controllerStories(cluster);
@@ -193,28 +193,32 @@ describe('DESIGN.md §4.5: never refuse while capacity exists elsewhere, never h
 
 describe('write economy', () => {
   it('a walk that changes nothing writes nothing', async () => {
-    const { fleet, start, metrics } = await setup();
+    const { fleet, start, metrics, reconciler } = await setup();
     await fleet.addWorker('a', { drained: true, status: iosStatus() });
     await fleet.addWorker('b', { status: iosFullStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios' });
     await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 2);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await writesSettled(reconciler);
     const writesBefore = await metric(metrics, 'simlock_api_writes_total');
     const walksBefore = await metric(metrics, 'simlock_walks_total');
-    // A view change on the drained worker: a walk runs, and every reason stays what it was.
+    // A view change on the drained worker: a walk runs on it (nothing else starts one now), and
+    // every reason stays what it was.
     await fleet.patchStatus('a', { capacity: { global: { limit: 8, running: 0, evictable: 0 } } });
-    await eventually(async () =>
-      (await metric(metrics, 'simlock_walks_total')) > walksBefore ? true : undefined,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const a = fleet.name('a');
+    await eventually(async () => {
+      const seen = reconciler.snapshot().workers.find((view) => view.name === a);
+      const walked = (await metric(metrics, 'simlock_walks_total')) > walksBefore;
+      return walked && seen?.status?.capacity?.global.limit === 8 ? true : undefined;
+    });
+    await writesSettled(reconciler);
     expect(await metric(metrics, 'simlock_api_writes_total')).toBe(writesBefore);
   });
 });
 
 describe('reason writes under churn', () => {
   it('coalesces reason-only changes: a worker flapping eleven times makes a few writes, and the last state wins', async () => {
-    const { fleet, metrics, start } = await setup({ reasonWriteIntervalMs: 1000 });
+    const { fleet, metrics, start, reconciler } = await setup({ reasonWriteIntervalMs: 1000 });
     await fleet.addWorker('a', { status: iosFullStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios' });
@@ -228,7 +232,7 @@ describe('reason writes under churn', () => {
       5000,
     );
     expect(settled.status?.workers).toEqual([{ worker: fleet.name('a'), reason: 'drained' }]);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await writesSettled(reconciler);
     // At most one write per second of churn, never one per change.
     const writes = (await metric(metrics, 'simlock_status_writes_total')) - before;
     expect(writes).toBeGreaterThan(0);

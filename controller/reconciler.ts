@@ -51,6 +51,7 @@ export class Reconciler {
   private readonly requestQueue: WorkQueue;
   /** One key, `walk`: walks are coalesced, and one is never run inside another. */
   private readonly walkQueue: WorkQueue<'walk'>;
+  private readonly writes: WriteQueue;
   private started = false;
   private stopped = false;
 
@@ -60,12 +61,12 @@ export class Reconciler {
     this.client = options.client;
     this.policy = options.policy ?? createRoutingPolicy();
     const progressRate = options.progressWritesPerSecond ?? defaults.progressWritesPerSecond;
-    const writes = new WriteQueue({
+    const writes = (this.writes = new WriteQueue({
       concurrency: options.maxConcurrentWrites ?? defaults.maxConcurrentWrites,
       progressRate: progressRate > 0 ? { qps: progressRate, burst: progressRate } : undefined,
       clock,
       now: () => clock.now(),
-    });
+    }));
     const observers = workQueueMetrics(metrics.registry);
     const informer = (what: string, path: string, labelSelector?: string) =>
       new Informer(this.client, {
@@ -241,13 +242,23 @@ export class Reconciler {
     return this.started && this.requestInformer.synced;
   }
 
-  /** For tests and the CLI's explain: what the controller holds. */
-  snapshot(): { workers: WorkerView[]; waiting: string[] } {
+  /**
+   * For tests and the CLI's explain: what the controller holds, and the status writes it has
+   * decided on and not yet made (coalesced behind a request's write timer, queued, or in flight):
+   * a test that checks a walk wrote nothing waits for none to be pending, not for some time.
+   */
+  snapshot(): { workers: WorkerView[]; waiting: string[]; pendingWrites: number } {
+    const requests = [...this.shell.requests.values()];
+    const queued = Object.values(this.writes.depth).reduce((sum, depth) => sum + depth, 0);
     return {
       workers: [...this.fleet.current().views],
-      waiting: [...this.shell.requests.values()]
+      waiting: requests
         .filter((request) => request.phase === 'Waiting')
         .map((request) => request.key),
+      pendingWrites:
+        queued +
+        this.writes.inFlight +
+        requests.filter((request) => request.timers.write !== undefined).length,
     };
   }
 

@@ -4,7 +4,7 @@ import { ControllerMetrics, Reconciler, type ReconcilerOptions } from '../../con
 import { KubeClient, silentLogger, systemClock } from '../../runtime/index.js';
 import { afterEach } from 'vitest';
 import { TestFleet } from './fleet.js';
-import type { ClusterTestContext } from './harness.js';
+import { eventually, type ClusterTestContext } from './harness.js';
 
 /** A Reconciler for `fleet`, not started yet; `options` override the defaults. */
 export function controllerFor(
@@ -56,4 +56,15 @@ export function controllerStories(cluster: ClusterTestContext) {
       return values.reduce((sum, value) => sum + value.value, 0);
     },
   };
+}
+
+/**
+ * Waits until the controller has made every status write it decided on (none coalesced, queued or
+ * in flight): what a walk wrote is then counted, and what it did not write never will be.
+ */
+export async function writesSettled(reconciler: Reconciler): Promise<void> {
+  await eventually(() => (reconciler.snapshot().pendingWrites === 0 ? true : undefined), {
+    intervalMs: 20,
+    what: "the controller's status writes made",
+  });
 }
