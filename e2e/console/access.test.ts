@@ -52,6 +52,9 @@ async function logIn(token: string): Promise<Page> {
   await page.getByLabel('Bearer token').fill(token);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.getByRole('heading', { name: 'Requests' }).waitFor();
+  // Live once the person's first snapshot is in and every watch is current: what the page lists
+  // is then all it will list, so a count read after it is the answer, not a moment of loading.
+  await page.locator('header [role="status"]').filter({ hasText: '● Live' }).waitFor();
   return page;
 }
 
