@@ -111,12 +111,13 @@ describe('the controller process', () => {
     let controller = await startController(fleet, 'first', ['--leader-election=false']);
     // Create requests in three bursts and SIGKILL the controller during each.
     for (let burst = 0; burst < 3; burst++) {
-      await Promise.all(
-        names
-          .slice(burst * 8, burst * 8 + 8)
-          .map((name) => fleet.createRequest(name, { platform: 'ios' })),
-      );
-      await new Promise((resolve) => setTimeout(resolve, 400 + Math.random() * 800));
+      const inBurst = names.slice(burst * 8, burst * 8 + 8);
+      await Promise.all(inBurst.map((name) => fleet.createRequest(name, { platform: 'ios' })));
+      // Killed in the middle of its work: once it has dispatched some of the burst.
+      await eventually(() => (inBurst.some((name) => leaseUids.has(name)) ? true : undefined), {
+        intervalMs: 10,
+        what: `a dispatch of burst ${burst}`,
+      });
       await kill(controller.child);
       controller = await startController(fleet, `again-${burst}`, ['--leader-election=false']);
     }
