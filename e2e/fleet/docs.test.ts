@@ -6,7 +6,7 @@
 //
 // SIMLOCK_DOCS_WRITE=1 writes what the terminal showed into the docs where they differ.
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +54,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  if (workDir) await rm(workDir, { recursive: true, force: true });
 }, 60_000);
 
 /** The README's block for the second shell: its lines without their comments. */
