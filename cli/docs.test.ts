@@ -1,24 +1,80 @@
-// docs/CLI.md lists exactly the error codes of api/errors.ts, each with its exit code and summary.
+// docs/CLI.md lists exactly the error codes of api/errors.ts, each with its exit code and summary;
+// names every command the plugin registers; and prints the reason texts and the one-line examples
+// as the formatter prints them. (Its sessions, the outputs of real runs, are typed again against
+// `npm run up`'s fleet by e2e/fleet/docs.test.ts.)
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { ERRORS } from '../api/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  AgentQueueEntry,
+  ERRORS,
+  PLATFORMS,
+  reasonLine,
+  type CapacityReason,
+  type LeaseRequestObject,
+  type WaitingReason,
+} from '../api/index.js';
+import { runCli } from './app.js';
+import { agentEntryLine, controllerRequestLines } from './format/requests.js';
+import { RecordingIO } from './io.js';
 
 const doc = readFileSync(fileURLToPath(new URL('../docs/CLI.md', import.meta.url)), 'utf8');
 
-/** The rows of the table headed `| code | exit | meaning |`. */
-function exitCodeTable(): { code: string; exit: number; summary: string }[] {
+/** The rows of the table whose header line is `header`, split into trimmed cells. */
+function tableRows(header: RegExp): string[][] {
   const lines = doc.split('\n');
-  const start = lines.findIndex((line) => /^\|\s*code\s*\|\s*exit\s*\|\s*meaning\s*\|$/.test(line));
-  expect(start, 'docs/CLI.md has a "| code | exit | meaning |" table').toBeGreaterThanOrEqual(0);
-  const rows: { code: string; exit: number; summary: string }[] = [];
+  const start = lines.findIndex((line) => header.test(line));
+  expect(start, `docs/CLI.md has a table headed ${String(header)}`).toBeGreaterThanOrEqual(0);
+  const rows: string[][] = [];
   for (const line of lines.slice(start + 2)) {
-    const match = /^\|\s*`?([A-Z_]+)`?\s*\|\s*(\d+)\s*\|\s*(.*?)\s*\|$/.exec(line);
-    if (!match) break;
-    rows.push({ code: match[1] ?? '', exit: Number(match[2]), summary: match[3] ?? '' });
+    if (!line.startsWith('|')) break;
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
+
+/** The rows of the table headed `| code | exit | meaning |`. */
+function exitCodeTable(): { code: string; exit: number; summary: string }[] {
+  return tableRows(/^\|\s*code\s*\|\s*exit\s*\|\s*meaning\s*\|$/).map(([code, exit, summary]) => ({
+    code: (code ?? '').replaceAll('`', ''),
+    exit: Number(exit),
+    summary: summary ?? '',
+  }));
+}
+
+/** What `kubectl simlock [words] --help` lists under "Commands:": the command names. */
+async function helpCommands(words: string[]): Promise<string[]> {
+  const printed: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
+    printed.push(args.map(String).join(' '));
+  });
+  try {
+    expect(await runCli([...words, '--help'], new RecordingIO())).toBe(0);
+  } finally {
+    log.mockRestore();
+  }
+  const lines = printed.join('\n').split('\n');
+  const start = lines.indexOf('Commands:');
+  expect(start, `kubectl simlock ${words.join(' ')} --help lists commands`).toBeGreaterThan(0);
+  const names: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (line.trim() === '') break;
+    const match = new RegExp(
+      `^\\s+kubectl simlock ${words.map((w) => `${w} `).join('')}(\\S+)`,
+    ).exec(line);
+    if (match?.[1]) names.push(match[1]);
+  }
+  return names;
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe('docs/CLI.md', () => {
   it('lists exactly the error codes and exit codes of api/errors.ts, in its order', () => {
@@ -34,18 +90,63 @@ describe('docs/CLI.md', () => {
     }
   });
 
-  it('documents every command', () => {
-    for (const command of [
-      'lease',
-      'release',
-      'list',
-      'worker',
-      'device',
-      'console',
-      'mcp',
-      'completion',
-    ]) {
-      expect(doc).toContain(`## ${command}`);
+  it('names every command the plugin registers in its list of commands, each with a section', async () => {
+    const commands = await helpCommands([]);
+    expect(commands).toContain('lease');
+    const list = /^Commands: [\s\S]*?\n\n/m.exec(doc)?.[0] ?? '';
+    expect(list, 'docs/CLI.md has a "Commands: …" paragraph').not.toBe('');
+    const listed = [...list.matchAll(/`([a-z-]+)`/g)].map((match) => match[1]);
+    expect([...listed].sort()).toEqual([...commands].sort());
+    for (const [, anchor] of list.matchAll(/\]\(#([a-z-]+)\)/g)) {
+      expect(doc, `a section for #${anchor}`).toMatch(new RegExp(`^## ${anchor}$`, 'm'));
     }
+  });
+
+  it.each([['worker'], ['device']])('shows every %s subcommand in its synopsis', async (word) => {
+    const subcommands = await helpCommands([word]);
+    expect(subcommands.length).toBeGreaterThan(0);
+    for (const subcommand of subcommands) {
+      expect(doc).toMatch(new RegExp(`^kubectl simlock ${word} ${subcommand}\\b`, 'm'));
+    }
+  });
+
+  it('prints each reason as the plugin prints it', () => {
+    const rows = tableRows(/^\|\s*reason\s*\|\s*printed\s*\|$/);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const [reasonCell = '', printed = ''] of rows) {
+      const [reason, capacityReason] = [...reasonCell.matchAll(/`([a-z-]+)`/g)].map(
+        (match) => match[1],
+      );
+      const entry = {
+        reason: reason as WaitingReason,
+        ...(capacityReason ? { capacityReason: capacityReason as CapacityReason } : {}),
+      };
+      const texts = [...new Set(PLATFORMS.map((platform) => reasonLine(entry, platform)))];
+      expect(printed, reasonCell).toBe(texts.join(' / '));
+    }
+  });
+
+  it('shows the one-line requests as the formatter prints them', () => {
+    const now = Date.parse('2026-12-01T12:00:00Z');
+    const agentLine = /`(Request req_9: [^`]+)`/.exec(doc)?.[1];
+    const entry = AgentQueueEntry.parse({
+      id: 'req_9',
+      holder: 'local-agent',
+      platform: 'ios',
+      model: 'iPhone 16',
+      reason: 'full',
+      capacityReason: 'platform-running-limit',
+      queuedAt: new Date(now - 5_000).toISOString(),
+    });
+    expect(agentLine).toBe(agentEntryLine(entry, 'worker-a', 1, now));
+
+    const bareLine = /`(Request j1: [^`]+)`/.exec(doc)?.[1];
+    const bare = {
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'LeaseRequest',
+      metadata: { name: 'j1', creationTimestamp: new Date(now - 3_000).toISOString() },
+      spec: { platform: 'android' },
+    } as unknown as LeaseRequestObject;
+    expect(bareLine).toBe(controllerRequestLines(bare, { now, worker: (name) => name })[0]);
   });
 });
