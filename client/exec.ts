@@ -1,14 +1,9 @@
-// Running a tool on a leased device through the exec proxy (api/exec-client.ts). The proxy checks
+// Running a tool on a leased device through the exec proxy (runtime/exec-client.ts). The proxy checks
 // who we are by a bearer token (the kubeconfig's, or $SIMLOCK_TOKEN) and whether we may exec; it is
 // found at the given URL, $SIMLOCK_PROXY_URL, or the chart's ConfigMap `simlock`.
+import { LeaseObject, SimlockError, screenshotCommand, type ExecTool } from '../api/index.js';
 import {
-  LeaseObject,
-  SimlockError,
   execThroughProxy,
-  screenshotCommand,
-  type ExecTool,
-} from '../api/index.js';
-import {
   isNotFound,
   kubeconfigBearerToken,
   simlockPath,

@@ -7,11 +7,11 @@ import {
   ERRORS,
   LeaseObject,
   SimlockError,
-  execThroughProxy,
   screenshotCommand,
   type ErrorCode,
 } from '../../api/index.js';
 import {
+  execThroughProxy,
   KubeApiError,
   KubeUnavailableError,
   simlockPath,

@@ -1,15 +1,18 @@
-// A small client for the exec proxy, for the kubectl plugin and for coding agents:
+// A small client for the exec proxy, shared by the typed client (and so the plugin) and the
+// console; it lives in runtime/, not in the contract, because it does I/O:
 //   const { exitCode } = await execThroughProxy({ url, token, namespace, lease, tool: 'adb',
 //     args: ['shell', 'getprop'], onOutput: (stream, data) => process[stream].write(data) });
 // It reads the Server-Sent Events as they come and never holds a whole output in memory.
-import { SimlockError, type ErrorCode, ERRORS } from './errors.js';
 import {
+  ERRORS,
   ExecErrorEvent,
   ExecExitEvent,
   ExecOutputEvent,
   HttpErrorBody,
+  SimlockError,
+  type ErrorCode,
   type ExecTool,
-} from './exec.js';
+} from '../api/index.js';
 
 export interface ExecThroughProxy {
   /** The proxy's base URL, e.g. https://simlock-proxy.simlock-system.svc:8443 */
