@@ -1,14 +1,15 @@
-// Running a tool on a leased device through the exec proxy (runtime/exec-client.ts). The proxy checks
-// who we are by a bearer token (the kubeconfig's, or $SIMLOCK_TOKEN) and whether we may exec; it is
-// found at the given URL, $SIMLOCK_PROXY_URL, or the chart's ConfigMap `simlock`.
-import { LeaseObject, SimlockError, screenshotCommand, type ExecTool } from '../api/index.js';
+// Running a tool on a leased device through the exec proxy (runtime/exec-client.ts), and its
+// screenshot (runtime/screenshot.ts). The proxy checks who we are by a bearer token (the
+// kubeconfig's, or $SIMLOCK_TOKEN) and whether we may exec; it is found at the given URL,
+// $SIMLOCK_PROXY_URL, or the chart's ConfigMap `simlock`.
+import { LeaseObject, SimlockError, type ExecTool } from '../api/index.js';
 import {
   execThroughProxy,
   isNotFound,
   kubeconfigBearerToken,
+  screenshotThroughProxy,
   simlockPath,
   type KubeClient,
-  ScreenshotOutput,
 } from '../runtime/index.js';
 import { getObject } from './kube.js';
 
@@ -121,22 +122,11 @@ export async function screenshotOfLease(
       throw new SimlockError('NOT_FOUND', `lease "${name}" not found in namespace "${namespace}"`);
     throw error;
   }
-  const device = lease.status?.device;
-  if (lease.status?.phase !== 'Granted' || !device) {
-    throw new SimlockError('LEASE_NOT_ACTIVE', `lease ${namespace}/${name} is not granted`);
-  }
-  const command = screenshotCommand(device);
-  if (!command) {
-    throw new SimlockError(
-      'TOOL_NOT_ALLOWED',
-      `no screenshot for ${device.name}: devicectl cannot take one of a physical iPhone or iPad`,
-    );
-  }
-  const output = new ScreenshotOutput();
-  const exitCode = await execOnLease(proxy, namespace, name, command.tool, command.args, {
-    timeoutSeconds: 30,
-    encoding: 'base64',
-    onOutput: output.onOutput,
+  const png = await screenshotThroughProxy({
+    namespace,
+    name,
+    lease,
+    proxy: () => proxy.resolve(),
   });
-  return new Uint8Array(output.image(command.tool, exitCode));
+  return new Uint8Array(png);
 }

@@ -5,7 +5,7 @@ export * from './kube-client.js';
 export * from './informer.js';
 export * from './paths.js';
 export * from './package-root.js';
-export * from './screenshot-output.js';
+export * from './screenshot.js';
 export * from './exec-client.js';
 export * from './log.js';
 export * from './clock.js';

@@ -3,20 +3,13 @@
 // person's own credentials, so it is allowed or refused there, and a refusal carries the API
 // server's message.
 import { z } from 'zod';
+import { ERRORS, LeaseObject, SimlockError, type ErrorCode } from '../../api/index.js';
 import {
-  ERRORS,
-  LeaseObject,
-  SimlockError,
-  screenshotCommand,
-  type ErrorCode,
-} from '../../api/index.js';
-import {
-  execThroughProxy,
   KubeApiError,
   KubeUnavailableError,
+  screenshotThroughProxy,
   simlockPath,
   type KubeClient,
-  ScreenshotOutput,
 } from '../../runtime/index.js';
 import type { Person } from './sessions.js';
 
@@ -103,36 +96,20 @@ export async function screenshot(
       throw new SimlockError('INTERNAL', `lease ${namespace}/${name} is unreadable`);
     throw asSimlockError(error);
   }
-  const device = lease.status?.device;
-  if (lease.status?.phase !== 'Granted' || !device) {
-    throw new SimlockError('LEASE_NOT_ACTIVE', `lease ${namespace}/${name} is not granted`);
-  }
-  const command = screenshotCommand(device);
-  if (!command) {
-    throw new SimlockError(
-      'TOOL_NOT_ALLOWED',
-      `no screenshot for ${device.name}: devicectl cannot take one of a physical iPhone or iPad`,
-    );
-  }
-  if (!person.token) {
-    throw new SimlockError(
-      'UNAUTHENTICATED',
-      'the exec proxy needs a bearer token: this kubeconfig user has none; set SIMLOCK_TOKEN',
-    );
-  }
-  const output = new ScreenshotOutput();
-  const { exitCode } = await execThroughProxy({
-    url: proxyUrl,
-    token: person.token,
+  return screenshotThroughProxy({
     namespace,
-    lease: name,
-    tool: command.tool,
-    args: command.args,
-    timeoutSeconds: 30,
-    encoding: 'base64',
-    onOutput: output.onOutput,
+    name,
+    lease,
+    proxy: () => {
+      if (!person.token) {
+        throw new SimlockError(
+          'UNAUTHENTICATED',
+          'the exec proxy needs a bearer token: this kubeconfig user has none; set SIMLOCK_TOKEN',
+        );
+      }
+      return { url: proxyUrl, token: person.token };
+    },
   });
-  return output.image(command.tool, exitCode);
 }
 
 export function httpStatusOf(error: SimlockError): number {
