@@ -4,6 +4,7 @@
 // $SIMLOCK_PROXY_URL, or the chart's ConfigMap `simlock`.
 import { LeaseObject, SimlockError, type ExecTool } from '../api/index.js';
 import {
+  chartProxyUrl,
   execThroughProxy,
   isNotFound,
   kubeconfigBearerToken,
@@ -51,15 +52,8 @@ export class ProxyAccess {
     const given = this.options.proxyUrl ?? process.env.SIMLOCK_PROXY_URL;
     if (given) return given;
     const namespace = this.options.simlockNamespace ?? 'simlock-system';
-    try {
-      const map = (await this.client.get(`/api/v1/namespaces/${namespace}/configmaps/simlock`)) as {
-        data?: { proxyUrl?: unknown };
-      };
-      if (typeof map.data?.proxyUrl === 'string' && /^https?:\/\//.test(map.data.proxyUrl))
-        return map.data.proxyUrl;
-    } catch {
-      // said below
-    }
+    const published = await chartProxyUrl(this.client, namespace);
+    if (published) return published;
     throw new SimlockError(
       'UNAVAILABLE',
       `no exec proxy known: pass --proxy-url, set SIMLOCK_PROXY_URL, or install the chart (ConfigMap ${namespace}/simlock)`,

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ERRORS, LeaseObject, SimlockError, type ErrorCode } from '../../api/index.js';
 import {
+  chartProxyUrl,
   KubeApiError,
   KubeUnavailableError,
   screenshotThroughProxy,
@@ -57,8 +58,6 @@ export async function release(person: Person, namespace: string, name: string): 
   }
 }
 
-const ProxyConfigMap = z.object({ data: z.object({ proxyUrl: z.string().max(2048) }).optional() });
-
 /** The exec proxy's URL: given, or from the ConfigMap `simlock` the chart and `npm run up` write. */
 export async function findProxyUrl(
   client: KubeClient,
@@ -66,15 +65,8 @@ export async function findProxyUrl(
   given: string | undefined,
 ): Promise<string> {
   if (given) return given;
-  try {
-    const map = ProxyConfigMap.parse(
-      await client.get(`/api/v1/namespaces/${simlockNamespace}/configmaps/simlock`),
-    );
-    const url = map.data?.proxyUrl;
-    if (url && /^https?:\/\//.test(url)) return url;
-  } catch {
-    // said below
-  }
+  const published = await chartProxyUrl(client, simlockNamespace);
+  if (published) return published;
   throw new SimlockError(
     'UNAVAILABLE',
     `no exec proxy known: start the console with --proxy-url, or install the chart (ConfigMap ${simlockNamespace}/simlock)`,
