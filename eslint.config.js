@@ -45,6 +45,20 @@ function boundaries(self) {
     );
 }
 
+// api/ is the contract: shapes and pure rules, no I/O (DESIGN.md §2). Its files may not import
+// the network, the file system or processes, nor call fetch; a client that does lives in runtime/
+// (runtime/exec-client.ts).
+const noIoInApi = [
+  {
+    regex: '^(node:)?(http|https|http2|net|tls|dgram|dns|fs|child_process)(/.*)?$',
+    message: 'api/ holds no I/O: network, files and processes belong in runtime/ (DESIGN.md §2).',
+  },
+  {
+    regex: '^(undici|@kubernetes/client-node)(/.*)?$',
+    message: 'api/ holds no I/O: HTTP clients belong in runtime/ (DESIGN.md §2).',
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -75,8 +89,25 @@ export default tseslint.config(
   },
   ...Object.keys(mayImport).map((self) => ({
     files: [`${self}/**/*.ts`, `${self}/**/*.tsx`],
-    rules: { 'no-restricted-imports': ['error', { patterns: boundaries(self) }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [...boundaries(self), ...(self === 'api' ? noIoInApi : [])] },
+      ],
+    },
   })),
+  {
+    files: ['api/**/*.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        ...['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource'].map((name) => ({
+          name,
+          message: 'api/ holds no I/O: HTTP clients belong in runtime/ (DESIGN.md §2).',
+        })),
+      ],
+    },
+  },
   {
     files: ['eslint.config.js', 'vitest.config.ts', 'bin/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,

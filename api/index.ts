@@ -8,7 +8,6 @@ export * from './view-key.js';
 export * from './refusal.js';
 export * from './summary.js';
 export * from './exec.js';
-export * from './exec-client.js';
 export * from './slots.js';
 export * from './lifetime.js';
 export * from './duration.js';

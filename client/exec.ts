@@ -1,19 +1,16 @@
-// Running a tool on a leased device through the exec proxy (api/exec-client.ts). The proxy checks
-// who we are by a bearer token (the kubeconfig's, or $SIMLOCK_TOKEN) and whether we may exec; it is
-// found at the given URL, $SIMLOCK_PROXY_URL, or the chart's ConfigMap `simlock`.
+// Running a tool on a leased device through the exec proxy (runtime/exec-client.ts), and its
+// screenshot (runtime/screenshot.ts). The proxy checks who we are by a bearer token (the
+// kubeconfig's, or $SIMLOCK_TOKEN) and whether we may exec; it is found at the given URL,
+// $SIMLOCK_PROXY_URL, or the chart's ConfigMap `simlock`.
+import { LeaseObject, SimlockError, type ExecTool } from '../api/index.js';
 import {
-  LeaseObject,
-  SimlockError,
+  chartProxyUrl,
   execThroughProxy,
-  screenshotCommand,
-  type ExecTool,
-} from '../api/index.js';
-import {
   isNotFound,
   kubeconfigBearerToken,
+  screenshotThroughProxy,
   simlockPath,
   type KubeClient,
-  ScreenshotOutput,
 } from '../runtime/index.js';
 import { getObject } from './kube.js';
 
@@ -55,15 +52,8 @@ export class ProxyAccess {
     const given = this.options.proxyUrl ?? process.env.SIMLOCK_PROXY_URL;
     if (given) return given;
     const namespace = this.options.simlockNamespace ?? 'simlock-system';
-    try {
-      const map = (await this.client.get(`/api/v1/namespaces/${namespace}/configmaps/simlock`)) as {
-        data?: { proxyUrl?: unknown };
-      };
-      if (typeof map.data?.proxyUrl === 'string' && /^https?:\/\//.test(map.data.proxyUrl))
-        return map.data.proxyUrl;
-    } catch {
-      // said below
-    }
+    const published = await chartProxyUrl(this.client, namespace);
+    if (published) return published;
     throw new SimlockError(
       'UNAVAILABLE',
       `no exec proxy known: pass --proxy-url, set SIMLOCK_PROXY_URL, or install the chart (ConfigMap ${namespace}/simlock)`,
@@ -126,22 +116,11 @@ export async function screenshotOfLease(
       throw new SimlockError('NOT_FOUND', `lease "${name}" not found in namespace "${namespace}"`);
     throw error;
   }
-  const device = lease.status?.device;
-  if (lease.status?.phase !== 'Granted' || !device) {
-    throw new SimlockError('LEASE_NOT_ACTIVE', `lease ${namespace}/${name} is not granted`);
-  }
-  const command = screenshotCommand(device);
-  if (!command) {
-    throw new SimlockError(
-      'TOOL_NOT_ALLOWED',
-      `no screenshot for ${device.name}: devicectl cannot take one of a physical iPhone or iPad`,
-    );
-  }
-  const output = new ScreenshotOutput();
-  const exitCode = await execOnLease(proxy, namespace, name, command.tool, command.args, {
-    timeoutSeconds: 30,
-    encoding: 'base64',
-    onOutput: output.onOutput,
+  const png = await screenshotThroughProxy({
+    namespace,
+    name,
+    lease,
+    proxy: () => proxy.resolve(),
   });
-  return new Uint8Array(output.image(command.tool, exitCode));
+  return new Uint8Array(png);
 }

@@ -2,7 +2,8 @@
 // agent process with the fake driver, and the controller, against the real API server.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execThroughProxy, SimlockError, type ExecTool } from '../api/index.js';
+import { SimlockError, type ExecTool } from '../api/index.js';
+import { execThroughProxy } from '../runtime/index.js';
 import { iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
 import { serviceAccountToken } from '../test/cluster/service-account-token.js';

@@ -1,10 +1,12 @@
-// Shared machinery of the simlock processes (controller, agent, proxy, cli): the Kubernetes REST
-// client, informers, leader election, JSON logs. It imports only api/.
+// Shared machinery of the simlock processes (controller, agent, proxy, cli, console) and the typed
+// client: the Kubernetes REST client, informers, leader election, JSON logs, the exec proxy's
+// client. It imports only api/.
 export * from './kube-client.js';
 export * from './informer.js';
 export * from './paths.js';
 export * from './package-root.js';
-export * from './screenshot-output.js';
+export * from './screenshot.js';
+export * from './exec-client.js';
 export * from './log.js';
 export * from './clock.js';
 export * from './leader-election.js';

@@ -5,8 +5,9 @@
 // let go too. Pinned requests (the partition checks') are left to their owner. Every create and
 // delete is the harness's own write: tried again until it succeeds (harness-writes.ts); one given
 // up is the harness's failure, and its request is left out of the product's verdicts.
-import { execThroughProxy, SimlockError } from '../../api/index.js';
+import { SimlockError } from '../../api/index.js';
 import {
+  execThroughProxy,
   isAlreadyExists,
   isNotFound,
   KubeApiError,

@@ -3,20 +3,14 @@
 // person's own credentials, so it is allowed or refused there, and a refusal carries the API
 // server's message.
 import { z } from 'zod';
+import { ERRORS, LeaseObject, SimlockError, type ErrorCode } from '../../api/index.js';
 import {
-  ERRORS,
-  LeaseObject,
-  SimlockError,
-  execThroughProxy,
-  screenshotCommand,
-  type ErrorCode,
-} from '../../api/index.js';
-import {
+  chartProxyUrl,
   KubeApiError,
   KubeUnavailableError,
+  screenshotThroughProxy,
   simlockPath,
   type KubeClient,
-  ScreenshotOutput,
 } from '../../runtime/index.js';
 import type { Person } from './sessions.js';
 
@@ -64,8 +58,6 @@ export async function release(person: Person, namespace: string, name: string): 
   }
 }
 
-const ProxyConfigMap = z.object({ data: z.object({ proxyUrl: z.string().max(2048) }).optional() });
-
 /** The exec proxy's URL: given, or from the ConfigMap `simlock` the chart and `npm run up` write. */
 export async function findProxyUrl(
   client: KubeClient,
@@ -73,15 +65,8 @@ export async function findProxyUrl(
   given: string | undefined,
 ): Promise<string> {
   if (given) return given;
-  try {
-    const map = ProxyConfigMap.parse(
-      await client.get(`/api/v1/namespaces/${simlockNamespace}/configmaps/simlock`),
-    );
-    const url = map.data?.proxyUrl;
-    if (url && /^https?:\/\//.test(url)) return url;
-  } catch {
-    // said below
-  }
+  const published = await chartProxyUrl(client, simlockNamespace);
+  if (published) return published;
   throw new SimlockError(
     'UNAVAILABLE',
     `no exec proxy known: start the console with --proxy-url, or install the chart (ConfigMap ${simlockNamespace}/simlock)`,
@@ -103,36 +88,20 @@ export async function screenshot(
       throw new SimlockError('INTERNAL', `lease ${namespace}/${name} is unreadable`);
     throw asSimlockError(error);
   }
-  const device = lease.status?.device;
-  if (lease.status?.phase !== 'Granted' || !device) {
-    throw new SimlockError('LEASE_NOT_ACTIVE', `lease ${namespace}/${name} is not granted`);
-  }
-  const command = screenshotCommand(device);
-  if (!command) {
-    throw new SimlockError(
-      'TOOL_NOT_ALLOWED',
-      `no screenshot for ${device.name}: devicectl cannot take one of a physical iPhone or iPad`,
-    );
-  }
-  if (!person.token) {
-    throw new SimlockError(
-      'UNAUTHENTICATED',
-      'the exec proxy needs a bearer token: this kubeconfig user has none; set SIMLOCK_TOKEN',
-    );
-  }
-  const output = new ScreenshotOutput();
-  const { exitCode } = await execThroughProxy({
-    url: proxyUrl,
-    token: person.token,
+  return screenshotThroughProxy({
     namespace,
-    lease: name,
-    tool: command.tool,
-    args: command.args,
-    timeoutSeconds: 30,
-    encoding: 'base64',
-    onOutput: output.onOutput,
+    name,
+    lease,
+    proxy: () => {
+      if (!person.token) {
+        throw new SimlockError(
+          'UNAUTHENTICATED',
+          'the exec proxy needs a bearer token: this kubeconfig user has none; set SIMLOCK_TOKEN',
+        );
+      }
+      return { url: proxyUrl, token: person.token };
+    },
   });
-  return output.image(command.tool, exitCode);
 }
 
 export function httpStatusOf(error: SimlockError): number {

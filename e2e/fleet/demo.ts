@@ -7,9 +7,13 @@ import { mkdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { execThroughProxy } from '../../api/index.js';
 import { startConsole } from '../../console/index.js';
-import { KubeClient, createLogger, isAlreadyExists } from '../../runtime/index.js';
+import {
+  KubeClient,
+  createLogger,
+  execThroughProxy,
+  isAlreadyExists,
+} from '../../runtime/index.js';
 import { startControlPlane, type ControlPlane } from '../../tools/controlplane/start.js';
 import { writeFleetEnv } from './env-file.js';
 import { DEMO_WORKERS, SYSTEM_NAMESPACE, startLocalFleet } from './local-fleet.js';

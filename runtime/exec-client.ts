@@ -1,15 +1,21 @@
-// A small client for the exec proxy, for the kubectl plugin and for coding agents:
+// A small client for the exec proxy, and where the chart says the proxy is: shared by the typed
+// client (and so the plugin) and the console; it lives in runtime/, not in the contract, because it
+// does I/O:
 //   const { exitCode } = await execThroughProxy({ url, token, namespace, lease, tool: 'adb',
 //     args: ['shell', 'getprop'], onOutput: (stream, data) => process[stream].write(data) });
 // It reads the Server-Sent Events as they come and never holds a whole output in memory.
-import { SimlockError, type ErrorCode, ERRORS } from './errors.js';
+import { z } from 'zod';
 import {
+  ERRORS,
   ExecErrorEvent,
   ExecExitEvent,
   ExecOutputEvent,
   HttpErrorBody,
+  SimlockError,
+  type ErrorCode,
   type ExecTool,
-} from './exec.js';
+} from '../api/index.js';
+import type { KubeClient } from './kube-client.js';
 
 export interface ExecThroughProxy {
   /** The proxy's base URL, e.g. https://simlock-proxy.simlock-system.svc:8443 */
@@ -30,6 +36,29 @@ export interface ExecThroughProxy {
 }
 
 const MAX_EVENT_BYTES = 4 * 1024 * 1024;
+
+const ProxyConfigMap = z.object({ data: z.object({ proxyUrl: z.string().max(2048) }).optional() });
+
+/**
+ * The exec proxy's URL as the chart (and `npm run up`) publish it, in the ConfigMap `simlock` of
+ * the namespace it is installed in; undefined when it cannot be read or names no http(s) URL. Each
+ * caller says in its own words what to do then.
+ */
+export async function chartProxyUrl(
+  client: KubeClient,
+  simlockNamespace: string,
+): Promise<string | undefined> {
+  try {
+    const map = ProxyConfigMap.parse(
+      await client.get(`/api/v1/namespaces/${simlockNamespace}/configmaps/simlock`),
+    );
+    const url = map.data?.proxyUrl;
+    if (url && /^https?:\/\//.test(url)) return url;
+  } catch {
+    // undefined: said by the caller
+  }
+  return undefined;
+}
 
 function errorCode(code: string): ErrorCode {
   return code in ERRORS ? (code as ErrorCode) : 'INTERNAL';
