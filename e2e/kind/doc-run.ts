@@ -1,11 +1,11 @@
 // docs/INSTALL.md's kind section, run as a reader runs it: its `sh step=…` blocks, as written, one
 // after another in one shell (tools/kind/terminal.ts), from the root of a fresh copy of this
 // repository, so that its `npm ci` is the reader's and no step leans on this checkout's
-// node_modules or bundles. The shell has the machine's PATH with kind, kubectl and helm, and none
-// of this run's Node: step 0 puts Node 24 and the plugin on PATH, as the page says. The only
-// things set for it are what the page lets a reader set before step 0 (a cluster name and ports
-// of this run, the node image tools/kind built offline, the image's base and the build's network
-// flags), and HOME is the run's folder, so that kind writes its kubeconfig there.
+// node_modules or bundles. The shell has the machine's environment and PATH with kind, kubectl and
+// helm, and none of this run's Node: step 0 puts Node 24 and the plugin on PATH, as the page says.
+// The only things set for it are what the page lets a reader set before step 0 (a cluster name
+// and ports of this run, the node image tools/kind built offline, the image's base and the
+// build's network flags), and HOME is the run's folder, so that kind writes its kubeconfig there.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -83,13 +83,15 @@ export class DocRun {
     if (!step) throw new Error(`docs/INSTALL.md has no step ${id}`);
     await this.kind.record(`### docs/INSTALL.md, step ${id}\n${step.commands}\n`);
     let result;
+    const started = Date.now();
     try {
       result = await this.terminal.run(id, step.commands, options.timeoutMs);
     } catch (error) {
       await this.kind.record(`${(error as Error).message}\n\n`);
       throw error;
     }
-    await this.kind.record(`--- output\n${result.output}\n`);
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    await this.kind.record(`--- output (${seconds} s)\n${result.output}\n`);
     const problems: string[] = [];
     if (result.failures.length > 0) problems.push(`commands failed: ${result.failures.join('; ')}`);
     const unseen = missingLines(result.output, options.shows ?? []);
@@ -144,7 +146,18 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** A reader's shell: this machine's PATH without this run's Node, and the page's settings. */
+/**
+ * What this run's own tools put in the environment (npx's npm_*, vitest's, Node's options, the
+ * tests' kubeconfig and log level): a reader's shell has none of it.
+ */
+const RUN_ONLY =
+  /^(npm_|VITEST|TINYPOOL|NODE_OPTIONS$|NODE_ENV$|TEST$|INIT_CWD$|KUBECONFIG$|SIMLOCK_|HELM_|KIND_|FORCE_COLOR$|NO_COLOR$)/;
+
+/**
+ * A reader's shell: this machine's environment (its CA certificates, proxies, locale) and PATH,
+ * without this run's Node and variables, with kind, kubectl and helm on PATH and the page's
+ * settings.
+ */
 async function readerEnvironment(kind: KindRun, place: DocRunPlace): Promise<NodeJS.ProcessEnv> {
   const ours = (entry: string) =>
     entry.startsWith(repositoryRoot) ||
@@ -157,13 +170,14 @@ async function readerEnvironment(kind: KindRun, place: DocRunPlace): Promise<Nod
     ...(process.env.PATH ?? '/usr/bin:/bin').split(delimiter).filter((entry) => !ours(entry)),
   ];
   const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'simlock');
-  const passed = ['LANG', 'DOCKER_HOST', 'USER'].filter((name) => process.env[name] !== undefined);
+  const machine = Object.entries(process.env).filter(([name]) => !RUN_ONLY.test(name));
   return {
-    ...Object.fromEntries(passed.map((name) => [name, process.env[name]])),
+    ...Object.fromEntries(machine),
     PATH: path.join(delimiter),
+    // kind writes its kubeconfig to ~/.kube/config: this run's, as is helm's ~/.config.
     HOME: kind.dir,
     TMPDIR: kind.dir,
-    // The reader's npm and Node caches stay theirs when HOME is the run's folder.
+    // The reader's npm and Node caches stay theirs.
     npm_config_cache: join(homedir(), '.npm'),
     npm_config_userconfig: join(homedir(), '.npmrc'),
     SIMLOCK_CACHE: process.env.SIMLOCK_CACHE ?? cache,

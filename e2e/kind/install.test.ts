@@ -8,6 +8,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { eventually } from '../../test/cluster/harness.js';
+import { ensureBundles } from '../../test/launch.js';
 import { cannotStart, type Release } from './cannot-start.js';
 import { DocRun, INSTALL_STEPS } from './doc-run.js';
 import { clusterReady } from './head-start.js';
@@ -73,11 +74,13 @@ describe.runIf(tools.ready)(
         timeoutMs,
       );
 
-    beforeAll(() => {
+    beforeAll(async () => {
       const place = inject('kindInstallRun');
       if (!tools.ready || !place) throw new Error('the kind global setup made no install run');
       kind = KindRun.attach(tools, place.kind);
       doc = DocRun.attach(kind, place.doc);
+      // The tests' own plugin runs (requests.ts) start many at once: built once here, not by each.
+      await ensureBundles();
     });
     // No afterAll: the global setup's teardown ends the page's shell (its agents, its
     // port-forward) and deletes the cluster, whatever this file got to.
@@ -155,9 +158,10 @@ describe.runIf(tools.ready)(
         await run('agents', {
           timeoutMs: 300_000,
           shows: [
-            /^android-box-1 +false +running +0\/2 +2 +\w+$/,
-            /^mac-mini-1 +false +running +1\/4 +3 +\w+$/,
-            /^mac-mini-2 +false +running +0\/4 +1 +\w+$/,
+            // The limits of each config: running now / at most.
+            /^android-box-1 +false +running +0\/2 +\d+ +\w+$/,
+            /^mac-mini-1 +false +running +1\/4 +\d+ +\w+$/,
+            /^mac-mini-2 +false +running +0\/4 +\d+ +\w+$/,
           ],
         });
       },
