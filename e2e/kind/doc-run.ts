@@ -109,20 +109,23 @@ export class DocRun {
   }
 }
 
-/** Tracked and untracked files of this checkout (not the ignored: node_modules, .simlock). */
+/**
+ * Tracked and untracked files of this checkout (not the ignored: node_modules, .simlock); outside
+ * a git checkout, everything but those.
+ */
 async function copyCheckout(target: string): Promise<void> {
   await mkdir(target, { recursive: true });
-  const copied = spawnSync(
-    'bash',
-    [
-      '-c',
-      'set -o pipefail; git ls-files -z --cached --others --exclude-standard |' +
-        ' tar --null --ignore-failed-read -T - -cf - | tar -xf - -C "$1"',
-      'copy',
-      target,
-    ],
-    { cwd: repositoryRoot, encoding: 'utf8' },
+  const copy = (list: string) =>
+    spawnSync('bash', ['-c', `set -o pipefail; ${list} | tar -xf - -C "$1"`, 'copy', target], {
+      cwd: repositoryRoot,
+      encoding: 'utf8',
+    });
+  let copied = copy(
+    'git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf -',
   );
+  if (copied.status !== 0) {
+    copied = copy('tar --exclude=./node_modules --exclude=./.simlock --exclude=./.git -cf - .');
+  }
   if (copied.status !== 0) throw new Error(`copying the checkout failed: ${copied.stderr}`);
 }
 
