@@ -1,7 +1,6 @@
 // simlock-agent: the device-host daemon.
 //   node --import tsx agent/main.ts --config agent.yaml [--name mac-mini-1] [--kubeconfig FILE]
 // Flags override the config file field by field (see docs/AGENT.md).
-import type { Server } from 'node:http';
 import express from 'express';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
@@ -12,18 +11,8 @@ import { createDriver } from './drivers/create.js';
 import { ClusterAgent } from './cluster/agent.js';
 import { AgentMetrics, createExecApp, createLocalApp } from './cluster/http.js';
 import { tokenReviewVerifier } from './cluster/token-verifier.js';
+import { ListenError, listen } from './listen.js';
 import { AGENT_VERSION } from './view.js';
-
-function listen(
-  app: { listen: (port: number, host: string, callback: () => void) => Server },
-  host: string,
-  port: number,
-): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, () => resolve(server));
-    server.once('error', reject);
-  });
-}
 
 async function main(): Promise<void> {
   const argv = await yargs(hideBin(process.argv))
@@ -95,7 +84,11 @@ async function main(): Promise<void> {
   // are mounted once the agent exists (express takes routes after listen).
   const driver = await createDriver(config, { clock });
   const execApp = express();
-  const execServer = await listen(execApp, config.listen.host, config.listen.port);
+  const execServer = await listen(execApp, {
+    ...config.listen,
+    what: 'the exec server',
+    setting: 'listen.port (--listen-port)',
+  });
   const address = execServer.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
   const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
@@ -119,11 +112,11 @@ async function main(): Promise<void> {
   });
   const verifyToken = tokenReviewVerifier(client, finalConfig.execAllowedIdentities);
   execApp.use(createExecApp({ agent, core, config: finalConfig, verifyToken, log, metrics }));
-  const localServer = await listen(
-    createLocalApp({ core, log }),
-    finalConfig.local.host,
-    finalConfig.local.port,
-  );
+  const localServer = await listen(createLocalApp({ core, log }), {
+    ...finalConfig.local,
+    what: 'the local leasing API',
+    setting: 'local.port (--local-port)',
+  });
   const localAddress = localServer.address();
   await agent.start();
   log.info('agent running', {
@@ -146,6 +139,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // A port it cannot have is the config's to fix, as a bad value is: exit 2, one line.
+  if (error instanceof ListenError) {
+    console.error(`simlock-agent: ${error.message}`);
+    process.exit(2);
+  }
   console.error(error);
   process.exit(1);
 });

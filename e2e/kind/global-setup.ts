@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { DocRun, type DocRunPlace } from './doc-run.js';
 import { headStartStatusFile, offerHeadStart } from './head-start.js';
 import { KindRun, type KindRunPlace } from './kind.js';
 
@@ -25,13 +26,18 @@ export type KindTools =
 declare module 'vitest' {
   export interface ProvidedContext {
     kindTools: KindTools;
-    /** The install test's kind run, whose first step may be under way already (head-start.ts). */
-    kindInstallRun: KindRunPlace | null;
+    /**
+     * The install test's kind run and the shell of docs/INSTALL.md's steps, whose first steps may
+     * be under way already (head-start.ts).
+     */
+    kindInstallRun: { kind: KindRunPlace; doc: DocRunPlace } | null;
   }
 }
 
-/** The install test's run, and the end of its head start (awaited at teardown). */
-let installRun: { kind: KindRun; settled: () => Promise<void> } | undefined;
+/** The install test's run, its shell, and the end of its head start (awaited at teardown). */
+let installRun:
+  | { kind: KindRun; doc: DocRun; close: () => Promise<void>; settled: () => Promise<void> }
+  | undefined;
 
 const buildScript = fileURLToPath(new URL('../../tools/kind/build.sh', import.meta.url));
 const statusFile = fileURLToPath(new URL('../../.simlock/kind-tier-status', import.meta.url));
@@ -101,14 +107,24 @@ export async function setup(project: TestProject): Promise<void> {
   await rm(headStartStatusFile, { force: true });
   if (tools.ready) {
     const kind = await KindRun.start(tools, 'kind-install.log');
-    installRun = { kind, ...offerHeadStart(kind) };
+    // The doc's steps make the cluster, in this process or the install test's: it goes at teardown.
+    kind.ownsCluster = true;
+    const { run: doc, close } = await DocRun.start(kind);
+    installRun = { kind, doc, close, ...offerHeadStart(doc) };
   }
-  project.provide('kindInstallRun', installRun?.kind.place ?? null);
+  project.provide(
+    'kindInstallRun',
+    installRun ? { kind: installRun.kind.place, doc: installRun.doc.place } : null,
+  );
 }
 
-/** A head start still running is waited for; its cluster goes if the install test left it. */
+/**
+ * A head start still running is waited for; the doc's shell ends with its jobs (agents, a
+ * port-forward), and the cluster goes if the install test left it.
+ */
 export async function teardown(): Promise<void> {
   if (!installRun) return;
   await installRun.settled();
+  await installRun.close();
   await installRun.kind.cleanup();
 }

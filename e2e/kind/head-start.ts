@@ -1,10 +1,12 @@
-// The kind tier's first step (kind create cluster, docker build, kind load docker-image) started
-// while the cluster tier's last files still run: they leave a core mostly idle, and the step is a
-// minute of waiting on kubeadm and docker. Started any earlier, the idle kind node would cost the
-// cluster tier a fifth of the machine for minutes (measured: 19 % of two cores).
+// The kind tier's first steps (docs/INSTALL.md's steps 0 and 1: npm ci in the copy of the
+// repository, kind create cluster, docker build, kind load docker-image) started while the cluster
+// tier's last files still run: they leave a core mostly idle, and the steps are minutes of waiting
+// on npm, kubeadm and docker. Started any earlier, the idle kind node would cost the cluster tier a
+// fifth of the machine for minutes (measured: 19 % of two cores).
 //
 // Three places take part, all in the vitest process but the last: the kind global setup makes the
-// cluster's KindRun and offers `headStart()` (on globalThis, which the reporter shares);
+// cluster's KindRun and the doc's shell (doc-run.ts), and offers `headStart()` (on globalThis,
+// which the reporter shares);
 // HeadStartReporter calls it once few cluster files are left; the install test, in its worker,
 // waits for the status file. Whoever creates the status file first (exclusively) does the work:
 // when the reporter never fired (no cluster files in the run, another reporter asked for), the
@@ -12,7 +14,8 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { eventually } from '../../test/cluster/harness.js';
-import { IMAGE, must, repositoryRoot, type KindRun } from './kind.js';
+import type { DocRun } from './doc-run.js';
+import { repositoryRoot } from './kind.js';
 
 type Status = { state: 'started' } | { state: 'ready' } | { state: 'failed'; message: string };
 
@@ -38,14 +41,16 @@ export function requestHeadStart(): void {
 }
 
 /** The global setup's side: the work, offered to the reporter; answers a promise of its end. */
-export function offerHeadStart(kind: KindRun): { settled: () => Promise<void> } {
+export function offerHeadStart(run: DocRun): { settled: () => Promise<void> } {
   let running: Promise<void> | undefined;
   const start = () => {
     running ??= claim()
       .then((mine) => {
         if (!mine) return;
-        console.log('kind tier: head start begun (kind create cluster, docker build, kind load)');
-        return prepareAndRecord(kind);
+        console.log(
+          'kind tier: head start begun (npm ci, kind create cluster, docker build, kind load)',
+        );
+        return prepareAndRecord(run);
       })
       // The install test, waiting on the status file, says so at its deadline.
       .catch((error: unknown) => console.error(`kind head start: ${(error as Error).message}`));
@@ -56,24 +61,34 @@ export function offerHeadStart(kind: KindRun): { settled: () => Promise<void> } 
   return { settled: () => running ?? Promise.resolve() };
 }
 
-/** The three commands of the first step. */
-export async function prepareCluster(kind: KindRun): Promise<void> {
-  // At once: the node boots (mostly waiting on kubeadm) while the image builds.
-  await Promise.all([kind.createCluster(), kind.buildImage()]);
-  must(
-    await kind.run('kind', ['load', 'docker-image', IMAGE, '--name', kind.name], {
-      timeoutMs: 300_000,
-    }),
-    'kind load docker-image',
-  );
+/** docs/INSTALL.md's steps 0 and 1, and what they print. */
+export async function prepareCluster(run: DocRun): Promise<void> {
+  await run.step('setup', {
+    timeoutMs: 600_000,
+    shows: [/^v24\.\d+\.\d+$/, /^added \d+ packages in \S+$/],
+  });
+  try {
+    await run.step('cluster', {
+      timeoutMs: 1_200_000,
+      shows: [
+        /^Set kubectl context to "kind-[\w-]+"$/,
+        /^Image: "simlock:0\.1\.0" with ID "sha256:(\w+|…)" not yet present on node "[\w-]+-control-plane", loading\.\.\.$/,
+      ],
+    });
+  } catch (error) {
+    // What kubeadm, kubelet and containerd said, when the node did not come up.
+    throw new Error(
+      `${(error as Error).message}\n--- the node's journal\n${await run.kind.nodeLogs()}`,
+    );
+  }
 }
 
 /**
  * The install test's side: the cluster made by the head start, or made here when nobody started
  * it. Throws what failed.
  */
-export async function clusterReady(kind: KindRun, timeoutMs: number): Promise<void> {
-  if (await claim()) return prepareAndRecord(kind).then(() => checkStatus());
+export async function clusterReady(run: DocRun, timeoutMs: number): Promise<void> {
+  if (await claim()) return prepareAndRecord(run).then(() => checkStatus());
   // Unreadable (being written) counts as still under way.
   const settled = async () => {
     const state = (await readStatus())?.state;
@@ -82,7 +97,7 @@ export async function clusterReady(kind: KindRun, timeoutMs: number): Promise<vo
   await eventually(settled, {
     timeoutMs,
     intervalMs: 500,
-    what: 'the kind head start (create, build, load)',
+    what: 'the kind head start (npm ci, create, build, load)',
   });
   await checkStatus();
 }
@@ -98,10 +113,10 @@ async function claim(): Promise<boolean> {
   }
 }
 
-async function prepareAndRecord(kind: KindRun): Promise<void> {
+async function prepareAndRecord(run: DocRun): Promise<void> {
   let status: Status;
   try {
-    await prepareCluster(kind);
+    await prepareCluster(run);
     status = { state: 'ready' };
   } catch (error) {
     status = { state: 'failed', message: (error as Error).message };

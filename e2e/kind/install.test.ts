@@ -1,45 +1,45 @@
-// docs/INSTALL.md's kind section, command by command, on a real kind cluster (tools/kind: kind from
-// its Go module, a node image with a real kubelet and containerd), then docs/AGENT-INSTALL.md's
-// ServiceAccount identities for three fake-driver agents on this machine, and the plugin through
-// the proxy's Service: leases, an exec, the waiting reasons, releases; the leader pod killed, a
-// helm upgrade and a helm uninstall, with requests in flight.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// docs/INSTALL.md's kind section, run as written on a real kind cluster (tools/kind: kind from its
+// Go module, a node image with a real kubelet and containerd): every `sh step=…` block of the page,
+// in order, in one shell, from a fresh copy of the repository (doc-run.ts): Node 24, npm ci, the
+// cluster and the image, helm install, three fake-driver agents with ServiceAccount identities,
+// a CI user's leases, exec and waiting reasons through the proxy's Service, the leader pod killed
+// and a helm upgrade while requests are in flight, helm uninstall and the cluster deleted. The key
+// lines each step prints are checked against the run and against what the page shows.
+import { beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import type { AgentProcess } from '../../test/cluster/agents.js';
 import { eventually } from '../../test/cluster/harness.js';
-import {
-  adminClient,
-  SIMCTL_ANSWER,
-  startAgents,
-  SYSTEM_NAMESPACE,
-  tokenKubeconfig,
-} from './agents.js';
+import { ensureBundles } from '../../test/launch.js';
 import { cannotStart, type Release } from './cannot-start.js';
+import { DocRun, INSTALL_STEPS } from './doc-run.js';
 import { clusterReady } from './head-start.js';
 import { KindRun, must } from './kind.js';
 import { pods, waitForRollout } from './pods.js';
 import { requestsThrough } from './requests.js';
 
 const tools = inject('kindTools');
+const SYSTEM_NAMESPACE = 'simlock-system';
 const CI_NAMESPACE = 'mobile-ci';
 const deployments = ['simlock-controller', 'simlock-proxy'];
-/** A command line's words, for those with no spaces inside their arguments. */
-const words = (line: string): string[] => line.split(' ');
-
-describe.skipIf(tools.ready)('kind tier', () => {
-  it(`DID NOT RUN: ${tools.ready ? '' : tools.missing}`, () => undefined);
-});
+const SIMCTL = [
+  'fake-tool: simctl listapps A1B2C3D4-0001-4000-8000-000000000001',
+  'com.example.app',
+  'exit 7',
+];
 
 describe.runIf(tools.ready)(
-  'kind: docs/INSTALL.md and AGENT-INSTALL.md, command by command',
+  tools.ready
+    ? 'kind: docs/INSTALL.md, step by step'
+    : `kind: docs/INSTALL.md (skipped: ${tools.missing})`,
   () => {
     let kind: KindRun;
-    const agents: AgentProcess[] = [];
-    const stops: (() => void)[] = [];
-    /** The plugin's environment: the CI user's kubeconfig and the proxy's forwarded URL. */
-    const user: NodeJS.ProcessEnv = {};
+    let doc: DocRun;
+    /** The page's steps this file ran, in order: at the end, every one of them. */
+    const ran: string[] = [];
+    const run = async (id: string, options: Parameters<DocRun['step']>[1]) => {
+      ran.push(id);
+      return doc.step(id, options);
+    };
     const helm = (args: string[]) => kind.run('helm', args, { timeoutMs: 300_000 });
-    const simlock = (args: string[]) => kind.kubectl(['simlock', ...args], { env: user });
     const leader = async (): Promise<string> =>
       must(
         await kind.kubectl(
@@ -74,60 +74,46 @@ describe.runIf(tools.ready)(
         timeoutMs,
       );
 
-    beforeAll(() => {
+    beforeAll(async () => {
       const place = inject('kindInstallRun');
-      if (tools.ready && place) kind = KindRun.attach(tools, place);
+      if (!tools.ready || !place) throw new Error('the kind global setup made no install run');
+      kind = KindRun.attach(tools, place.kind);
+      doc = DocRun.attach(kind, place.doc);
+      // The tests' own plugin runs (requests.ts) start many at once: built once here, not by each.
+      await ensureBundles();
     });
-    afterAll(async () => {
-      stops.forEach((stop) => stop());
-      await Promise.all(agents.map((agent) => agent.kill()));
-      await kind?.cleanup();
-    }, 180_000);
+    // No afterAll: the global setup's teardown ends the page's shell (its agents, its
+    // port-forward) and deletes the cluster, whatever this file got to.
 
     step(
-      'kind create cluster; docker build; kind load docker-image',
+      '0, 1: Node 24 and npm ci; kind create cluster, docker build, kind load docker-image',
       // Begun by the global setup while the last cluster files ran, if it could be (head-start.ts).
-      () => clusterReady(kind, 1_400_000),
+      async () => {
+        await clusterReady(doc, 1_400_000);
+        ran.push('setup', 'cluster');
+      },
       1_500_000,
     );
 
     step(
-      'helm install: two controllers (one leads), two proxies Ready, under the restricted Pod Security Standard',
+      '2: helm install: two controllers, two proxies rolled out, under the restricted Pod Security Standard',
       async () => {
-        must(await kind.kubectl(['create', 'namespace', SYSTEM_NAMESPACE]), 'create namespace');
-        const enforce = 'pod-security.kubernetes.io/enforce=restricted';
-        must(await kind.kubectl(words(`label namespace ${SYSTEM_NAMESPACE} ${enforce}`)), 'label');
-        const install = `install simlock charts/simlock --namespace ${SYSTEM_NAMESPACE} --create-namespace`;
-        must(await helm(words(install)), 'helm install');
-        await waitForRollout(kind, SYSTEM_NAMESPACE, deployments);
-        // INSTALL.md's checks, as people run them (the transcript keeps their output).
-        must(await kind.kubectl(['-n', SYSTEM_NAMESPACE, 'get', 'pods']), 'get pods');
-        const running = await pods(kind, SYSTEM_NAMESPACE);
-        const names = (component: string) =>
-          running
-            .filter((pod) => pod.metadata.labels?.['app.kubernetes.io/component'] === component)
-            .map((pod) => pod.metadata.name);
-        expect(names('controller')).toHaveLength(2);
-        expect(names('proxy')).toHaveLength(2);
-        const holder = await eventually(async () => (await leader()) || undefined, {
-          timeoutMs: 60_000,
-          what: 'a controller leading',
+        const install = run('install', {
+          timeoutMs: 300_000,
+          shows: [
+            'deployment "simlock-controller" successfully rolled out',
+            'deployment "simlock-proxy" successfully rolled out',
+          ],
         });
-        expect(names('controller')).toContain(holder);
-        const lease = `-n ${SYSTEM_NAMESPACE} get leases.coordination.k8s.io simlock-controller`;
-        const shown = await kind.kubectl([
-          ...words(lease),
-          '-o',
-          'jsonpath={.spec.holderIdentity}{"\\n"}',
-        ]);
-        expect(must(shown, 'get lease')).toBe(`${holder}\n`);
-        const crds = must(await kind.kubectl(['get', 'crds']), 'get crds');
-        expect(crds.split('\n').filter((line) => line.includes('simlock.dev'))).toHaveLength(3);
+        // The tier's own wait fails soon, with the pods' logs and events, where a rollout that
+        // cannot end keeps `kubectl rollout status` waiting.
+        await Promise.all([install, waitForRollout(kind, SYSTEM_NAMESPACE, deployments)]);
         // The namespace enforces `restricted`: a pod that breaks it is refused by the API server.
         const privileged =
           '{"name":"privileged","image":"simlock:0.1.0","securityContext":{"privileged":true}}';
         const refused = await kind.kubectl([
-          ...words(`-n ${SYSTEM_NAMESPACE} run privileged --image=simlock:0.1.0 --dry-run=server`),
+          ...['-n', SYSTEM_NAMESPACE, 'run', 'privileged', '--image=simlock:0.1.0'],
+          '--dry-run=server',
           `--overrides={"spec":{"containers":[${privileged}]}}`,
         ]);
         expect(refused.exitCode).not.toBe(0);
@@ -137,104 +123,85 @@ describe.runIf(tools.ready)(
     );
 
     step(
-      'agents connect with ServiceAccount tokens; a CI user gets simlock-user',
+      '3: two controllers (one leads), two proxies, the three CRDs',
       async () => {
-        const serviceAccounts = '{mac-mini-1,mac-mini-2,android-box-1}';
-        const upgrade = `upgrade simlock charts/simlock -n ${SYSTEM_NAMESPACE} --reuse-values`;
-        must(
-          await helm([...words(upgrade), '--set', `agents.serviceAccounts=${serviceAccounts}`]),
-          'helm upgrade (agents.serviceAccounts)',
-        );
-        agents.push(...(await startAgents(kind, adminClient(kind))));
-        const workers = must(await kind.kubectl(['get', 'workers.simlock.dev']), 'get workers');
-        for (const name of ['mac-mini-1', 'mac-mini-2', 'android-box-1'])
-          expect(workers).toContain(name);
-
-        must(await kind.kubectl(['create', 'namespace', CI_NAMESPACE]), 'create namespace');
-        must(
-          await kind.kubectl(['-n', CI_NAMESPACE, 'create', 'serviceaccount', 'ci']),
-          'create sa',
-        );
-        must(
-          await kind.kubectl(
-            words(
-              `-n ${CI_NAMESPACE} create rolebinding simlock-users --clusterrole=simlock-user --serviceaccount=${CI_NAMESPACE}:ci`,
-            ),
-          ),
-          'create rolebinding',
-        );
-        user.KUBECONFIG = await tokenKubeconfig(kind, CI_NAMESPACE, 'ci');
-        const forward = await kind.portForward(SYSTEM_NAMESPACE, 'simlock-proxy', 8443);
-        stops.push(() => forward.stop());
-        user.SIMLOCK_PROXY_URL = forward.url;
+        const pod = (component: string) =>
+          new RegExp(`^(simlock-${component}-[a-z0-9]+-[a-z0-9]+) +1/1 +Running +0 +\\w+$`);
+        const output = await run('check', {
+          timeoutMs: 120_000,
+          shows: [
+            pod('controller'),
+            pod('proxy'),
+            'lease.coordination.k8s.io/simlock-controller condition met',
+            /^leaserequests\.simlock\.dev +\S+$/,
+            /^leases\.simlock\.dev +\S+$/,
+            /^workers\.simlock\.dev +\S+$/,
+          ],
+        });
+        const names = (component: string) =>
+          output
+            .split('\n')
+            .map((line) => pod(component).exec(line)?.[1])
+            .filter((name) => name !== undefined);
+        expect(names('controller')).toHaveLength(2);
+        expect(names('proxy')).toHaveLength(2);
+        // The holder of the leader-election Lease, alone on its line: one of the two controllers.
+        const holder = output.split('\n').find((line) => /^simlock-controller-[\w-]+$/.test(line));
+        expect(names('controller')).toContain(holder);
       },
       180_000,
     );
 
     step(
-      'kubectl simlock: lease a simulator, an emulator and a phone; exec; list --requests; release',
+      '4: three agents with ServiceAccount identities, their own ports and limits, running',
       async () => {
-        const lease = async (name: string, args: string[]) =>
-          must(
-            await simlock(['lease', '--name', name, '--holder', 'ci', '-n', CI_NAMESPACE, ...args]),
-            `lease ${name}`,
-          );
-        expect(await lease('sim-1', ['--platform', 'ios', '--device', 'iPhone 16'])).toBe(
-          'Lease sim-1: iPhone 16 A1B2C3D4-0001-4000-8000-000000000001 on mac-mini-1\n',
-        );
-        expect(await lease('emulator-1', ['--platform', 'android', '--device', 'Pixel 8'])).toBe(
-          'Lease emulator-1: Pixel 8 (emulator) Pixel_8_API_34 on android-box-1\n',
-        );
-        expect(await lease('phone-1', ['--platform', 'ios', '--physical'])).toBe(
-          "Lease phone-1: Tester's iPhone 00008110-001A2B3C4D5E (physical) on mac-mini-2\n",
-        );
-
-        const exec = await simlock(['simctl', '--lease', 'sim-1', '-n', CI_NAMESPACE, 'listapps']);
-        // The fake tool says how it was called: the agent aimed simctl at the leased simulator.
-        expect(exec.stdout).toBe(
-          `fake-tool: simctl listapps A1B2C3D4-0001-4000-8000-000000000001\n${SIMCTL_ANSWER.stdout}`,
-        );
-        expect(exec.exitCode, exec.stderr).toBe(SIMCTL_ANSWER.exitCode);
-
-        // mac-mini-1 runs two iOS simulators at most: with a second one leased, an iPad waits.
-        await lease('sim-2', ['--platform', 'ios', '--device', 'iPhone 16 Pro']);
-        const ipad = simlock([
-          ...words(`lease --name ipad-1 --holder ci -n ${CI_NAMESPACE} --platform ios --device`),
-          'iPad Pro 13-inch (M4)',
-        ]);
-        await eventually(
-          async () => {
-            const listed = must(
-              await kind.kubectl(['simlock', 'list', '--requests', '-n', CI_NAMESPACE], {
-                env: user,
-                record: false,
-              }),
-              'list --requests',
-            );
-            return listed.includes('mac-mini-1: full: running limit for iOS') ? listed : undefined;
-          },
-          { timeoutMs: 30_000, intervalMs: 500, what: 'ipad-1 waiting with its reasons' },
-        );
-        const waiting = must(await simlock(['list', '--requests', '-n', CI_NAMESPACE]), 'list');
-        expect(waiting).toMatch(
-          /^Request ipad-1: ci, ios iPad Pro 13-inch \(M4\), queued at 1, waiting \d+s\n/,
-        );
-        expect(waiting).toContain('  android-box-1: no driver for iOS\n');
-        expect(waiting).toContain('  mac-mini-1: full: running limit for iOS\n');
-
-        must(await simlock(['release', 'sim-1', '-n', CI_NAMESPACE]), 'release sim-1');
-        expect(must(await ipad, 'lease ipad-1')).toMatch(
-          /^Lease ipad-1: iPad Pro 13-inch \(M4\) .* on mac-mini-1\n$/,
-        );
-        for (const name of ['sim-2', 'ipad-1', 'emulator-1', 'phone-1']) {
-          must(await simlock(['release', name, '-n', CI_NAMESPACE]), `release ${name}`);
-        }
+        await run('agents', {
+          timeoutMs: 300_000,
+          shows: [
+            // The limits of each config: running now / at most.
+            /^android-box-1 +false +running +0\/2 +\d+ +\w+$/,
+            /^mac-mini-1 +false +running +1\/4 +\d+ +\w+$/,
+            /^mac-mini-2 +false +running +0\/4 +\d+ +\w+$/,
+          ],
+        });
       },
-      180_000,
+      300_000,
     );
 
     step(
-      'the leader pod force-deleted while leases are requested: a new leader within the lease duration; nothing lost or granted twice',
+      '5: a CI user with simlock-user; leases, an exec through the proxy, why a request waits',
+      async () => {
+        await run('user', {
+          timeoutMs: 120_000,
+          shows: [/^Username +system:serviceaccount:mobile-ci:ci$/],
+        });
+        await run('leases', {
+          timeoutMs: 180_000,
+          shows: [
+            'Lease sim-1: iPhone 16 A1B2C3D4-0001-4000-8000-000000000001 on mac-mini-1',
+            'Lease emulator-1: Pixel 8 (emulator) Pixel_8_API_34 on android-box-1',
+            "Lease phone-1: Tester's iPhone 00008110-001A2B3C4D5E (physical) on mac-mini-2",
+            ...SIMCTL,
+          ],
+        });
+        await run('waiting', {
+          timeoutMs: 180_000,
+          shows: [
+            'Lease sim-2: iPhone 16 Pro A1B2C3D4-0002-4000-8000-000000000002 on mac-mini-1',
+            /^Request ipad-1: ci, ios iPad Pro 13-inch \(M4\), queued at 1, waiting \d+s$/,
+            '  android-box-1: no driver for iOS',
+            '  mac-mini-1: full: running limit for iOS',
+            '  mac-mini-2: model not offered',
+            'Lease sim-1 released',
+            'Lease ipad-1: iPad Pro 13-inch (M4) A1B2C3D4-0003-4000-8000-000000000003 on mac-mini-1',
+          ],
+        });
+      },
+      480_000,
+    );
+
+    step(
+      '6: the leader pod force-deleted while leases are requested: a new leader within the lease duration; nothing lost or granted twice',
       async () => {
         const requests = [
           ...['a', 'b', 'c', 'd'].map((n) => ({
@@ -249,16 +216,25 @@ describe.runIf(tools.ready)(
         let tookMs = 0;
         const wrong = await requestsThrough(
           kind,
-          adminClient(kind),
-          user,
+          kind.admin(),
+          doc.user,
           CI_NAMESPACE,
           requests,
           3,
           async () => {
             const old = await leader();
-            const killed = Date.now();
-            const deletion = `-n ${SYSTEM_NAMESPACE} delete pod ${old} --grace-period=0 --force`;
-            must(await kind.kubectl(words(deletion)), 'delete the leader pod');
+            const started = Date.now();
+            const failover = run('failover', {
+              timeoutMs: 240_000,
+              shows: [
+                /^pod "simlock-controller-[\w-]+" force deleted from simlock-system namespace$/,
+                /^simlock-controller-[\w-]+ leads$/,
+                'deployment "simlock-controller" successfully rolled out',
+              ],
+            });
+            // Awaited below; a failure of the poll first must not leave it unhandled.
+            failover.catch(() => undefined);
+            // From the step's start: its deletion comes within a second or two of it.
             const next = await eventually(
               async () => {
                 const holder = await leader();
@@ -266,8 +242,9 @@ describe.runIf(tools.ready)(
               },
               { timeoutMs: 30_000, intervalMs: 200, what: 'a new leader' },
             );
-            tookMs = Date.now() - killed;
-            console.log(`kind: ${next} leads ${tookMs} ms after ${old} was deleted`);
+            tookMs = Date.now() - started;
+            console.log(`kind: ${next} leads ${tookMs} ms after the step deleting ${old} began`);
+            await failover;
           },
         );
         // The chart's controller.leaseDurationSeconds (15), plus one retry period of the standby.
@@ -279,7 +256,7 @@ describe.runIf(tools.ready)(
     );
 
     step(
-      'helm upgrade with a changed value rolls every pod; no request lost',
+      '6: helm upgrade with a changed value rolls every pod, no request lost; the port-forward started again reaches a new proxy',
       async () => {
         const before = (await pods(kind, SYSTEM_NAMESPACE)).map((pod) => pod.metadata.name);
         const requests = ['a', 'b', 'c', 'd'].map((n) => ({
@@ -288,32 +265,34 @@ describe.runIf(tools.ready)(
         }));
         const wrong = await requestsThrough(
           kind,
-          adminClient(kind),
-          user,
+          kind.admin(),
+          doc.user,
           CI_NAMESPACE,
           requests,
           2,
           async () => {
-            const values = 'controller.podAnnotations.rollout=2,proxy.podAnnotations.rollout=2';
-            const upgrade = `upgrade simlock charts/simlock -n ${SYSTEM_NAMESPACE} --reuse-values --set-string ${values}`;
-            must(await helm(words(upgrade)), 'helm upgrade');
-            await waitForRollout(kind, SYSTEM_NAMESPACE, deployments);
-            await eventually(
-              async () => {
-                const now = (await pods(kind, SYSTEM_NAMESPACE)).map((pod) => pod.metadata.name);
-                return now.some((name) => before.includes(name)) ? undefined : now;
-              },
-              {
-                timeoutMs: 120_000,
-                intervalMs: 1000,
-                what: 'every pod of before the upgrade gone',
-              },
-            );
+            await run('upgrade', {
+              timeoutMs: 300_000,
+              shows: [
+                'Release "simlock" has been upgraded. Happy Helming!',
+                'deployment "simlock-controller" successfully rolled out',
+                'deployment "simlock-proxy" successfully rolled out',
+                ...SIMCTL,
+                'Lease sim-3 released',
+              ],
+            });
           },
         );
         expect(wrong).toEqual([]);
+        await eventually(
+          async () => {
+            const now = (await pods(kind, SYSTEM_NAMESPACE)).map((pod) => pod.metadata.name);
+            return now.some((name) => before.includes(name)) ? undefined : now;
+          },
+          { timeoutMs: 120_000, intervalMs: 1000, what: 'every pod of before the upgrade gone' },
+        );
       },
-      300_000,
+      420_000,
     );
 
     // A controller that cannot start fails the wait soon, the pod and the cause in the message;
@@ -327,18 +306,13 @@ describe.runIf(tools.ready)(
     for (const [name, body] of cannotStart) step(name, () => body(release()), 300_000);
 
     step(
-      'helm uninstall leaves nothing of the release behind',
+      '6: helm uninstall leaves nothing of the release behind; kind delete cluster',
       async () => {
-        // The agents lose their identities with the release: stop them first.
-        await Promise.all(agents.splice(0).map((agent) => agent.kill()));
         const manifest = must(
           await helm(['get', 'manifest', 'simlock', '-n', SYSTEM_NAMESPACE]),
           'helm get manifest',
         );
-        must(
-          await helm(['uninstall', 'simlock', '--namespace', SYSTEM_NAMESPACE, '--wait']),
-          'helm uninstall',
-        );
+        await run('uninstall', { timeoutMs: 300_000, shows: ['release "simlock" uninstalled'] });
         const left = await kind.kubectl(['get', '-f', '-', '--ignore-not-found', '-o', 'name'], {
           input: manifest,
         });
@@ -371,8 +345,21 @@ describe.runIf(tools.ready)(
           'lease.coordination.k8s.io/worker-mac-mini-2',
           'serviceaccount/default',
         ]);
+        await run('delete-cluster', {
+          timeoutMs: 180_000,
+          shows: [/^Deleted nodes: \["[\w-]+-control-plane"\]$/],
+        });
       },
-      300_000,
+      480_000,
+    );
+
+    step(
+      'every step of docs/INSTALL.md ran, in its order',
+      async () => {
+        expect(ran).toEqual(INSTALL_STEPS.map((candidate) => candidate.id));
+        await Promise.resolve();
+      },
+      10_000,
     );
   },
 );

@@ -1,15 +1,16 @@
-// One kind cluster for the kind tier, and the commands of docs/INSTALL.md run against it: kind,
-// docker, kubectl (with the plugin on PATH) and helm, each with an environment of this run only
-// (its kubeconfig, its helm folders, its own Docker network), so nothing of the developer's
-// ~/.kube or ~/.config/helm is read or written, and all of it is removed at the end.
-import { spawn } from 'node:child_process';
+// One kind cluster for the kind tier, and the tests' own commands against it (docs/INSTALL.md's
+// steps run in a shell of their own: doc-run.ts): kind, docker, kubectl (with the plugin on PATH)
+// and helm, each with an environment of this run only (its kubeconfig, its helm folders, its own
+// Docker network), so nothing of the developer's ~/.kube or ~/.config/helm is read or written, and
+// all of it is removed at the end. Every command and its output go to the run's transcript.
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { eventually, runCommand, type CommandResult } from '../../test/cluster/harness.js';
+import { KubeClient } from '../../runtime/index.js';
+import { runCommand, type CommandResult } from '../../test/cluster/harness.js';
 import type { KindTools } from './global-setup.js';
 
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,7 +24,7 @@ export interface RunOptions {
 }
 
 /** Tokens and certificate data out of the transcript, and no line longer than a screen. */
-function redact(text: string): string {
+export function redact(text: string): string {
   return text
     .replace(/eyJ[\w-]+\.[\w-]+\.[\w-]+/g, '<token>')
     .split('\n')
@@ -63,7 +64,8 @@ export class KindRun {
   /** kind's Docker network for this run (KIND_EXPERIMENTAL_DOCKER_NETWORK), removed at the end. */
   readonly network: string;
   readonly kubeconfig: string;
-  private created = false;
+  /** cleanup() deletes the cluster of this run's name (the kind global setup's run does). */
+  ownsCluster = false;
 
   private constructor(
     readonly tools: ReadyKindTools,
@@ -71,7 +73,8 @@ export class KindRun {
   ) {
     ({ name: this.name, dir: this.dir, transcript: this.transcript } = place);
     this.network = `${this.name}-net`;
-    this.kubeconfig = join(this.dir, 'kubeconfig');
+    // Where kind writes it for a reader whose HOME is this run's folder (the doc's shell).
+    this.kubeconfig = join(this.dir, '.kube', 'config');
   }
 
   /** `transcript`: the file in .simlock/ that gets every command and its output. */
@@ -86,12 +89,9 @@ export class KindRun {
     });
   }
 
-  /** The run another process started (the kind global setup's head start), to go on with. */
+  /** The run another process started (the kind global setup), to go on with; it cleans up. */
   static attach(tools: ReadyKindTools, place: KindRunPlace): KindRun {
-    const run = new KindRun(tools, place);
-    // Whoever attaches cleans up: the cluster may have been made by the other process.
-    run.created = true;
-    return run;
+    return new KindRun(tools, place);
   }
 
   get place(): KindRunPlace {
@@ -142,36 +142,35 @@ export class KindRun {
     return result;
   }
 
+  /** Adds `text` to the transcript, redacted. */
+  async record(text: string): Promise<void> {
+    await appendFile(this.transcript, redact(text));
+  }
+
+  /** A client of the cluster's admin (kind's kubeconfig), for the tests' own watches. */
+  admin(): KubeClient {
+    return KubeClient.fromOptions({ kubeconfig: this.kubeconfig });
+  }
+
   kubectl(args: string[], options: RunOptions = {}) {
     return this.run('kubectl', args, options);
   }
 
-  /** `kind create cluster`, with the node image tools/kind built (or kindest/node). */
-  async createCluster(): Promise<string> {
-    this.created = true;
-    const result = await this.run(
-      'kind',
-      ['create', 'cluster', '--name', this.name, '--image', this.tools.kindNodeImage],
-      { timeoutMs: 600_000 },
-    );
-    if (result.exitCode !== 0) {
-      const logs = await this.nodeLogs();
-      must(result, `kind create cluster\n--- node ${this.name}-control-plane\n${logs}`);
-    }
-    return result.stdout + result.stderr;
-  }
-
   /**
-   * `docker build -t simlock:0.1.0 .`, from the Node 24 base tools/kind made (node:24-slim where
-   * it can be pulled). Containers of the dockerd tools/kind starts resolve no outside name, so
-   * the build's npm is given its registry's address, as this machine resolves it.
+   * The flags `docker build` needs here: containers of the dockerd tools/kind starts resolve no
+   * outside name, so the build's npm is given its registry's address, as this machine resolves it.
    */
-  async buildImage(): Promise<void> {
+  async dockerBuildFlags(): Promise<string[]> {
     const registry = new URL(
       must(await this.run('npm', ['config', 'get', 'registry']), 'npm config get registry').trim(),
     ).hostname;
     const { address } = await lookup(registry, { family: 4 });
-    const args = ['build', '--network', 'host', '--add-host', `${registry}:${address}`];
+    return ['--network', 'host', '--add-host', `${registry}:${address}`];
+  }
+
+  /** `docker build -t simlock:0.1.0 .`, from the Node 24 base tools/kind made. */
+  async buildImage(): Promise<void> {
+    const args = ['build', ...(await this.dockerBuildFlags())];
     args.push('--build-arg', `NODE_IMAGE=${this.tools.nodeImage}`, '-t', IMAGE, '.');
     must(await this.run('docker', args, { timeoutMs: 900_000 }), 'docker build');
   }
@@ -194,56 +193,9 @@ export class KindRun {
     return `${journal.stdout}${journal.stderr}`;
   }
 
-  /** The gateway of this run's Docker network: the host, as the pods see it. */
-  async hostAddress(): Promise<string> {
-    const out = must(
-      await this.run('docker', [
-        'network',
-        'inspect',
-        this.network,
-        '-f',
-        '{{range .IPAM.Config}}{{.Gateway}} {{end}}',
-      ]),
-      'docker network inspect',
-    );
-    const ipv4 = out.split(/\s+/).find((address) => /^\d+\.\d+\.\d+\.\d+$/.test(address));
-    if (!ipv4) throw new Error(`no IPv4 gateway on network ${this.network}: ${out}`);
-    return ipv4;
-  }
-
-  /**
-   * `kubectl port-forward service/NAME` on a free loopback port: how a laptop reaches a Service
-   * of kind. Answers its URL and how to stop it.
-   */
-  async portForward(
-    namespace: string,
-    service: string,
-    port: number,
-  ): Promise<{ url: string; stop(): void }> {
-    const child = spawn(
-      'kubectl',
-      ['-n', namespace, 'port-forward', `service/${service}`, `:${port}`, '--address', '127.0.0.1'],
-      { env: this.environment(), stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    const local = await eventually(
-      () => {
-        if (child.exitCode !== null) throw new Error(`port-forward exited: ${output}`);
-        return /Forwarding from 127\.0\.0\.1:(\d+)/.exec(output)?.[1];
-      },
-      { timeoutMs: 30_000, intervalMs: 100, what: `port-forward to ${service}` },
-    ).catch((error: unknown) => {
-      child.kill();
-      throw new Error(`${(error as Error).message}: ${output}`);
-    });
-    return { url: `http://127.0.0.1:${local}`, stop: () => child.kill() };
-  }
-
   /** Deletes the cluster and the network kind made for it, and this run's files. */
   async cleanup(): Promise<void> {
-    if (this.created) {
+    if (this.ownsCluster) {
       await this.run('kind', ['delete', 'cluster', '--name', this.name], { timeoutMs: 120_000 });
       await this.run('docker', ['network', 'rm', this.network]);
     }
