@@ -276,8 +276,16 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
     );
   };
 
+  let waiting = true;
   try {
-    await Promise.all(options.workers.map((worker) => waitForWorker(client, worker.name, true)));
+    await Promise.all(
+      options.workers.map((worker) =>
+        Promise.race([
+          waitForWorker(client, worker.name, true),
+          exitedEarly(agents.get(worker.name)?.child, worker.name, options.dir, () => waiting),
+        ]),
+      ),
+    ).finally(() => (waiting = false));
     await waitForHttp(`http://127.0.0.1:${controllerPort}/readyz`);
     await waitForHttp(`http://127.0.0.1:${proxyPort}/healthz`);
   } catch (error) {
@@ -298,6 +306,28 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
     },
     stop,
   };
+}
+
+/**
+ * Rejects, with the end of its log, if the agent exits while the fleet still waits for its Worker;
+ * an exit after that (the fleet stopped) settles nothing.
+ */
+async function exitedEarly(
+  child: ChildProcess | undefined,
+  name: string,
+  dir: string,
+  waiting: () => boolean,
+): Promise<never> {
+  if (!child) throw new Error(`no agent ${name}`);
+  const code = await new Promise<string>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve(String(child.signalCode ?? child.exitCode));
+    else child.once('exit', (exit, signal) => resolve(String(signal ?? exit)));
+  });
+  if (!waiting()) return new Promise<never>(() => undefined);
+  const { readFile } = await import('node:fs/promises');
+  const log = await readFile(join(dir, `${name}.log`), 'utf8').catch(() => '');
+  throw new Error(`agent ${name} exited (${code}) before its Worker came up: ${log.slice(-1500)}`);
 }
 
 async function waitForWorker(

@@ -37,17 +37,43 @@ export async function controlPlaneBinaries(): Promise<string> {
   return stdout.trim().split('\n').at(-1) ?? '';
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The first port of the kernel's ephemeral range (net.ipv4.ip_local_port_range), 32768 if unread. */
+function ephemeralLow(): number {
+  try {
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    );
+    return Number.isInteger(low) && low > 11_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** Whether 127.0.0.1:port can be listened on now (tried, then let go). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port free now on 127.0.0.1, for a process the caller starts next. Picked at random below the
+ * kernel's ephemeral range: a port of that range, once let go, can be taken as the source port of
+ * any outgoing connection before the process binds it (a whole-suite run opens thousands), and an
+ * agent that cannot listen on its port stops (the likely cause of an acceptance fleet's agent
+ * that never came up, in one whole-suite run of three). Below the range only another caller of this could take it.
+ */
+export async function freePort(): Promise<number> {
+  const low = 10_000;
+  const high = ephemeralLow();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port found on 127.0.0.1 between ${low} and ${high}`);
 }
 
 export interface Identity {
