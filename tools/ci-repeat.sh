@@ -10,9 +10,8 @@
 #   tools/ci-repeat.sh [-n N] [-r REPO] [-k] [REF]
 #
 #   -n N     runs (5)
-#   -r REPO  the repository to clone (default: the one this script lives in; /work/main's checkout
-#            of the script clones /work/main). Its REF is resolved once, so every run tests the
-#            same commit even if the branch moves meanwhile.
+#   -r REPO  the repository to clone (default: the checkout this script lives in). Its REF is
+#            resolved once, so every run tests the same commit even if the branch moves meanwhile.
 #   -k       keep each run's clone (by default it is deleted after the run; its log is kept)
 #   REF      a branch, tag or commit of REPO (main)
 #
