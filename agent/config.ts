@@ -82,6 +82,71 @@ export const AgentConfig = z
       .max(4)
       .refine((kinds) => new Set(kinds).size === kinds.length, { message: 'lists a driver twice' }),
     fakeScript: z.string().min(1).max(4096).optional().describe('The fake driver script file.'),
+    dataDir: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe(
+        "Where the agent keeps what it owns: its simulator set, its AVDs, its records. Default: $XDG_DATA_HOME/simlock-agent, else ~/.local/share/simlock-agent (~/Library/Application Support/simlock-agent on macOS).",
+      ),
+    simctl: z
+      .strictObject({
+        deviceSet: z
+          .enum(['own', 'default-recorded'])
+          .default('own')
+          .describe(
+            "own: the agent's simulators live in a device set of its own (<dataDir>/simctl-set), every simctl call names it. default-recorded: they live in the user's default set (for CI that runs plain xcodebuild), named simlock-…, and the agent touches only the UDIDs it recorded creating.",
+          ),
+        adopt: z
+          .array(z.string().min(1).max(128))
+          .max(256)
+          .default([])
+          .describe(
+            "Simulators of the user's default set the agent may also lease, boot and erase (UDIDs): an explicit opt-in per device.",
+          ),
+      })
+      .default({ deviceSet: 'own', adopt: [] }),
+    adb: z
+      .strictObject({
+        serverPort: z
+          .number()
+          .int()
+          .min(1024)
+          .max(65_535)
+          .default(5137)
+          .describe(
+            "The adb server the agent starts for its own emulators, apart from the one a person on the host uses (5037); phones stay on theirs.",
+          ),
+        adopt: z
+          .array(z.string().min(1).max(128))
+          .max(256)
+          .default([])
+          .describe(
+            "AVDs outside the agent's own AVD home (<dataDir>/avd) that it may also lease, boot and wipe (AVD names): an explicit opt-in per device.",
+          ),
+      })
+      .default({ serverPort: 5137, adopt: [] }),
+    provision: z
+      .strictObject({
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe('Make a device when a lease wants a model the host can make and has none free.'),
+        models: z
+          .array(z.string().min(1).max(128))
+          .max(256)
+          .default([])
+          .describe('The models offered (any case); empty: every one the tools can make.'),
+        os: z
+          .array(z.string().min(1).max(32))
+          .max(64)
+          .default([])
+          .describe(
+            'The OS versions (API levels on Android) devices are made with; empty: every installed one.',
+          ),
+      })
+      .default({ enabled: true, models: [], os: [] }),
     limits: Limits.default({ running: 4, platforms: {}, modelRamMb: {} }),
     reclaim: ReclaimPolicy.default('erase-keep-warm'),
     capabilities: z

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { CapacityReason, Platform, WaitingReason } from './reasons.js';
 import { ErrorCodeSchema } from './errors.js';
+import { GrantProgress } from './grant-progress.js';
 import {
   capacityReasonOnlyWhenFull,
   DeviceClass,
@@ -189,6 +190,9 @@ export const LeaseRequestStatus = z.object({
   lease: z.string().max(253).optional(),
   device: GrantedDevice.optional(),
   expiresAt: timestamp.optional().describe('When the lease ends, once granted (moves on extend).'),
+  progress: GrantProgress.optional().describe(
+    "While Dispatched: the agent's progress making or booting the device, copied from its Lease.",
+  ),
   error: ErrorBody.optional(),
   conditions: z
     .array(Condition)

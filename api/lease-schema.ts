@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { celRules, unchanged, name, timestamp, resourceObject } from './schema-parts.js';
 import { DeviceSpec, GrantedDevice } from './lease-request-schema.js';
+import { GrantProgress } from './grant-progress.js';
 
 const LeaseSpecFields = z.object({
   worker: name,
@@ -54,6 +55,9 @@ export const LeaseStatus = z.object({
   grantedAt: timestamp.optional(),
   message: z.string().max(1024).optional(),
   activity: LeaseActivity.optional(),
+  progress: GrantProgress.optional().describe(
+    'While Pending: the agent is making or booting the device (written only for slow steps).',
+  ),
 });
 export type LeaseStatus = z.infer<typeof LeaseStatus>;
 

@@ -5,3 +5,4 @@ export * from './schema-parts.js';
 export * from './worker-schema.js';
 export * from './lease-request-schema.js';
 export * from './lease-schema.js';
+export * from './grant-progress.js';

@@ -38,11 +38,39 @@ export interface DriverDevice {
   power: PowerState;
 }
 
-/** One read of a driver: what it could boot (catalog) and the devices it sees now. */
+/**
+ * A model the driver can make a new virtual device of (a simctl device type, an AVD device
+ * profile), and the OS versions it can make it with (installed runtimes, installed system images:
+ * API levels on Android). What the host's config narrows the offer to is applied by the driver.
+ */
+export interface MakeableModel {
+  platform: Platform;
+  model: string;
+  class: DeviceClass;
+  os: string[];
+}
+
+/** What the agent asks a driver to make: one model with one OS it listed as makeable. */
+export interface DeviceToMake {
+  platform: Platform;
+  model: string;
+  os: string;
+}
+
+/**
+ * One read of a driver: what it could boot (catalog), the devices it sees now and what it could
+ * make. A driver lists only the devices the agent may touch: the virtual devices of the agent's own
+ * place (its simctl device set, its AVD home) and those adopted by config, and physical devices.
+ */
 export interface DeviceListing {
-  /** Platforms, and the models and runtimes of virtual devices; physical devices are in `devices`. */
+  /**
+   * Platforms, and the models and runtimes of virtual devices (those it has and those it can make);
+   * physical devices are in `devices`.
+   */
   catalog: Catalog;
   devices: DriverDevice[];
+  /** What `create` can make; absent or empty when the driver makes no devices. */
+  makeable?: MakeableModel[];
 }
 
 /** What the driver needs to put a physical device back as it was: the apps present at grant. */
@@ -73,6 +101,14 @@ export interface Driver {
   shutdown(device: DriverDevice): Promise<void>;
   /** Returns a virtual device to factory content; leaves it shut down. */
   erase(device: DriverDevice): Promise<void>;
+
+  /**
+   * Makes a new virtual device in the agent's own place, named `name`, shut down; resolves with it
+   * as the next listing will show it. Only drivers that list `makeable` have it.
+   */
+  create?(want: DeviceToMake, name: string): Promise<DriverDevice>;
+  /** Deletes a virtual device the agent made (never one outside its own place). */
+  delete?(device: DriverDevice): Promise<void>;
 
   /** Reads what `reset` needs to undo a lease on a physical device (taken at grant). */
   readResetBaseline(device: DriverDevice): Promise<ResetBaseline>;
