@@ -8,6 +8,7 @@ import { KubeClient, createLogger, systemClock, workQueueMetrics } from '../runt
 import { AgentConfigError, loadAgentConfig } from './config.js';
 import { AgentCore } from './core.js';
 import { createDriver } from './drivers/create.js';
+import { resolveDataDir } from './data-dir.js';
 import { ClusterAgent } from './cluster/agent.js';
 import { AgentMetrics, createExecApp, createLocalApp } from './cluster/http.js';
 import { tokenReviewVerifier } from './cluster/token-verifier.js';
@@ -82,7 +83,10 @@ async function main(): Promise<void> {
 
   // The exec server listens first: its address is the endpoint written in the Worker. Its routes
   // are mounted once the agent exists (express takes routes after listen).
-  const driver = await createDriver(config, { clock });
+  const driver = await createDriver(config, {
+    clock,
+    dataDir: resolveDataDir({ dataDir: config.dataDir }),
+  });
   const execApp = express();
   const execServer = await listen(execApp, {
     ...config.listen,

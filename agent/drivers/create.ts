@@ -13,6 +13,8 @@ export interface CreateDriverOptions {
   clock: Clock;
   /** The environment the tools run in (PATH, DEVELOPER_DIR, ANDROID_HOME…). */
   env?: NodeJS.ProcessEnv;
+  /** The agent's data directory (resolveDataDir): its own simulator set and AVD home are in it. */
+  dataDir?: string;
 }
 
 export async function createDriver(
