@@ -13,7 +13,12 @@ import {
 } from '../api/index.js';
 import type { AgentConfig } from './config.js';
 import type { Driver, ExecPlan } from './drivers/driver.js';
-import { LeaseGranter, type GrantOutcome, type ReclaimOutcome } from './granter.js';
+import {
+  LeaseGranter,
+  type GrantOutcome,
+  type GrantStepListener,
+  type ReclaimOutcome,
+} from './granter.js';
 import { Inventory } from './inventory.js';
 import { silentLogger, type Clock, type Logger, type TimerHandle } from '../runtime/index.js';
 import { Listeners } from './listeners.js';
@@ -145,8 +150,13 @@ export class AgentCore {
   }
 
   /** Answers a fleet Lease. With `expiresAtMs`, the lease is released when its time is up. */
-  async grant(leaseId: string, spec: DeviceSpec, expiresAtMs?: number): Promise<GrantOutcome> {
-    const outcome = await this.granter.grant(leaseId, spec, 'fleet');
+  async grant(
+    leaseId: string,
+    spec: DeviceSpec,
+    expiresAtMs?: number,
+    onStep?: GrantStepListener,
+  ): Promise<GrantOutcome> {
+    const outcome = await this.granter.grant(leaseId, spec, 'fleet', onStep);
     if (outcome.kind === 'granted' && expiresAtMs !== undefined) {
       this.#expireAt(leaseId, expiresAtMs);
     }
