@@ -44,9 +44,9 @@ async function setUp(script: FakeScriptInput, limits: AgentConfigInput['limits']
   return { clock, driver, inventory, granter, devices, timings };
 }
 
-const makesIphone16 = {
+const makesIphone16: FakeScriptInput = {
   makeable: [{ platform: 'ios', model: 'iPhone 16', os: ['17.5', '18.4'] }],
-} as const;
+};
 const iphone16: DeviceSpec = { platform: 'ios', model: 'iPhone 16' };
 
 describe('granting a device the agent makes', () => {
