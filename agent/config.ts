@@ -149,7 +149,9 @@ export const AgentConfig = z
           ),
       })
       .default({ enabled: true, models: [], os: [] }),
-    limits: Limits.default({ running: 4, platforms: {}, modelRamMb: {} }),
+    limits: Limits.optional().describe(
+      "How many devices may run and the RAM they may use; none: derived from the host's cores and memory (docs/adr/0021).",
+    ),
     reclaim: ReclaimPolicy.default('erase-keep-warm'),
     capabilities: z
       .array(z.string().min(1).max(63))

@@ -11,7 +11,7 @@ import {
   type GrantedDevice,
   type WorkerStatus,
 } from '../api/index.js';
-import type { AgentConfig } from './config.js';
+import type { AgentConfig, Limits } from './config.js';
 import type { Driver, ExecPlan } from './drivers/driver.js';
 import {
   LeaseGranter,
@@ -24,6 +24,7 @@ import { silentLogger, type Clock, type Logger, type TimerHandle } from '../runt
 import { Listeners } from './listeners.js';
 import { LocalQueue, type LocalEntry, type LocalRequest } from './local-queue.js';
 import { PresenceWatcher } from './presence.js';
+import { deriveLimits, readMachine, type MachineFigures } from './machine-limits.js';
 import { RunningExecs } from './running-execs.js';
 import { buildWorkerStatus, HealthTracker, ViewDiffer, type ViewChange } from './view.js';
 
@@ -33,6 +34,8 @@ export interface AgentCoreOptions {
   clock: Clock;
   logger?: Logger;
   agentVersion?: string;
+  /** The host's cores and memory, for limits the config does not set (default: this machine's). */
+  machine?: MachineFigures;
 }
 
 export interface LocalLeaseRequest extends LocalRequest {
@@ -55,6 +58,9 @@ export class AgentCore {
   readonly execs: RunningExecs;
 
   readonly #config: AgentConfig;
+  /** The config's limits, or those derived from the machine; and where they come from. */
+  readonly #limits: Limits;
+  readonly #limitsBasis: string;
   readonly #driver: Driver;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -69,6 +75,14 @@ export class AgentCore {
   constructor(options: AgentCoreOptions) {
     this.#config = options.config;
     this.#driver = options.driver;
+    if (options.config.limits !== undefined) {
+      this.#limits = options.config.limits;
+      this.#limitsBasis = 'set in the agent config';
+    } else {
+      const derived = deriveLimits(options.machine ?? readMachine(), options.driver.platforms);
+      this.#limits = derived.limits;
+      this.#limitsBasis = derived.basis;
+    }
     this.#clock = options.clock;
     this.#logger = options.logger ?? silentLogger;
     this.#agentVersion = options.agentVersion;
@@ -91,7 +105,7 @@ export class AgentCore {
       inventory: this.inventory,
       presence: this.presence,
       clock: this.#clock,
-      limits: this.#config.limits,
+      limits: this.#limits,
       reclaim: this.#config.reclaim,
       capabilities: () => this.#capabilities(),
       localWaiting: () => this.localQueue.waitingSpecs(),
@@ -140,7 +154,8 @@ export class AgentCore {
       capabilities: this.#capabilities(),
       catalog: this.inventory.catalog,
       devices: this.inventory.devices((id) => this.presence.latest(id)),
-      limits: this.#config.limits,
+      limits: this.#limits,
+      limitsBasis: this.#limitsBasis,
       queue: {
         entries: this.localQueue.viewEntries(),
         queueDepth: this.localQueue.queueDepth,

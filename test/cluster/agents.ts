@@ -116,6 +116,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       namespace: options.namespace,
       drivers: ['fake'],
       fakeScript: scriptPath,
+      dataDir: join(dir, 'data'),
       limits: { running: 4, platforms: { ios: { running: 2 }, android: { running: 2 } } },
       probeIntervalMs: 200,
       refreshIntervalMs: 500,
