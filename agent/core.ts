@@ -26,6 +26,7 @@ import { LocalQueue, type LocalEntry, type LocalRequest } from './local-queue.js
 import { PresenceWatcher } from './presence.js';
 import { deriveLimits, readMachine, type MachineFigures } from './machine-limits.js';
 import { RunningExecs } from './running-execs.js';
+import type { StageTimings } from './stage-timings.js';
 import { buildWorkerStatus, HealthTracker, ViewDiffer, type ViewChange } from './view.js';
 
 export interface AgentCoreOptions {
@@ -36,6 +37,8 @@ export interface AgentCoreOptions {
   agentVersion?: string;
   /** The host's cores and memory, for limits the config does not set (default: this machine's). */
   machine?: MachineFigures;
+  /** How long making and booting took on this host before (kept across restarts). */
+  stageTimings?: StageTimings;
 }
 
 export interface LocalLeaseRequest extends LocalRequest {
@@ -109,6 +112,7 @@ export class AgentCore {
       reclaim: this.#config.reclaim,
       capabilities: () => this.#capabilities(),
       localWaiting: () => this.localQueue.waitingSpecs(),
+      ...(options.stageTimings ? { timings: options.stageTimings } : {}),
       stopExecs: (leaseId) =>
         this.execs.stopLease(leaseId, leaseLostMessage(leaseId, 'its device is being reclaimed')),
       logger: this.#logger,

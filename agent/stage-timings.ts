@@ -48,8 +48,11 @@ function median(values: readonly number[]): number {
 
 export class StageTimings {
   readonly #samples = new Map<string, number[]>();
+  readonly #onChange: ((record: StageTimingsRecord) => void) | undefined;
 
-  constructor(record: StageTimingsRecord = {}) {
+  /** `onChange` is told the whole record after each measurement (to keep it across restarts). */
+  constructor(record: StageTimingsRecord = {}, onChange?: (record: StageTimingsRecord) => void) {
+    this.#onChange = onChange;
     for (const [key, values] of Object.entries(record)) {
       const valid = values.filter((value) => Number.isFinite(value) && value >= 0).slice(-KEPT);
       if (valid.length > 0) this.#samples.set(key, valid);
@@ -73,6 +76,7 @@ export class StageTimings {
     const key = keyOf(stage, subject);
     const samples = [...(this.#samples.get(key) ?? []), Math.round(ms)].slice(-KEPT);
     this.#samples.set(key, samples);
+    this.#onChange?.(this.toRecord());
   }
 
   /** What to keep across restarts. */
