@@ -88,7 +88,7 @@ export function progressOf(
             : {}),
           stageText:
             stageText(grant, {
-              device: askedDevice(request.spec),
+              device: askedDevice(request.spec, grant),
               worker: label(status?.worker ?? '-'),
             }) + (estimate !== undefined ? `, ${estimate}` : ''),
         }

@@ -116,7 +116,7 @@ export class EventRecorder {
    * worker-a, about 40 s` (reason Provisioning or Booting), after the dispatch still held.
    */
   recordProgress(request: TrackedRequest, progress: GrantProgress, on: string): void {
-    const text = stageText(progress, { device: askedDevice(request.spec), worker: on });
+    const text = stageText(progress, { device: askedDevice(request.spec, progress), worker: on });
     const estimate = estimateText(progress);
     const reason = capitalized(progress.stage);
     const message = `${capitalized(text)}${estimate !== undefined ? `, ${estimate}` : ''}`;

@@ -6,6 +6,8 @@ describe('grant progress, as people read it', () => {
     expect(askedDevice({ platform: 'ios', model: 'iPhone 16' })).toBe('iPhone 16');
     expect(askedDevice({ platform: 'ios' })).toBe('an iOS phone');
     expect(askedDevice({ platform: 'android', class: 'tablet' })).toBe('an Android tablet');
+    // The agent says which model it picked for a request naming none.
+    expect(askedDevice({ platform: 'ios' }, { model: 'iPhone 17' })).toBe('iPhone 17');
   });
 
   it('gives the estimate in seconds, in minutes once long, and nothing without one', () => {

@@ -5,10 +5,15 @@ import { PLATFORM_NAMES, type DeviceSpec, type GrantProgress } from '../api/inde
 
 /**
  * The device a request asks for, as progress names it: its model, else its platform and class
- * ("an iOS phone"; a request naming neither class nor model means phone). The agent's progress
- * does not say which model it picked, so a request for a class is named by what it asked.
+ * ("an iOS phone"; a request naming neither class nor model means phone), unless the agent's
+ * progress names the model it picked.
  */
-export function askedDevice(spec: Pick<DeviceSpec, 'platform' | 'model' | 'class'>): string {
+export function askedDevice(
+  spec: Pick<DeviceSpec, 'platform' | 'model' | 'class'>,
+  progress?: Pick<GrantProgress, 'model'>,
+): string {
+  // The agent names the model it makes or boots; an older agent does not.
+  if (progress?.model !== undefined && progress.model.length > 0) return progress.model;
   if (spec.model !== undefined && spec.model.length > 0) return spec.model;
   return `an ${PLATFORM_NAMES[spec.platform]} ${spec.class ?? 'phone'}`;
 }

@@ -80,6 +80,8 @@ export async function answerLease(
       progress: {
         stage: step.stage,
         since: new Date(step.startedAtMs).toISOString(),
+        model: step.device.model,
+        os: step.device.os,
         estimatedSeconds: seconds,
         basis: step.estimate.basis,
       },

@@ -28,7 +28,7 @@ export function progressLines(
     case 'Dispatched': {
       const worker = options.worker(status.worker ?? '-');
       const where = status.progress
-        ? stageLine(status.progress, { device: askedDevice(spec), worker })
+        ? stageLine(status.progress, { device: askedDevice(spec, status.progress), worker })
         : `dispatched to ${worker}`;
       return [`Request ${metadata.name}: ${where}, ${waited}`];
     }
