@@ -63,6 +63,13 @@ export const FakeScript = z.object({
           'Default: tablet when the model says iPad or tablet.',
         ),
         os: z.array(z.string().min(1).max(32)).min(1).max(64),
+        bootMs: z
+          .number()
+          .int()
+          .min(0)
+          .max(600_000)
+          .optional()
+          .describe('How long a device made of it takes to boot; default bootMs.'),
       }),
     )
     .max(256)

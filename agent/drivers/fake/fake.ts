@@ -170,7 +170,7 @@ export class FakeDriver implements Driver {
     this.#requireVirtual(device, 'boot');
     if (this.#power.get(device.id) === 'booted') return;
     this.#power.set(device.id, 'transitioning');
-    await sleep(this.#clock, this.#script.bootMs);
+    await sleep(this.#clock, this.#bootMsOf(device));
     if (this.#script.failures.boot.includes(device.id)) {
       this.#power.set(device.id, 'shutdown');
       throw new DriverError(`fake: boot of ${device.id} fails (scripted)`);
@@ -292,6 +292,17 @@ export class FakeDriver implements Driver {
   }
 
   // --- internals ---
+
+  /** A device made of a makeable model boots at that model's speed, if the script gives one. */
+  #bootMsOf(device: DriverDevice): number {
+    const made = this.#made.some((entry) => entry.id === device.id);
+    const model = made
+      ? this.#script.makeable.find(
+          (entry) => entry.platform === device.platform && entry.model === device.model,
+        )
+      : undefined;
+    return model?.bootMs ?? this.#script.bootMs;
+  }
 
   #allDevices(): FakeDevice[] {
     return [...this.#script.devices, ...this.#made];
