@@ -57,7 +57,14 @@ export class CreatedRecord {
   }
 
   #load(): Promise<Map<string, CreatedEntry>> {
-    this.#entries ??= this.#read();
+    if (this.#entries === undefined) {
+      const reading = this.#read();
+      this.#entries = reading;
+      // A file that could not be read is read again next time (an operator may have fixed it).
+      reading.catch(() => {
+        if (this.#entries === reading) this.#entries = undefined;
+      });
+    }
     return this.#entries;
   }
 

@@ -268,6 +268,25 @@ describe(
       );
     });
 
+    it("runs a holder's command on the leased simulator in its set, and only there", async () => {
+      const made = await make();
+      await driver.boot(made);
+      const run = createCommandRunner({ env: standIn.env });
+      const plan = driver.execArgv('simctl', ['launch', 'com.example.app'], made);
+      if (!plan.ok) throw new Error(plan.message);
+      const launched = await run(plan.argv);
+      expect(launched).toMatchObject({
+        exitCode: 0,
+        stdout: expect.stringMatching(/^com\.example\.app: \d+\n$/) as string,
+      });
+      const elsewhere = driver.execArgv('simctl', ['launch', 'com.example.app'], simulator);
+      if (!elsewhere.ok) throw new Error(elsewhere.message);
+      expect(await run(elsewhere.argv)).toMatchObject({
+        exitCode: 148,
+        stderr: `Invalid device: ${IPHONE_16_SHUTDOWN}\n`,
+      });
+    });
+
     it('is healthy while simctl answers, and unhealthy when xcrun is missing', async () => {
       await expect(driver.checkHealth()).resolves.toBeUndefined();
       expect(await standIn.calls()).toEqual([

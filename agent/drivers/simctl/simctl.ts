@@ -6,10 +6,8 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
-  checkExecArgs,
   checkToolFits,
   DriverError,
-  refuseTool,
   type DeviceListing,
   type DeviceToMake,
   type Driver,
@@ -18,6 +16,7 @@ import {
 } from '../driver.js';
 import { createCommandRunner, runChecked, type CommandRunner } from '../command.js';
 import { CreatedRecord } from './created-record.js';
+import { simctl, simctlExecArgv } from './simctl-exec.js';
 import {
   catalogOf,
   findMakeable,
@@ -32,65 +31,10 @@ import {
 } from './simctl-list.js';
 
 export { parseSimctlList, type ProvisionPolicy } from './simctl-list.js';
+export { SIMCTL_DEVICE_SUBCOMMANDS, simctlExecArgv } from './simctl-exec.js';
 
 /** The agent's own device set, under its data directory. */
 export const OWN_SET_FOLDER = 'simctl-set';
-
-// --- exec -------------------------------------------------------------------------------------
-
-/**
- * The simctl subcommands a lease holder may run: each takes the device as its first argument, so
- * `simctl <subcommand> <args…>` becomes `xcrun simctl [--set <dir>] <subcommand> <udid> <args…>`.
- * Lifecycle subcommands (boot, shutdown, erase, delete, clone, create, rename, upgrade) and ones
- * that read other devices (list) stay with the agent.
- */
-export const SIMCTL_DEVICE_SUBCOMMANDS = [
-  'addmedia',
-  'appinfo',
-  'get_app_container',
-  'getenv',
-  'icloud_sync',
-  'install',
-  'io',
-  'keychain',
-  'launch',
-  'listapps',
-  'location',
-  'logverbose',
-  'openurl',
-  'pbcopy',
-  'pbpaste',
-  'privacy',
-  'push',
-  'spawn',
-  'status_bar',
-  'terminate',
-  'ui',
-  'uninstall',
-] as const;
-
-/** `xcrun simctl`, aimed at a device set (a global option: before the subcommand) or the default. */
-function simctl(set: string | undefined): [string, ...string[]] {
-  return set === undefined ? ['xcrun', 'simctl'] : ['xcrun', 'simctl', '--set', set];
-}
-
-/** The holder's argv; `set` is the device set the simulator lives in (none: the default set). */
-export function simctlExecArgv(
-  args: readonly string[],
-  device: DriverDevice,
-  set?: string,
-): ExecPlan {
-  const refusal = checkToolFits('simctl', device) ?? checkExecArgs(args);
-  if (refusal) return refusal;
-  const [subcommand, ...rest] = args;
-  if (subcommand === undefined) return refuseTool('simctl needs a subcommand, e.g. launch');
-  if (!(SIMCTL_DEVICE_SUBCOMMANDS as readonly string[]).includes(subcommand)) {
-    return refuseTool(
-      `simctl ${subcommand} is not allowed on a lease; allowed: ${SIMCTL_DEVICE_SUBCOMMANDS.join(', ')}`,
-    );
-  }
-  return { ok: true, argv: [...simctl(set), subcommand, device.id, ...rest] };
-}
 
 // --- the driver -------------------------------------------------------------------------------
 
