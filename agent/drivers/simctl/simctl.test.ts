@@ -6,7 +6,7 @@ import { createCommandRunner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
 import { SimctlStandIn } from '../testing/simctl-stand-in.js';
 import { readTestdata } from '../testing/stand-in.js';
-import { parseSimctlList, SimctlDriver } from './simctl.js';
+import { parseSimctlList, recordedName, SimctlDriver } from './simctl.js';
 
 const IPHONE_16_BOOTED = '0F6C7B1E-3C2A-4D8E-9B1F-6A5E4D3C2B10';
 const IPHONE_16_SHUTDOWN = '7D3E2F10-1A2B-4C3D-8E9F-0A1B2C3D4E5F';
@@ -304,6 +304,16 @@ describe(
     });
   },
 );
+
+describe('the name of a simulator made in the default set', () => {
+  it('is simlock, the model and the short id of the name asked for', () => {
+    expect(recordedName('simlock-iphone-16-3fa2c1', 'iPhone 16')).toBe('simlock iPhone 16 3fa2c1');
+    expect(recordedName('a1b2c3', 'iPad Pro 13-inch (M4)')).toBe(
+      'simlock iPad Pro 13-inch (M4) a1b2c3',
+    );
+    expect(recordedName('simlock iPhone 16 a1b2c3', 'iPhone 16')).toBe('simlock iPhone 16 a1b2c3');
+  });
+});
 
 describe('simctl exec argv', () => {
   const dataDir = join(tmpdir(), 'simlock-agent-data');

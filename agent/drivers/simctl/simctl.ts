@@ -330,9 +330,18 @@ function describeMakeable(listing: DeviceListing): string {
   return shown.join('; ') + (models.length > shown.length ? '; …' : '');
 }
 
-/** In the user's default set the agent's simulators are recognisable: `simlock <model> <id>`. */
-function recordedName(name: string, model: string): string {
-  return name.startsWith('simlock ') ? name : `simlock ${model} ${name}`;
+/**
+ * In the user's default set the agent's simulators are recognisable: `simlock <model> <short id>`,
+ * the short id being the last word of the name asked for ("simlock-iphone-16-3fa2c1" → 3fa2c1).
+ */
+export function recordedName(name: string, model: string): string {
+  if (name.startsWith('simlock ')) return name;
+  const shortId =
+    name
+      .split(/[-\s]+/)
+      .filter((word) => word.length > 0)
+      .pop() ?? name;
+  return `simlock ${model} ${shortId}`;
 }
 
 function checkName(name: string): void {
