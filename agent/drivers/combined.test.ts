@@ -1,8 +1,11 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.js';
 import { CombinedDriver } from './combined.js';
 import { createDriver } from './create.js';
 import { FakeDriver } from './fake/fake.js';
+import type { SimctlDriver } from './simctl/simctl.js';
 
 const UDID = '00008110-001A2B3C4D5E';
 
@@ -70,13 +73,35 @@ describe('several drivers as one', () => {
 describe('drivers from the config', () => {
   it('gives one driver as is, and several combined', async () => {
     const clock = new FakeClock();
-    const one = await createDriver({ drivers: ['simctl'], bootTimeoutMs: 1000 }, { clock });
+    const dataDir = join(tmpdir(), 'simlock-agent-data');
+    const one = await createDriver(
+      { drivers: ['simctl'], bootTimeoutMs: 1000 },
+      { clock, dataDir },
+    );
     expect(one.kind).toBe('simctl');
+    expect((one as SimctlDriver).deviceSetPath).toBe(join(dataDir, 'simctl-set'));
     const several = await createDriver(
       { drivers: ['simctl', 'devicectl', 'adb'], bootTimeoutMs: 1000 },
-      { clock },
+      { clock, dataDir },
     );
     expect(several.kind).toBe('combined');
     expect(several.platforms).toEqual(['ios', 'android']);
+  });
+
+  it('gives the simctl driver the data directory, and refuses to make it without one', async () => {
+    const clock = new FakeClock();
+    await expect(
+      createDriver({ drivers: ['simctl'], bootTimeoutMs: 1000 }, { clock }),
+    ).rejects.toThrow(/simctl driver needs the agent data directory/);
+    const recorded = await createDriver(
+      {
+        drivers: ['simctl'],
+        bootTimeoutMs: 1000,
+        simctl: { deviceSet: 'default-recorded', adopt: [] },
+        provision: { enabled: true, models: [], os: [] },
+      },
+      { clock, dataDir: join(tmpdir(), 'simlock-agent-data') },
+    );
+    expect((recorded as SimctlDriver).deviceSetPath).toBeUndefined();
   });
 });
