@@ -48,6 +48,47 @@ describe('several drivers as one', () => {
     expect(phones.operations).toEqual([{ operation: 'reset', deviceId: UDID }]);
   });
 
+  it('makes a device with the driver that offers the model, which then owns it', async () => {
+    const clock = new FakeClock();
+    const phones = new FakeDriver(
+      {
+        platforms: ['ios'],
+        devices: [
+          { id: UDID, model: 'iPhone 15 Pro', platform: 'ios', os: '18.4', physical: true },
+        ],
+      },
+      { clock },
+    );
+    const simulators = new FakeDriver(
+      {
+        bootMs: 0,
+        provisionMs: 0,
+        makeable: [{ platform: 'ios', model: 'iPhone 17', os: ['26.0'] }],
+      },
+      { clock },
+    );
+    const combined = new CombinedDriver([phones, simulators]);
+    const listing = await combined.listDevices();
+    expect(listing.makeable).toEqual([
+      { platform: 'ios', model: 'iPhone 17', class: 'phone', os: ['26.0'] },
+    ]);
+    const making = combined.create(
+      { platform: 'ios', model: 'iPhone 17', os: '26.0' },
+      'simlock-x',
+    );
+    await clock.advance(0);
+    const made = await making;
+    await combined.delete(made);
+    expect(simulators.operations.map((operation) => operation.operation)).toEqual([
+      'create',
+      'delete',
+    ]);
+    expect(phones.operations).toEqual([]);
+    await expect(
+      combined.create({ platform: 'android', model: 'Pixel 8', os: '34' }, 'simlock-y'),
+    ).rejects.toThrow('no driver makes a android Pixel 8');
+  });
+
   it('is unhealthy when any driver is, naming it', async () => {
     const { combined, phones } = drivers();
     phones.setHealthy(false);
