@@ -67,6 +67,8 @@ const RULES: [RegExp, string][] = [
   [/\b(https?:\/\/(?:127\.0\.0\.1|localhost)):\d+/g, '$1:<port>'],
   [/\bkey=[\w-]+/g, 'key=<key>'],
   [/\blease-[a-z0-9]{5}\b/g, 'lease-<id>'],
+  // A device the agent made: simlock-<model>-<6 hex> (agent/granter.ts deviceName).
+  [/\b(simlock-[a-z0-9-]+)-[0-9a-f]{6}\b/g, '$1-<id>'],
   [/\bv\d+\.\d+\.\d+\b/g, 'v<version>'],
   [/\(\/[^()\s]*\/node\)/g, '(<node>)'],
   // Ages, waits and renewals: 4s, 59m, 1h30m, 250ms.

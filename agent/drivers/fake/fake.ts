@@ -142,9 +142,10 @@ export class FakeDriver implements Driver {
     if (this.#script.failures.create.includes(want.model)) {
       throw new DriverError(`fake: making ${want.model} fails (scripted)`);
     }
+    // Named like its model, as Xcode names a new simulator; its id is the name simlock gave it.
     const device = FakeDevice.parse({
       id: name,
-      name,
+      name: want.model,
       model: want.model,
       platform: want.platform,
       os: want.os,
