@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.js';
 import { CombinedDriver } from './combined.js';
@@ -74,9 +76,15 @@ describe('drivers from the config', () => {
     expect(one.kind).toBe('simctl');
     const several = await createDriver(
       { drivers: ['simctl', 'devicectl', 'adb'], bootTimeoutMs: 1000 },
-      { clock },
+      { clock, dataDir: join(tmpdir(), 'simlock-agent-data') },
     );
     expect(several.kind).toBe('combined');
     expect(several.platforms).toEqual(['ios', 'android']);
+  });
+
+  it('refuses the adb driver without a data directory, where its AVDs live', async () => {
+    await expect(
+      createDriver({ drivers: ['adb'], bootTimeoutMs: 1000 }, { clock: new FakeClock() }),
+    ).rejects.toThrow(/adb driver needs the data directory/);
   });
 });

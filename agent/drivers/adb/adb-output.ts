@@ -93,21 +93,30 @@ export function modelFromHardwareName(name: string): string {
     .join(' ');
 }
 
+const TABLET_HARDWARE = /tablet|pixel[ _]c\b|nexus[ _](7|9|10)\b/i;
+
 /**
- * An AVD's model, class and API level from its config.ini. The model is `hw.device.name`; the
- * class is tablet when that name says tablet (pixel_tablet, pixel_c, Nexus 7/9/10), else phone;
- * the API level comes from the system image (`image.sysdir.1=system-images/android-34/…`).
+ * An AVD's model, class and API level from its config.ini. The model is the display name of its
+ * device profile `hw.device.name` when avdmanager listed it (`profileNames`: "pixel_3a_xl" →
+ * "Pixel 3a XL"), else that id written for people; the class is tablet when the profile says
+ * tablet (pixel_tablet, pixel_c, Nexus 7/9/10), else phone; the API level comes from the system
+ * image (`image.sysdir.1=system-images/android-34/…`).
  */
-export function describeAvd(name: string, configIni: string): AvdDescription | undefined {
+export function describeAvd(
+  name: string,
+  configIni: string,
+  profileNames: ReadonlyMap<string, string> = new Map(),
+): AvdDescription | undefined {
   const config = parseIni(configIni);
   const apiLevel = /android-(\d{1,3})\b/.exec(config.get('image.sysdir.1') ?? '')?.[1];
   if (apiLevel === undefined) return undefined;
   const hardware = config.get('hw.device.name') ?? name;
-  const tablet = /tablet|pixel_c\b|nexus[ _](7|9|10)\b/i.test(hardware);
+  const model = profileNames.get(hardware) ?? modelFromHardwareName(hardware);
+  const tablet = TABLET_HARDWARE.test(hardware) || TABLET_HARDWARE.test(model);
   return {
     name,
     displayName: config.get('avd.ini.displayname') ?? name,
-    model: modelFromHardwareName(hardware).slice(0, 128),
+    model: model.slice(0, 128),
     class: tablet ? 'tablet' : 'phone',
     apiLevel,
   };
@@ -137,17 +146,26 @@ export const ADB_HOST_COMMANDS = [
   'host-features',
 ] as const;
 
-export function adbExecArgv(args: readonly string[], serial: string): ExecPlan {
+/**
+ * The argv that runs a holder's adb command on the leased device: `-s <serial>`, and `-P <port>`
+ * for an emulator on the agent's own adb server.
+ */
+export function adbExecArgv(
+  args: readonly string[],
+  serial: string,
+  serverPort?: number,
+): ExecPlan {
   const refusal = checkExecArgs(args);
   if (refusal) return refusal;
   const [command] = args;
   if (command === undefined) return refuseTool('adb needs a command, e.g. shell');
   // adb's global options (-s, -t, -d, -e, -H, -P) come before the command: none may retarget it.
   if (command.startsWith('-')) {
-    return refuseTool(`adb options such as ${command} are not allowed; the agent adds -s`);
+    return refuseTool(`adb options such as ${command} are not allowed; the agent adds -s and -P`);
   }
   if ((ADB_HOST_COMMANDS as readonly string[]).includes(command)) {
     return refuseTool(`adb ${command} reaches beyond the leased device`);
   }
-  return { ok: true, argv: ['adb', '-s', serial, ...args] };
+  const server = serverPort === undefined ? [] : ['-P', String(serverPort)];
+  return { ok: true, argv: ['adb', ...server, '-s', serial, ...args] };
 }
