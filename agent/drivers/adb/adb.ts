@@ -5,7 +5,7 @@
 // across boots, and the driver keeps which serial (emulator-5600…) each running AVD has.
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Catalog, DeviceClass, Presence } from '../../../api/index.js';
+import type { Catalog, Presence } from '../../../api/index.js';
 import { systemClock, type Clock } from '../../../runtime/index.js';
 import { sleep } from '../../clock.js';
 import {
@@ -27,7 +27,7 @@ import {
   type CommandRunner,
   type DetachedSpawner,
 } from '../command.js';
-import { adbExecArgv, parseAvdList, presenceFromAdbState, type AdbEntry } from './adb-output.js';
+import { adbExecArgv, parseAvdList, type AdbEntry } from './adb-output.js';
 import {
   AdbServers,
   emulatorPort,
@@ -37,6 +37,7 @@ import {
 } from './adb-servers.js';
 import { AvdHomes, defaultAvdHome, type AvdPlace, type PlacedAvd } from './avd-homes.js';
 import { AvdMaker, findSdkRoot, type ProvisionSettings } from './avd-maker.js';
+import { AdbPhones } from './phones.js';
 
 export interface AdbDriverOptions {
   /** The agent's data directory: its AVDs live in <dataDir>/avd. */
@@ -63,12 +64,6 @@ export interface AdbDriverOptions {
   pollIntervalMs?: number;
 }
 
-interface PhoneProperties {
-  model: string;
-  apiLevel: string;
-  class: DeviceClass;
-}
-
 const AVD_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
 export class AdbDriver implements Driver {
@@ -80,6 +75,7 @@ export class AdbDriver implements Driver {
   readonly #servers: AdbServers;
   readonly #homes: AvdHomes;
   readonly #maker: AvdMaker;
+  readonly #phones: AdbPhones;
   readonly #sdkRoot: Promise<string | undefined>;
   readonly #wipeDir: string;
   readonly #emulators: boolean;
@@ -94,8 +90,6 @@ export class AdbDriver implements Driver {
   readonly #avdBySerial = new Map<string, string>();
   /** Where each AVD the driver listed or made lives: it touches no other. */
   readonly #placeByAvd = new Map<string, AvdPlace>();
-  /** Phones' properties by serial: kept while unplugged, so an unauthorized phone stays known. */
-  readonly #phones = new Map<string, PhoneProperties>();
   /** Ports taken by boots in flight, not yet in `adb devices`. */
   readonly #portsBooting = new Set<number>();
 
@@ -120,6 +114,7 @@ export class AdbDriver implements Driver {
         ? (options.provision ?? { enabled: true, models: [], os: [] })
         : { enabled: false, models: [], os: [] },
     });
+    this.#phones = new AdbPhones(this.#run, this.#servers);
     this.#wipeDir = join(options.dataDir, 'adb-wipe-at-next-boot');
     this.#isPortFree = options.isPortFree ?? loopbackPortFree;
     this.#bootTimeoutMs = options.bootTimeoutMs ?? 300_000;
@@ -155,24 +150,7 @@ export class AdbDriver implements Driver {
       }
     }
 
-    for (const entry of await this.#servers.defaultPhones()) {
-      if (entry.state === 'device' && !this.#phones.has(entry.serial)) {
-        this.#phones.set(entry.serial, await this.#readPhoneProperties(entry.serial));
-      }
-      // A phone never authorized on this host cannot be identified; it shows up once trusted.
-      const properties = this.#phones.get(entry.serial);
-      if (properties === undefined) continue;
-      devices.push({
-        id: entry.serial,
-        name: `${properties.model} ${entry.serial}`,
-        model: properties.model,
-        platform: 'android',
-        os: properties.apiLevel,
-        physical: true,
-        class: properties.class,
-        power: entry.state === 'device' ? 'booted' : 'unavailable',
-      });
-    }
+    devices.push(...(await this.#phones.list()));
 
     const models = new Map<string, Catalog['models'][number]>();
     const runtimes = new Set<string>();
@@ -304,8 +282,7 @@ export class AdbDriver implements Driver {
       );
     }
     await this.#waitFor(
-      async () =>
-        !(await this.#servers.agentEmulators()).some((entry) => entry.serial === serial),
+      async () => !(await this.#servers.agentEmulators()).some((entry) => entry.serial === serial),
       this.#shutdownTimeoutMs,
       `${avd} (${serial}) did not shut down`,
     );
@@ -325,24 +302,18 @@ export class AdbDriver implements Driver {
 
   async readPresence(device: DriverDevice): Promise<Presence> {
     this.#requirePhone(device, 'read presence of');
-    const entry = (await this.#servers.defaultPhones()).find(
-      (candidate) => candidate.serial === device.id,
-    );
-    return presenceFromAdbState(entry?.state);
+    return this.#phones.presence(device.id);
   }
 
   async readResetBaseline(device: DriverDevice): Promise<ResetBaseline> {
     this.#requirePhone(device, 'reset');
-    return { apps: await this.#thirdPartyPackages(device.id) };
+    return this.#phones.baseline(device.id);
   }
 
   async reset(device: DriverDevice, baseline: ResetBaseline | undefined): Promise<void> {
     this.#requirePhone(device, 'reset');
     if (baseline === undefined) return; // cannot tell the holder's apps from the owner's
-    const keep = new Set(baseline.apps);
-    for (const app of await this.#thirdPartyPackages(device.id)) {
-      if (!keep.has(app)) await runChecked(this.#run, ['adb', '-s', device.id, 'uninstall', app]);
-    }
+    await this.#phones.reset(device.id, baseline);
   }
 
   async checkHealth(): Promise<void> {
@@ -407,43 +378,6 @@ export class AdbDriver implements Driver {
       'sys.boot_completed',
     ]);
     return result.exitCode === 0 && result.stdout.trim() === '1';
-  }
-
-  async #readPhoneProperties(serial: string): Promise<PhoneProperties> {
-    const property = async (name: string): Promise<string> =>
-      (await runChecked(this.#run, ['adb', '-s', serial, 'shell', 'getprop', name])).stdout
-        .trim()
-        .slice(0, 128);
-    const apiLevel = await property('ro.build.version.sdk');
-    if (!/^\d{1,3}$/.test(apiLevel)) {
-      throw new DriverError(`adb: ${serial} has an unreadable API level "${apiLevel}"`);
-    }
-    const model = (await property('ro.product.model')) || serial;
-    const characteristics = await property('ro.build.characteristics');
-    return {
-      apiLevel,
-      model,
-      class: characteristics.split(',').includes('tablet') ? 'tablet' : 'phone',
-    };
-  }
-
-  async #thirdPartyPackages(serial: string): Promise<string[]> {
-    const result = await runChecked(this.#run, [
-      'adb',
-      '-s',
-      serial,
-      'shell',
-      'pm',
-      'list',
-      'packages',
-      '-3',
-    ]);
-    return result.stdout
-      .split(/\r?\n/)
-      .map((line) => /^package:([A-Za-z0-9._]{1,256})$/.exec(line.trim())?.[1])
-      .filter((name): name is string => name !== undefined)
-      .slice(0, 5000)
-      .sort();
   }
 
   /** An even console port from 5600 up that no emulator of the agent's and nothing else holds. */

@@ -158,7 +158,9 @@ export class AvdMaker {
         this.#profiles = undefined; // the list was stale: read it again next time
         throw new DriverError(`${what}: avdmanager has no device profile "${profile.id}": ${said}`);
       case 'image-not-installed':
-        throw new DriverError(`${what}: system image ${image.packagePath} is not installed: ${said}`);
+        throw new DriverError(
+          `${what}: system image ${image.packagePath} is not installed: ${said}`,
+        );
       case 'disk-full':
         throw new DriverError(`${what}: no disk space left for the AVD: ${said}`);
       default:

@@ -115,7 +115,13 @@ export async function readSystemImages(sdkRoot: string): Promise<SystemImage[]> 
 /** Image tags of other form factors: no phone or tablet is made with them. */
 const OTHER_FORM_TAG = /tv|wear|automotive|desktop|xr|chromeos|glass/i;
 /** Which tag is taken when an API level has several: Google APIs first, Play Store next. */
-const TAG_PREFERENCE = ['google_apis', 'google_apis_playstore', 'default', 'google_atd', 'aosp_atd'];
+const TAG_PREFERENCE = [
+  'google_apis',
+  'google_apis_playstore',
+  'default',
+  'google_atd',
+  'aosp_atd',
+];
 
 /** ABIs the emulator runs on this host's CPU (x86 images on x64 hosts, arm64 on arm64 hosts). */
 export function runnableAbis(arch: string): string[] {
@@ -176,7 +182,11 @@ export function avdmanagerText(stdout: string, stderr: string): string {
 /** The kind of failure avdmanager reported (texts from AvdManagerCli and AvdManager). */
 export function classifyAvdmanagerFailure(text: string): AvdmanagerFailure {
   if (/No device found matching --device/i.test(text)) return 'unknown-profile';
-  if (/Package path is not valid|contains no system images|Package path \(-k\) not specified/i.test(text)) {
+  if (
+    /Package path is not valid|contains no system images|Package path \(-k\) not specified/i.test(
+      text,
+    )
+  ) {
     return 'image-not-installed';
   }
   if (/No space left on device|not enough (disk )?space|disk full/i.test(text)) return 'disk-full';
