@@ -2,8 +2,14 @@
 // `emulator -list-avds`; and which adb commands a lease holder may run. Pure; the driver in adb.ts
 // runs the commands.
 import { z } from 'zod';
-import type { DeviceClass, Presence } from '../../../api/index.js';
-import { checkExecArgs, DriverError, refuseTool, type ExecPlan } from '../driver.js';
+import type { Catalog, DeviceClass, Presence } from '../../../api/index.js';
+import {
+  checkExecArgs,
+  DriverError,
+  refuseTool,
+  type ExecPlan,
+  type MakeableModel,
+} from '../driver.js';
 
 // --- `adb devices -l` ------------------------------------------------------------------------
 
@@ -119,6 +125,36 @@ export function describeAvd(
     model: model.slice(0, 128),
     class: tablet ? 'tablet' : 'phone',
     apiLevel,
+  };
+}
+
+/**
+ * The catalog: the models of the AVDs and of what can be made, and the API levels of both (what
+ * a request may name and be served on this host).
+ */
+export function catalogOf(
+  avds: readonly Pick<AvdDescription, 'model' | 'class' | 'apiLevel'>[],
+  makeable: readonly MakeableModel[],
+): Catalog {
+  const models = new Map<string, Catalog['models'][number]>();
+  const runtimes = new Set<string>();
+  for (const avd of avds) {
+    models.set(avd.model, { name: avd.model, platform: 'android', class: avd.class });
+    runtimes.add(avd.apiLevel);
+  }
+  for (const offer of makeable) {
+    if (!models.has(offer.model)) {
+      models.set(offer.model, { name: offer.model, platform: 'android', class: offer.class });
+    }
+    for (const os of offer.os) runtimes.add(os);
+  }
+  return {
+    platforms: ['android'],
+    models: [...models.values()].slice(0, 256),
+    runtimes: [...runtimes]
+      .sort((a, b) => Number(a) - Number(b))
+      .slice(0, 256)
+      .map((version) => ({ platform: 'android' as const, version })),
   };
 }
 

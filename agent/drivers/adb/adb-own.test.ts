@@ -11,7 +11,6 @@ import {
   agentDriver,
   androidWorld,
   AGENT_SERVER_PORT,
-  IMAGE_34,
   IMAGE_35,
   PERSON_AVD,
   PHONE,
@@ -234,6 +233,46 @@ describe('the adb driver in its own place', { timeout: 60_000 }, () => {
     await driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-1');
   });
 
+  it('boots on the next console port whose pair nothing else on the host holds', async () => {
+    const busy = new Set([5600, 5603]);
+    const driver = agentDriver(world, {
+      ...fast,
+      isPortFree: (port) => Promise.resolve(!busy.has(port)),
+    });
+    await driver.listDevices();
+    const made = await driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-1');
+    await driver.boot(made);
+    expect(driver.execArgv('adb', ['shell'], made)).toMatchObject({
+      ok: true,
+      argv: ['adb', '-P', '5137', '-s', 'emulator-5604', 'shell'],
+    });
+  });
+
+  it('refuses a server port of the default server or of the emulators', () => {
+    expect(() => agentDriver(world, { ...fast, adb: { serverPort: 5037, adopt: [] } })).toThrow(
+      /default adb server's port/,
+    );
+    expect(() =>
+      agentDriver(world, {
+        ...fast,
+        env: { ...world.standIns.env, ANDROID_ADB_SERVER_PORT: '5137' },
+      }),
+    ).toThrow(/default adb server's port/);
+    expect(() => agentDriver(world, { ...fast, adb: { serverPort: 5601, adopt: [] } })).toThrow(
+      /emulators' console and adb ports/,
+    );
+  });
+
+  it('offers nothing, and says why, where no Android SDK is found', async () => {
+    const env = { ...world.standIns.env };
+    delete env.ANDROID_HOME;
+    const driver = agentDriver(world, { ...fast, env });
+    const listing = await driver.listDevices();
+    expect(listing.makeable).toEqual([]);
+    expect(listing.devices.map((device) => device.id)).toEqual([PHONE]);
+    expect(driver.provisionProblem).toMatch(/no Android SDK found \(set ANDROID_HOME\)/);
+  });
+
   it('refuses to touch an AVD it did not make or adopt', async () => {
     const driver = agentDriver(world, fast);
     await driver.listDevices();
@@ -259,116 +298,5 @@ describe('the adb driver in its own place', { timeout: 60_000 }, () => {
     await expect(
       driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'bad name'),
     ).rejects.toThrow(/a-z A-Z 0-9/);
-  });
-});
-
-describe('what avdmanager says when it cannot make an AVD', { timeout: 60_000 }, () => {
-  it('a profile it no longer has: the error names the tool, the image and what it said', async () => {
-    const driver = agentDriver(world, fast);
-    await driver.listDevices();
-    world.standIns.update((state) => {
-      state.profiles = state.profiles.filter((profile) => profile.id !== 'pixel_7');
-    });
-    await expect(
-      driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-1'),
-    ).rejects.toThrow(
-      `avdmanager create avd sl-1 (${IMAGE_34}, profile pixel_7): avdmanager has no device profile "pixel_7": Error: No device found matching --device pixel_7.`,
-    );
-  });
-
-  it('an image the SDK folder has but avdmanager does not count as installed', async () => {
-    const driver = agentDriver(world, fast);
-    await driver.listDevices();
-    world.standIns.update((state) => {
-      state.images = state.images.filter((image) => image !== IMAGE_35);
-    });
-    await expect(
-      driver.create({ platform: 'android', model: 'Pixel 7', os: '35' }, 'sl-1'),
-    ).rejects.toThrow(
-      new RegExp(
-        `system image ${IMAGE_35} is not installed: Error: Package path is not valid\\. Valid system image paths are:\\n`,
-      ),
-    );
-  });
-
-  it('a full disk, and no AVD is left behind', async () => {
-    const driver = agentDriver(world);
-    await driver.listDevices();
-    world.standIns.failNextCreate();
-    await expect(
-      driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-1'),
-    ).rejects.toThrow(
-      `avdmanager create avd sl-1 (${IMAGE_34}, profile pixel_7): no disk space left for the AVD: Error: An error occurred while creating AVD: No space left on device`,
-    );
-    expect((await driver.listDevices()).devices.map((device) => device.id)).toEqual([PHONE]);
-    await driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-1');
-  });
-
-  it('a model or OS the host does not offer is refused before avdmanager runs', async () => {
-    const driver = agentDriver(world, {
-      ...fast,
-      provision: { enabled: true, models: [], os: ['34'] },
-    });
-    await driver.listDevices();
-    await expect(
-      driver.create({ platform: 'android', model: 'Pixel 7', os: '35' }, 'sl-1'),
-    ).rejects.toThrow('adb cannot make a Pixel 7 with API 35');
-    await expect(
-      driver.create({ platform: 'android', model: 'Television (1080p)', os: '34' }, 'sl-1'),
-    ).rejects.toThrow('adb cannot make a Television (1080p) with API 34');
-    expect((await agentCalls()).filter((call) => call.argv[0] === 'create')).toEqual([]);
-  });
-});
-
-describe('adopted AVDs of the default home', { timeout: 60_000 }, () => {
-  it('are listed, booted on the agent’s server and wiped, never deleted', async () => {
-    world.standIns.addAvd(world.standIns.defaultAvdHome, 'CI_Pixel', IMAGE_34, 'pixel_3a_xl');
-    const driver = agentDriver(world, {
-      ...fast,
-      adb: { serverPort: AGENT_SERVER_PORT, adopt: ['CI_Pixel'] },
-    });
-    const listing = await driver.listDevices();
-    const adopted = listing.devices.find((device) => device.id === 'CI_Pixel');
-    expect(adopted).toMatchObject({ model: 'Pixel 3a XL', os: '34', power: 'shutdown' });
-    expect(listing.devices.some((device) => device.id === PERSON_AVD)).toBe(false);
-
-    await driver.boot(adopted!);
-    await driver.erase(adopted!);
-    await driver.boot(adopted!);
-    const boots = (await agentCalls()).filter(
-      (call) => call.tool === 'emulator' && call.argv[0] === '-avd',
-    );
-    expect(
-      boots.map((call) => [
-        call.avdHome,
-        call.env.ANDROID_AVD_HOME,
-        call.env.ANDROID_ADB_SERVER_PORT,
-      ]),
-    ).toEqual([
-      [world.standIns.defaultAvdHome, world.standIns.defaultAvdHome, '5137'],
-      [world.standIns.defaultAvdHome, world.standIns.defaultAvdHome, '5137'],
-    ]);
-    await expect(driver.delete(adopted!)).rejects.toThrow(/never deletes CI_Pixel/);
-    const state = await world.standIns.state();
-    expect(state.homes[world.standIns.defaultAvdHome]?.CI_Pixel).toMatchObject({
-      boots: 2,
-      wipes: 1,
-    });
-    expect(
-      (await agentCalls()).filter(
-        (call) => call.tool === 'avdmanager' && call.argv[0] === 'delete',
-      ),
-    ).toEqual([]);
-  });
-
-  it('is unavailable while an emulator outside the agent’s server holds it', async () => {
-    const driver = agentDriver(world, {
-      ...fast,
-      adb: { serverPort: AGENT_SERVER_PORT, adopt: [PERSON_AVD] },
-    });
-    const listing = await driver.listDevices();
-    expect(listing.devices.find((device) => device.id === PERSON_AVD)).toMatchObject({
-      power: 'unavailable',
-    });
   });
 });

@@ -42,6 +42,21 @@ export function loopbackPortFree(port: number): Promise<boolean> {
   });
 }
 
+/** The agent's server port must be neither the default server's nor an emulator's. */
+export function checkServerPort(port: number, env: NodeJS.ProcessEnv): void {
+  const defaultPort = Number(env.ANDROID_ADB_SERVER_PORT || '5037');
+  if (port === defaultPort) {
+    throw new DriverError(
+      `adb.serverPort ${port} is the default adb server's port (a person's and the phones'): give the agent a port of its own`,
+    );
+  }
+  if (port >= 5554 && port <= LAST_OWN_PORT + 1) {
+    throw new DriverError(
+      `adb.serverPort ${port} is among the emulators' console and adb ports (5554–${LAST_OWN_PORT + 1})`,
+    );
+  }
+}
+
 export class AdbServers {
   readonly #run: CommandRunner;
   /** The agent's own server. */

@@ -5,7 +5,7 @@
 // across boots, and the driver keeps which serial (emulator-5600…) each running AVD has.
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Catalog, Presence } from '../../../api/index.js';
+import type { Presence } from '../../../api/index.js';
 import { systemClock, type Clock } from '../../../runtime/index.js';
 import { sleep } from '../../clock.js';
 import {
@@ -27,9 +27,10 @@ import {
   type CommandRunner,
   type DetachedSpawner,
 } from '../command.js';
-import { adbExecArgv, parseAvdList, type AdbEntry } from './adb-output.js';
+import { adbExecArgv, catalogOf, parseAvdList, type AdbEntry } from './adb-output.js';
 import {
   AdbServers,
+  checkServerPort,
   emulatorPort,
   FIRST_OWN_PORT,
   LAST_OWN_PORT,
@@ -99,6 +100,7 @@ export class AdbDriver implements Driver {
     this.#spawnDetached = options.spawnDetached ?? createDetachedSpawner(env);
     this.#clock = options.clock ?? systemClock();
     const adb = options.adb ?? { serverPort: 5137, adopt: [] };
+    checkServerPort(adb.serverPort, env);
     this.#servers = new AdbServers(this.#run, adb.serverPort);
     const ownHome = join(options.dataDir, 'avd');
     this.#homes = new AvdHomes(this.#run, ownHome, defaultAvdHome(env), adb.adopt);
@@ -152,30 +154,7 @@ export class AdbDriver implements Driver {
 
     devices.push(...(await this.#phones.list()));
 
-    const models = new Map<string, Catalog['models'][number]>();
-    const runtimes = new Set<string>();
-    for (const avd of avds) {
-      models.set(avd.model, { name: avd.model, platform: 'android', class: avd.class });
-      runtimes.add(avd.apiLevel);
-    }
-    for (const offer of makeable) {
-      if (!models.has(offer.model)) {
-        models.set(offer.model, { name: offer.model, platform: 'android', class: offer.class });
-      }
-      for (const os of offer.os) runtimes.add(os);
-    }
-    return {
-      catalog: {
-        platforms: ['android'],
-        models: [...models.values()].slice(0, 256),
-        runtimes: [...runtimes]
-          .sort((a, b) => Number(a) - Number(b))
-          .slice(0, 256)
-          .map((version) => ({ platform: 'android' as const, version })),
-      },
-      devices,
-      makeable,
-    };
+    return { catalog: catalogOf(avds, makeable), devices, makeable };
   }
 
   async create(want: DeviceToMake, name: string): Promise<DriverDevice> {

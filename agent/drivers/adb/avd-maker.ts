@@ -2,7 +2,7 @@
 // make: its device profiles × the system images installed in the SDK, narrowed by the config.
 // Every avdmanager call runs with ANDROID_AVD_HOME=<the agent's AVD home>.
 import { access, realpath } from 'node:fs/promises';
-import { delimiter, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import type { Clock } from '../../../runtime/index.js';
 import type { CommandRunner } from '../command.js';
 import { DriverError, type DeviceToMake, type MakeableModel } from '../driver.js';
@@ -230,8 +230,8 @@ export async function findSdkRoot(env: NodeJS.ProcessEnv): Promise<string | unde
     const real = await realpath(tool).catch(() => tool);
     const bin = dirname(real);
     const versionDir = dirname(bin);
-    if (dirname(versionDir).endsWith('cmdline-tools')) return dirname(dirname(versionDir));
-    if (versionDir.endsWith('tools')) return dirname(versionDir);
+    if (basename(dirname(versionDir)) === 'cmdline-tools') return dirname(dirname(versionDir));
+    if (basename(versionDir) === 'tools') return dirname(versionDir); // the old SDK Tools
     return undefined;
   }
   return undefined;

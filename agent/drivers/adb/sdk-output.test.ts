@@ -1,6 +1,10 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readTestdata } from '../testing/stand-in.js';
+import { findSdkRoot } from './avd-maker.js';
 import {
   avdmanagerText,
   classifyAvdmanagerFailure,
@@ -106,6 +110,23 @@ describe("avdmanager's errors", () => {
     for (const [file, kind] of Object.entries(kinds)) {
       const text = await readTestdata(import.meta.url, `avdmanager-errors/${file}.stderr.txt`);
       expect(classifyAvdmanagerFailure(avdmanagerText('', text))).toBe(kind);
+    }
+  });
+});
+
+describe('where the SDK is', () => {
+  it('is ANDROID_HOME, else ANDROID_SDK_ROOT, else the SDK around the avdmanager on PATH', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'simlock-sdk-'));
+    try {
+      const bin = join(root, 'cmdline-tools', 'latest', 'bin');
+      await mkdir(bin, { recursive: true });
+      await writeFile(join(bin, 'avdmanager'), '');
+      expect(await findSdkRoot({ ANDROID_HOME: '/a', ANDROID_SDK_ROOT: '/b' })).toBe('/a');
+      expect(await findSdkRoot({ ANDROID_SDK_ROOT: '/b' })).toBe('/b');
+      expect(await findSdkRoot({ PATH: `${join(root, 'nothing')}:${bin}` })).toBe(root);
+      expect(await findSdkRoot({ PATH: join(root, 'nothing') })).toBeUndefined();
+    } finally {
+      await rm(root, { recursive: true, force: true });
     }
   });
 });
