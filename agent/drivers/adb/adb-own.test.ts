@@ -273,6 +273,17 @@ describe('the adb driver in its own place', { timeout: 60_000 }, () => {
     expect(driver.provisionProblem).toMatch(/no Android SDK found \(set ANDROID_HOME\)/);
   });
 
+  it('forgets an AVD removed from its home by someone else', async () => {
+    const driver = agentDriver(world, fast);
+    await driver.listDevices();
+    const made = await driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-1');
+    await world.standIns.inProcess().run(['avdmanager', 'delete', 'avd', '-n', 'sl-1'], {
+      env: { ANDROID_AVD_HOME: join(world.dataDir, 'avd') },
+    });
+    expect((await driver.listDevices()).devices.map((device) => device.id)).toEqual([PHONE]);
+    await expect(driver.boot(made)).rejects.toThrow(/neither in the agent's AVD home nor adopted/);
+  });
+
   it('refuses to touch an AVD it did not make or adopt', async () => {
     const driver = agentDriver(world, fast);
     await driver.listDevices();

@@ -91,6 +91,8 @@ export class AdbDriver implements Driver {
   readonly #avdBySerial = new Map<string, string>();
   /** Where each AVD the driver listed or made lives: it touches no other. */
   readonly #placeByAvd = new Map<string, AvdPlace>();
+  /** AVDs made while a listing ran: that listing may not have seen them yet. */
+  readonly #madeDuringListing = new Set<string>();
   /** Ports taken by boots in flight, not yet in `adb devices`. */
   readonly #portsBooting = new Set<number>();
 
@@ -134,8 +136,13 @@ export class AdbDriver implements Driver {
     let avds: PlacedAvd[] = [];
     let makeable: MakeableModel[] = [];
     if (this.#emulators) {
+      this.#madeDuringListing.clear();
       makeable = await this.#maker.offer();
       avds = await this.#homes.list(this.#maker.profileNames());
+      const listed = new Set(avds.map((avd) => avd.name));
+      for (const name of [...this.#placeByAvd.keys()]) {
+        if (!listed.has(name) && !this.#madeDuringListing.has(name)) this.#placeByAvd.delete(name);
+      }
       const running = await this.#runningAvds(await this.#servers.agentEmulators());
       for (const avd of avds) {
         this.#placeByAvd.set(avd.name, avd.place);
@@ -172,6 +179,7 @@ export class AdbDriver implements Driver {
       throw new DriverError(`avdmanager made ${name} but its config.ini is unreadable`);
     }
     this.#placeByAvd.set(name, 'own');
+    this.#madeDuringListing.add(name);
     return {
       id: name,
       name: avd.displayName,
