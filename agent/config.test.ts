@@ -11,12 +11,16 @@ describe('the agent config', () => {
       name: 'mac-mini-1',
       namespace: 'simlock-system',
       drivers: ['simctl', 'devicectl'],
-      limits: { running: 4, platforms: {}, modelRamMb: {} },
       reclaim: 'erase-keep-warm',
       probeIntervalMs: 10_000,
       heartbeat: { durationSeconds: 40, renewEverySeconds: 10 },
       listen: { host: '0.0.0.0', port: 8780 },
+      simctl: { deviceSet: 'own', adopt: [] },
+      adb: { serverPort: 5137, adopt: [] },
+      provision: { enabled: true, models: [], os: [] },
     });
+    // No limits: the agent derives them from the machine.
+    expect(config.limits).toBeUndefined();
   });
 
   it('lets flags override the file field by field', () => {
@@ -34,12 +38,12 @@ describe('the agent config', () => {
       },
     );
     expect(config.probeIntervalMs).toBe(2000);
-    expect(config.limits.platforms.android).toEqual({
+    expect(config.limits?.platforms.android).toEqual({
       running: 1,
       ramBudgetMb: 8192,
       ramPerDeviceMb: 2048,
     });
-    expect(config.limits.running).toBe(2);
+    expect(config.limits?.running).toBe(2);
   });
 
   it('names the field that is wrong', () => {
@@ -113,7 +117,7 @@ describe('loading the config file', () => {
     );
     const config = await loadAgentConfig({ path, flags: { label: 'Mac 1' } });
     expect(config.label).toBe('Mac 1');
-    expect(config.limits.platforms.ios?.ramBudgetMb).toBe(12288);
+    expect(config.limits?.platforms.ios?.ramBudgetMb).toBe(12288);
   });
 
   it('names the file in its errors', async () => {

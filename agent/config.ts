@@ -88,7 +88,7 @@ export const AgentConfig = z
       .max(1024)
       .optional()
       .describe(
-        "Where the agent keeps what it owns: its simulator set, its AVDs, its records. Default: $XDG_DATA_HOME/simlock-agent, else ~/.local/share/simlock-agent (~/Library/Application Support/simlock-agent on macOS).",
+        'Where the agent keeps what it owns: its simulator set, its AVDs, its records. Default: $XDG_DATA_HOME/simlock-agent, else ~/.local/share/simlock-agent (~/Library/Application Support/simlock-agent on macOS).',
       ),
     simctl: z
       .strictObject({
@@ -116,7 +116,7 @@ export const AgentConfig = z
           .max(65_535)
           .default(5137)
           .describe(
-            "The adb server the agent starts for its own emulators, apart from the one a person on the host uses (5037); phones stay on theirs.",
+            'The adb server the agent starts for its own emulators, apart from the one a person on the host uses (5037); phones stay on theirs.',
           ),
         adopt: z
           .array(z.string().min(1).max(128))
@@ -132,7 +132,9 @@ export const AgentConfig = z
         enabled: z
           .boolean()
           .default(true)
-          .describe('Make a device when a lease wants a model the host can make and has none free.'),
+          .describe(
+            'Make a device when a lease wants a model the host can make and has none free.',
+          ),
         models: z
           .array(z.string().min(1).max(128))
           .max(256)
@@ -147,7 +149,9 @@ export const AgentConfig = z
           ),
       })
       .default({ enabled: true, models: [], os: [] }),
-    limits: Limits.default({ running: 4, platforms: {}, modelRamMb: {} }),
+    limits: Limits.optional().describe(
+      "How many devices may run and the RAM they may use; none: derived from the host's cores and memory (docs/adr/0021).",
+    ),
     reclaim: ReclaimPolicy.default('erase-keep-warm'),
     capabilities: z
       .array(z.string().min(1).max(63))

@@ -23,10 +23,12 @@ async function startAgent(script: FakeScriptInput, config: Partial<AgentConfigIn
       refreshIntervalMs: 15_000,
       healthIntervalMs: 10_000,
       capabilities: ['camera'],
+      limits: { running: 4 },
       ...config,
     }),
     driver,
     clock,
+    machine: { cores: 10, memoryMb: 32 * 1024 },
   });
   const views: ViewChange[] = [];
   core.views.add((view) => views.push(view));
@@ -47,6 +49,18 @@ describe('the agent core', () => {
       capabilities: [{ name: 'camera', available: true }],
       capacity: { global: { limit: 4, running: 1, evictable: 1 } },
       devices: [{ id: 'warm', state: 'ready' }],
+    });
+    core.stop();
+  });
+
+  it('derives its limits from the machine when the config sets none, and says so', async () => {
+    const { core, last } = await startAgent(
+      { devices: [sim('warm', true)] },
+      { limits: undefined },
+    );
+    expect(last()).toMatchObject({
+      capacity: { global: { limit: 5 }, platforms: { ios: { limit: 5, atRamBudget: false } } },
+      limitsBasis: 'derived from 10 cores, 32 GiB: 5 running, 24 GiB for devices',
     });
     core.stop();
   });

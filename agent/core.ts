@@ -11,15 +11,22 @@ import {
   type GrantedDevice,
   type WorkerStatus,
 } from '../api/index.js';
-import type { AgentConfig } from './config.js';
+import type { AgentConfig, Limits } from './config.js';
 import type { Driver, ExecPlan } from './drivers/driver.js';
-import { LeaseGranter, type GrantOutcome, type ReclaimOutcome } from './granter.js';
+import {
+  LeaseGranter,
+  type GrantOutcome,
+  type GrantStepListener,
+  type ReclaimOutcome,
+} from './granter.js';
 import { Inventory } from './inventory.js';
 import { silentLogger, type Clock, type Logger, type TimerHandle } from '../runtime/index.js';
 import { Listeners } from './listeners.js';
 import { LocalQueue, type LocalEntry, type LocalRequest } from './local-queue.js';
 import { PresenceWatcher } from './presence.js';
+import { deriveLimits, readMachine, type MachineFigures } from './machine-limits.js';
 import { RunningExecs } from './running-execs.js';
+import type { StageTimings } from './stage-timings.js';
 import { buildWorkerStatus, HealthTracker, ViewDiffer, type ViewChange } from './view.js';
 
 export interface AgentCoreOptions {
@@ -28,6 +35,10 @@ export interface AgentCoreOptions {
   clock: Clock;
   logger?: Logger;
   agentVersion?: string;
+  /** The host's cores and memory, for limits the config does not set (default: this machine's). */
+  machine?: MachineFigures;
+  /** How long making and booting took on this host before (kept across restarts). */
+  stageTimings?: StageTimings;
 }
 
 export interface LocalLeaseRequest extends LocalRequest {
@@ -50,6 +61,9 @@ export class AgentCore {
   readonly execs: RunningExecs;
 
   readonly #config: AgentConfig;
+  /** The config's limits, or those derived from the machine; and where they come from. */
+  readonly #limits: Limits;
+  readonly #limitsBasis: string;
   readonly #driver: Driver;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -64,6 +78,14 @@ export class AgentCore {
   constructor(options: AgentCoreOptions) {
     this.#config = options.config;
     this.#driver = options.driver;
+    if (options.config.limits !== undefined) {
+      this.#limits = options.config.limits;
+      this.#limitsBasis = 'set in the agent config';
+    } else {
+      const derived = deriveLimits(options.machine ?? readMachine(), options.driver.platforms);
+      this.#limits = derived.limits;
+      this.#limitsBasis = derived.basis;
+    }
     this.#clock = options.clock;
     this.#logger = options.logger ?? silentLogger;
     this.#agentVersion = options.agentVersion;
@@ -86,10 +108,11 @@ export class AgentCore {
       inventory: this.inventory,
       presence: this.presence,
       clock: this.#clock,
-      limits: this.#config.limits,
+      limits: this.#limits,
       reclaim: this.#config.reclaim,
       capabilities: () => this.#capabilities(),
       localWaiting: () => this.localQueue.waitingSpecs(),
+      ...(options.stageTimings ? { timings: options.stageTimings } : {}),
       stopExecs: (leaseId) =>
         this.execs.stopLease(leaseId, leaseLostMessage(leaseId, 'its device is being reclaimed')),
       logger: this.#logger,
@@ -135,7 +158,8 @@ export class AgentCore {
       capabilities: this.#capabilities(),
       catalog: this.inventory.catalog,
       devices: this.inventory.devices((id) => this.presence.latest(id)),
-      limits: this.#config.limits,
+      limits: this.#limits,
+      limitsBasis: this.#limitsBasis,
       queue: {
         entries: this.localQueue.viewEntries(),
         queueDepth: this.localQueue.queueDepth,
@@ -145,8 +169,13 @@ export class AgentCore {
   }
 
   /** Answers a fleet Lease. With `expiresAtMs`, the lease is released when its time is up. */
-  async grant(leaseId: string, spec: DeviceSpec, expiresAtMs?: number): Promise<GrantOutcome> {
-    const outcome = await this.granter.grant(leaseId, spec, 'fleet');
+  async grant(
+    leaseId: string,
+    spec: DeviceSpec,
+    expiresAtMs?: number,
+    onStep?: GrantStepListener,
+  ): Promise<GrantOutcome> {
+    const outcome = await this.granter.grant(leaseId, spec, 'fleet', onStep);
     if (outcome.kind === 'granted' && expiresAtMs !== undefined) {
       this.#expireAt(leaseId, expiresAtMs);
     }

@@ -2,14 +2,22 @@
 // evict, boot, read presence), and reclaims devices on release. Decisions run one at a time through
 // a Serializer and reserve their device before anything is awaited, so two leases arriving
 // together never get one device; slow work (a cold boot) runs after the decision, outside it.
-import type { DeviceSpec, GrantedDevice } from '../api/index.js';
+import { randomBytes } from 'node:crypto';
+import type { DeviceSpec, GrantedDevice, GrantStage } from '../api/index.js';
 import type { ReclaimPolicy, Limits } from './config.js';
-import type { Driver, DriverDevice, ExecPlan, ResetBaseline } from './drivers/driver.js';
+import type {
+  DeviceToMake,
+  Driver,
+  DriverDevice,
+  ExecPlan,
+  ResetBaseline,
+} from './drivers/driver.js';
 import type { Inventory } from './inventory.js';
 import { silentLogger, type Clock, type Logger } from '../runtime/index.js';
 import { Serializer } from './listeners.js';
 import { plan, type AgentRefusal, type PlannedDevice } from './planner.js';
 import type { PresenceWatcher } from './presence.js';
+import { StageTimings, type StageEstimate, type StageSubject } from './stage-timings.js';
 
 export type LeaseOrigin = 'fleet' | 'local';
 
@@ -28,6 +36,16 @@ export type GrantOutcome =
 
 export type ReclaimOutcome = 'ready' | 'shut-down' | 'quarantined' | 'not-leased';
 
+/** A slow step of a grant beginning: making the device, or booting it, with its estimate. */
+export interface GrantStep {
+  stage: GrantStage;
+  startedAtMs: number;
+  device: StageSubject;
+  estimate: StageEstimate;
+}
+
+export type GrantStepListener = (step: GrantStep) => void;
+
 export interface LeaseGranterOptions {
   driver: Driver;
   inventory: Inventory;
@@ -40,13 +58,16 @@ export interface LeaseGranterOptions {
   localWaiting?: () => readonly DeviceSpec[];
   /** Stops the tools running on a lease's device; resolves once they are gone. */
   stopExecs?: (leaseId: string) => Promise<void>;
+  /** How long making and booting took here; estimates for the next ones. */
+  timings?: StageTimings;
   logger?: Logger;
 }
 
 /** A decision taken inside the serializer; a cold boot is finished outside it. */
 type Decision =
   | { kind: 'done'; outcome: GrantOutcome }
-  | { kind: 'boot'; device: PlannedDevice; evict: PlannedDevice[] };
+  | { kind: 'boot'; device: PlannedDevice; evict: PlannedDevice[] }
+  | { kind: 'make'; want: DeviceToMake; evict: PlannedDevice[] };
 
 function refused(refusal: AgentRefusal): GrantOutcome {
   return { kind: 'refused', refusal };
@@ -72,10 +93,12 @@ export class LeaseGranter {
   readonly #decisions = new Serializer();
   readonly #leases = new Map<string, LeaseRecord>();
   readonly #inFlight = new Map<string, Promise<GrantOutcome>>();
+  readonly #timings: StageTimings;
 
   constructor(options: LeaseGranterOptions) {
     this.#options = options;
     this.#logger = options.logger ?? silentLogger;
+    this.#timings = options.timings ?? new StageTimings();
   }
 
   lease(leaseId: string): LeaseRecord | undefined {
@@ -90,16 +113,28 @@ export class LeaseGranter {
    * Grants or refuses a lease. Asking again for a lease already granted (a watch that delivers it
    * twice) answers the same grant; asking while it is being granted waits for that answer.
    */
-  grant(leaseId: string, spec: DeviceSpec, origin: LeaseOrigin = 'fleet'): Promise<GrantOutcome> {
+  grant(
+    leaseId: string,
+    spec: DeviceSpec,
+    origin: LeaseOrigin = 'fleet',
+    onStep?: GrantStepListener,
+  ): Promise<GrantOutcome> {
     const existing = this.#leases.get(leaseId);
     if (existing !== undefined) return Promise.resolve({ kind: 'granted', lease: existing });
     const inFlight = this.#inFlight.get(leaseId);
     if (inFlight !== undefined) return inFlight;
     const outcome = this.#decisions
       .run(() => this.#decide(leaseId, spec, origin))
-      .then((decision) =>
-        decision.kind === 'done' ? decision.outcome : this.#bootCold(leaseId, origin, decision),
-      )
+      .then((decision) => {
+        switch (decision.kind) {
+          case 'done':
+            return decision.outcome;
+          case 'boot':
+            return this.#bootCold(leaseId, origin, decision, onStep);
+          case 'make':
+            return this.#makeAndBoot(leaseId, origin, decision, onStep);
+        }
+      })
       .finally(() => this.#inFlight.delete(leaseId));
     this.#inFlight.set(leaseId, outcome);
     return outcome;
@@ -216,6 +251,7 @@ export class LeaseGranter {
       devices: inventory.devices((id) => presence.latest(id)),
       limits: this.#options.limits,
       localWaiting: origin === 'fleet' ? (this.#options.localWaiting?.() ?? []) : [],
+      makeable: inventory.makeable,
     });
     switch (decision.kind) {
       case 'refuse':
@@ -228,6 +264,23 @@ export class LeaseGranter {
         inventory.hold(decision.device.id, 'booting');
         for (const device of decision.evict) inventory.hold(device.id, 'reclaiming');
         return { kind: 'boot', device: decision.device, evict: decision.evict };
+      case 'create': {
+        // The slot is taken now (a placeholder), the device made after the decision.
+        const model = inventory.makeable.find(
+          (entry) =>
+            entry.platform === decision.want.platform && entry.model === decision.want.model,
+        );
+        inventory.startMaking(leaseId, {
+          name: `new ${decision.want.model}`,
+          model: decision.want.model,
+          platform: decision.want.platform,
+          os: decision.want.os,
+          physical: false,
+          class: model?.class ?? 'phone',
+        });
+        for (const device of decision.evict) inventory.hold(device.id, 'reclaiming');
+        return { kind: 'make', want: decision.want, evict: decision.evict };
+      }
       case 'physical':
         return {
           kind: 'done',
@@ -275,47 +328,111 @@ export class LeaseGranter {
     leaseId: string,
     origin: LeaseOrigin,
     decision: Extract<Decision, { kind: 'boot' }>,
+    onStep: GrantStepListener | undefined,
   ): Promise<GrantOutcome> {
+    const stuck = await this.#evict(decision.evict);
+    if (stuck !== undefined) {
+      this.#options.inventory.hold(decision.device.id, undefined);
+      return refused({ code: 'NO_CAPACITY', message: `could not shut down ${stuck} to make room` });
+    }
+    return this.#boot(leaseId, origin, decision.device, 'cold', onStep);
+  }
+
+  /** Makes the device the plan asked for in the agent's own place, then boots it for the lease. */
+  async #makeAndBoot(
+    leaseId: string,
+    origin: LeaseOrigin,
+    decision: Extract<Decision, { kind: 'make' }>,
+    onStep: GrantStepListener | undefined,
+  ): Promise<GrantOutcome> {
+    const { inventory, driver, clock } = this.#options;
+    const stuck = await this.#evict(decision.evict);
+    if (stuck !== undefined) {
+      inventory.makingFailed(leaseId);
+      return refused({ code: 'NO_CAPACITY', message: `could not shut down ${stuck} to make room` });
+    }
+    const { want } = decision;
+    const startedAtMs = this.#step('provisioning', want, onStep);
+    let made: DriverDevice;
+    try {
+      if (driver.create === undefined)
+        throw new Error(`the ${driver.kind} driver makes no devices`);
+      made = await driver.create(want, deviceName(want.model));
+    } catch (error) {
+      inventory.makingFailed(leaseId);
+      const message = `could not make a new ${want.model} (${want.os}): ${(error as Error).message}`;
+      this.#logger.warn('making a device failed', { lease: leaseId, model: want.model, error });
+      return refused({ code: 'NO_CAPACITY', message: message.slice(0, 1024) });
+    }
+    this.#timings.record('provisioning', want, clock.now() - startedAtMs);
+    this.#logger.info('made a device', { lease: leaseId, device: made.id, model: made.model });
+    inventory.made(leaseId, made);
+    inventory.hold(made.id, 'booting');
+    const planned = inventory.devices(() => undefined).find((device) => device.id === made.id) ?? {
+      ...made,
+      state: 'booting' as const,
+    };
+    return this.#boot(leaseId, origin, planned, 'cold', onStep);
+  }
+
+  /** Shuts the evicted devices down; the id of one that would not go (it is quarantined). */
+  async #evict(evict: readonly PlannedDevice[]): Promise<string | undefined> {
     const { inventory, driver } = this.#options;
     const evictions = await Promise.allSettled(
-      decision.evict.map(async (planned) => {
+      evict.map(async (planned) => {
         const device = this.#driverDevice(planned.id);
         await driver.shutdown(device);
         inventory.setPower(device.id, 'shutdown');
         inventory.hold(device.id, undefined);
       }),
     );
-    const failedEviction = evictions.findIndex((result) => result.status === 'rejected');
-    if (failedEviction >= 0) {
-      const stuck = decision.evict[failedEviction]!;
-      const result = evictions[failedEviction] as PromiseRejectedResult;
-      inventory.hold(stuck.id, 'quarantined');
-      inventory.hold(decision.device.id, undefined);
-      this.#logger.warn('eviction failed; device quarantined', {
-        device: stuck.id,
-        error: (result.reason as Error).message,
-      });
-      return refused({
-        code: 'NO_CAPACITY',
-        message: `could not shut down ${stuck.id} to make room`,
-      });
-    }
+    const failed = evictions.findIndex((result) => result.status === 'rejected');
+    if (failed < 0) return undefined;
+    const stuck = evict[failed]!;
+    const result = evictions[failed] as PromiseRejectedResult;
+    inventory.hold(stuck.id, 'quarantined');
+    this.#logger.warn('eviction failed; device quarantined', {
+      device: stuck.id,
+      error: (result.reason as Error).message,
+    });
+    return stuck.id;
+  }
+
+  /** Boots a reserved device and grants it; a device that will not boot is quarantined. */
+  async #boot(
+    leaseId: string,
+    origin: LeaseOrigin,
+    device: PlannedDevice,
+    source: 'cold',
+    onStep: GrantStepListener | undefined,
+  ): Promise<GrantOutcome> {
+    const { inventory, driver, clock } = this.#options;
+    const startedAtMs = this.#step('booting', device, onStep);
     try {
-      await driver.boot(this.#driverDevice(decision.device.id));
+      await driver.boot(this.#driverDevice(device.id));
     } catch (error) {
-      inventory.hold(decision.device.id, 'quarantined');
+      inventory.hold(device.id, 'quarantined');
       this.#logger.warn('boot failed; device quarantined', {
-        device: decision.device.id,
+        device: device.id,
         error: (error as Error).message,
       });
       return refused({
         code: 'NO_CAPACITY',
-        message: `boot of ${decision.device.id} failed: ${(error as Error).message}`.slice(0, 1024),
+        message: `boot of ${device.id} failed: ${(error as Error).message}`.slice(0, 1024),
       });
     }
-    inventory.setPower(decision.device.id, 'booted');
-    inventory.hold(decision.device.id, 'leased');
-    return this.#record(leaseId, origin, decision.device, 'cold');
+    this.#timings.record('booting', device, clock.now() - startedAtMs);
+    inventory.setPower(device.id, 'booted');
+    inventory.hold(device.id, 'leased');
+    return this.#record(leaseId, origin, device, source);
+  }
+
+  /** Tells the listener a slow step begins, with this host's estimate; returns when it began. */
+  #step(stage: GrantStage, subject: StageSubject, onStep: GrantStepListener | undefined): number {
+    const startedAtMs = this.#options.clock.now();
+    const device = { platform: subject.platform, model: subject.model, os: subject.os };
+    onStep?.({ stage, startedAtMs, device, estimate: this.#timings.estimate(stage, device) });
+    return startedAtMs;
   }
 
   #record(
@@ -363,4 +480,14 @@ export class LeaseGranter {
     if (device === undefined) throw new Error(`device ${id} is not in the inventory`);
     return device;
   }
+}
+
+/** The name a new device gets: simlock's, its model, and a short random id ("simlock-iphone-16-3fa2c1"). */
+export function deviceName(model: string): string {
+  const slug = model
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 40);
+  return `simlock-${slug || 'device'}-${randomBytes(3).toString('hex')}`;
 }

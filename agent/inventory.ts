@@ -3,7 +3,13 @@
 // before and unplugged since (absent). The planner and the view both read it.
 import type { Catalog, Presence } from '../api/index.js';
 import type { Clock } from '../runtime/index.js';
-import type { DeviceListing, Driver, DriverDevice, PowerState } from './drivers/driver.js';
+import type {
+  DeviceListing,
+  Driver,
+  DriverDevice,
+  MakeableModel,
+  PowerState,
+} from './drivers/driver.js';
 import { Listeners } from './listeners.js';
 import type { InventoryState, PlannedDevice } from './planner.js';
 
@@ -15,6 +21,7 @@ export class Inventory {
   readonly changes = new Listeners<void>();
   readonly #clock: Clock;
   #catalog: Catalog | undefined;
+  #makeable: readonly MakeableModel[] = [];
   #listed = new Map<string, DriverDevice>();
   /** Physical devices seen at least once; shown absent while the driver does not list them. */
   readonly #physicalSeen = new Map<string, DriverDevice>();
@@ -22,6 +29,10 @@ export class Inventory {
   readonly #readySince = new Map<string, number>();
   /** Local power changes (our own boot/shutdown) by sequence, so an older listing cannot undo them. */
   readonly #localPowerChange = new Map<string, number>();
+  /** Devices being made for a lease, not listed yet: they count as booting (they take a slot). */
+  readonly #making = new Map<string, PlannedDevice>();
+  /** Devices the agent made, by the sequence when; a listing started before that still lacks them. */
+  readonly #madeAt = new Map<string, number>();
   #sequence = 0;
 
   constructor(clock: Clock) {
@@ -37,6 +48,11 @@ export class Inventory {
     return this.#catalog;
   }
 
+  /** What the drivers said, at the last listing, they can make. */
+  get makeable(): readonly MakeableModel[] {
+    return this.#makeable;
+  }
+
   /** Lists the driver's devices and takes them in. */
   async refresh(driver: Pick<Driver, 'listDevices'>): Promise<void> {
     const startedAt = ++this.#sequence;
@@ -47,6 +63,12 @@ export class Inventory {
   /** Takes a listing in; power the agent changed after `startedAt` (a sequence) is kept. */
   applyListing(listing: DeviceListing, startedAt = ++this.#sequence): void {
     const listed = new Map<string, DriverDevice>();
+    // A device made after this listing started is not in it yet, and is not gone.
+    for (const [id, madeAt] of this.#madeAt) {
+      const known = this.#listed.get(id);
+      if (madeAt > startedAt && known !== undefined) listed.set(id, known);
+      else this.#madeAt.delete(id);
+    }
     for (const device of listing.devices) {
       const changedLocally = (this.#localPowerChange.get(device.id) ?? 0) > startedAt;
       const known = this.#listed.get(device.id);
@@ -58,6 +80,7 @@ export class Inventory {
     }
     this.#listed = listed;
     this.#catalog = listing.catalog;
+    this.#makeable = listing.makeable ?? [];
     // A virtual device gone from the listing is gone; the agent holds nothing for it any more.
     for (const id of this.#held.keys()) {
       if (!listed.has(id) && !this.#physicalSeen.has(id)) this.#held.delete(id);
@@ -94,6 +117,27 @@ export class Inventory {
     this.#listed.set(id, { ...device, power });
     this.#localPowerChange.set(id, ++this.#sequence);
     this.changes.emit();
+  }
+
+  /**
+   * Counts a device being made (for `key`, a lease) as booting until `made` or `makingFailed`:
+   * the planner then sees its slot taken, and the view shows it.
+   */
+  startMaking(key: string, device: Omit<PlannedDevice, 'id' | 'state'>): void {
+    this.#making.set(key, { ...device, id: `making ${key}`.slice(0, 128), state: 'booting' });
+    this.changes.emit();
+  }
+
+  /** The device made for `key` is here: listed from now on (shut down), no longer a placeholder. */
+  made(key: string, device: DriverDevice): void {
+    this.#making.delete(key);
+    this.#listed.set(device.id, device);
+    this.#madeAt.set(device.id, ++this.#sequence);
+    this.changes.emit();
+  }
+
+  makingFailed(key: string): void {
+    if (this.#making.delete(key)) this.changes.emit();
   }
 
   /** Forgets a physical device removed from the host for good (no longer shown absent). */
@@ -133,6 +177,7 @@ export class Inventory {
       if (presence !== undefined) planned.presence = presence;
       result.push(planned);
     }
+    result.push(...this.#making.values());
     return result.sort((a, b) => a.id.localeCompare(b.id));
   }
 

@@ -9,6 +9,8 @@ import { AgentConfigError, loadAgentConfig } from './config.js';
 import { AgentCore } from './core.js';
 import { createDriver } from './drivers/create.js';
 import { resolveDataDir } from './data-dir.js';
+import { StageTimings } from './stage-timings.js';
+import { readStageTimings, stageTimingsPath, stageTimingsWriter } from './stage-timings-file.js';
 import { ClusterAgent } from './cluster/agent.js';
 import { AgentMetrics, createExecApp, createLocalApp } from './cluster/http.js';
 import { tokenReviewVerifier } from './cluster/token-verifier.js';
@@ -83,10 +85,13 @@ async function main(): Promise<void> {
 
   // The exec server listens first: its address is the endpoint written in the Worker. Its routes
   // are mounted once the agent exists (express takes routes after listen).
-  const driver = await createDriver(config, {
-    clock,
-    dataDir: resolveDataDir({ dataDir: config.dataDir }),
-  });
+  const dataDir = resolveDataDir({ dataDir: config.dataDir });
+  const driver = await createDriver(config, { clock, dataDir });
+  const timingsPath = stageTimingsPath(dataDir);
+  const stageTimings = new StageTimings(
+    await readStageTimings(timingsPath, log),
+    stageTimingsWriter(timingsPath, log),
+  );
   const execApp = express();
   const execServer = await listen(execApp, {
     ...config.listen,
@@ -105,6 +110,7 @@ async function main(): Promise<void> {
     clock,
     logger: log,
     agentVersion: AGENT_VERSION,
+    stageTimings,
   });
   const agent = new ClusterAgent({
     client,

@@ -11,6 +11,7 @@
 //     `ramPerDeviceMb`.
 // An idle warm device is *evictable*: shut down to make room for a cold boot of another model.
 import {
+  compareOsVersions,
   describeRequest,
   fitsDevice,
   fitsOneMore,
@@ -32,6 +33,7 @@ import {
   type ReasonEntry,
 } from '../api/index.js';
 import type { Limits, PlatformLimits } from './config.js';
+import type { DeviceToMake, MakeableModel } from './drivers/driver.js';
 
 /** Where a device is in the agent's hands; `shutdown` is a virtual device free to cold-boot. */
 export type InventoryState = Device['state'] | 'shutdown';
@@ -51,6 +53,8 @@ export interface PlanInput {
   limits: Limits;
   /** Requests in the agent's local queue that this one must not overtake (fleet leases only). */
   localWaiting?: readonly DeviceSpec[];
+  /** What the drivers can make a new device of (models with their OS versions). */
+  makeable?: readonly MakeableModel[];
 }
 
 export interface AgentRefusal {
@@ -63,6 +67,8 @@ export interface AgentRefusal {
 export type Plan =
   | { kind: 'warm'; device: PlannedDevice }
   | { kind: 'cold'; device: PlannedDevice; evict: PlannedDevice[] }
+  /** No device of the request is free to boot: make one (then boot it), after evicting these. */
+  | { kind: 'create'; want: DeviceToMake; evict: PlannedDevice[] }
   /** Physical: the pickable matches in order; the grant reads presence and takes the first present. */
   | { kind: 'physical'; candidates: PlannedDevice[] }
   | { kind: 'refuse'; refusal: AgentRefusal };
@@ -286,8 +292,9 @@ function planVirtual(input: PlanInput): Plan {
     return refuse('CAPABILITY_MISSING', `this host does not offer ${capability}`);
   }
   const fitting = devices.filter((device) => !device.physical && fitsDevice(spec, device));
-  if (fitting.length === 0) {
-    // The model and the runtime are here, but not together: no such device exists to boot.
+  const toMake = chooseToMake(spec, input.makeable ?? []);
+  if (fitting.length === 0 && toMake === undefined) {
+    // The model and the runtime are here, but not together: no such device exists or can be made.
     return refuse('RUNTIME_MISSING', `this host has no ${describeRequest(spec)} device to boot`);
   }
   const waitingLocal = (input.localWaiting ?? []).filter(
@@ -303,31 +310,78 @@ function planVirtual(input: PlanInput): Plan {
   const warm = fitting.filter((device) => device.state === 'ready').sort(byId)[0];
   if (warm !== undefined) return { kind: 'warm', device: warm };
 
-  const cold = fitting.filter((device) => device.state === 'shutdown').sort(byId);
-  if (cold.length === 0) {
-    // No device of the request is free to boot; if a limit would stop one anyway, say which.
-    const room = findRoom(fitting[0]!, devices, limits);
-    if ('reason' in room) {
-      return refuse('NO_CAPACITY', capacityMessage(room.reason, spec.platform), {
-        capacityReason: room.reason,
-      });
-    }
-    const quarantined = fitting.every((device) => device.state === 'quarantined');
-    return refuse(
-      'NO_CAPACITY',
-      quarantined
-        ? `every ${describeRequest(spec)} device on this host is quarantined`
-        : `every ${describeRequest(spec)} device on this host is in use`,
-    );
-  }
+  // A device that exists boots sooner than one made first, so those are tried before making one.
   let firstReason: CapacityReason | undefined;
-  for (const device of cold) {
+  for (const device of fitting.filter((candidate) => candidate.state === 'shutdown').sort(byId)) {
     const room = findRoom(device, devices, limits);
     if ('evict' in room) return { kind: 'cold', device, evict: room.evict };
     firstReason ??= room.reason;
   }
-  const reason = firstReason ?? 'global-running-limit';
-  return refuse('NO_CAPACITY', capacityMessage(reason, spec.platform), { capacityReason: reason });
+  if (toMake !== undefined) {
+    const room = findRoom(newDevice(toMake, input.makeable ?? []), devices, limits);
+    if ('evict' in room) return { kind: 'create', want: toMake, evict: room.evict };
+    firstReason ??= room.reason;
+  }
+  if (firstReason !== undefined) {
+    return refuse('NO_CAPACITY', capacityMessage(firstReason, spec.platform), {
+      capacityReason: firstReason,
+    });
+  }
+  // No device of the request is free to boot and none can be made; if a limit would stop one
+  // anyway, say which.
+  const room = findRoom(fitting[0]!, devices, limits);
+  if ('reason' in room) {
+    return refuse('NO_CAPACITY', capacityMessage(room.reason, spec.platform), {
+      capacityReason: room.reason,
+    });
+  }
+  const quarantined = fitting.every((device) => device.state === 'quarantined');
+  return refuse(
+    'NO_CAPACITY',
+    quarantined
+      ? `every ${describeRequest(spec)} device on this host is quarantined`
+      : `every ${describeRequest(spec)} device on this host is in use`,
+  );
+}
+
+/**
+ * The device to make for a request, if the drivers can make one that fits: the newest OS the
+ * request allows, then the first model by name (a request naming no model takes any that fits).
+ */
+export function chooseToMake(
+  spec: DeviceSpec,
+  makeable: readonly MakeableModel[],
+): DeviceToMake | undefined {
+  let best: DeviceToMake | undefined;
+  for (const model of makeable) {
+    for (const os of model.os) {
+      const candidate = { platform: model.platform, model: model.model, class: model.class, os };
+      if (!fitsDevice(spec, candidate)) continue;
+      const better =
+        best === undefined ||
+        compareOsVersions(os, best.os) > 0 ||
+        (compareOsVersions(os, best.os) === 0 && model.model.localeCompare(best.model) < 0);
+      if (better) best = { platform: model.platform, model: model.model, os };
+    }
+  }
+  return best;
+}
+
+/** A device to be made, as the capacity arithmetic sees it (its class from what can be made). */
+function newDevice(want: DeviceToMake, makeable: readonly MakeableModel[]): PlannedDevice {
+  const model = makeable.find(
+    (entry) => entry.platform === want.platform && entry.model === want.model,
+  );
+  return {
+    id: `new ${want.model}`,
+    name: want.model,
+    model: want.model,
+    platform: want.platform,
+    os: want.os,
+    physical: false,
+    class: model?.class ?? 'phone',
+    state: 'shutdown',
+  };
 }
 
 function capacityMessage(reason: CapacityReason, platform: Platform): string {

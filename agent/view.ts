@@ -30,6 +30,8 @@ export interface ViewSources {
   catalog: Catalog | undefined;
   devices: readonly PlannedDevice[];
   limits: Limits;
+  /** Where the limits come from, said in the view. */
+  limitsBasis?: string;
   queue: {
     entries: readonly AgentQueueEntry[];
     queueDepth: number;
@@ -89,6 +91,7 @@ export function buildWorkerStatus(sources: ViewSources): WorkerStatus {
           catalog: sources.catalog,
           capacity,
           slots: `${capacity.global.running}/${capacity.global.limit}`,
+          ...(sources.limitsBasis !== undefined ? { limitsBasis: sources.limitsBasis } : {}),
         }
       : {}),
     queueDepth: sources.queue.queueDepth,

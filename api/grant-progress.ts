@@ -11,6 +11,12 @@ export type GrantStage = z.infer<typeof GrantStage>;
 export const GrantProgress = z.object({
   stage: GrantStage,
   since: timestamp.describe('When the stage began.'),
+  model: z
+    .string()
+    .max(128)
+    .optional()
+    .describe('The model being made or booted (the agent picks one for a request naming none).'),
+  os: z.string().max(32).optional().describe('Its OS version, or API level on Android.'),
   estimatedSeconds: z
     .number()
     .int()

@@ -47,6 +47,13 @@ export function parseOsSpec(text: string): OsConstraint | undefined {
   return { kind: 'range', comparisons, text };
 }
 
+/** Orders OS versions ("17.5" before "18.4", "33" before "34"); unreadable ones come first. */
+export function compareOsVersions(a: string, b: string): number {
+  const [left, right] = [parseVersion(a), parseVersion(b)];
+  if (!left || !right) return (left ? 1 : 0) - (right ? 1 : 0) || a.localeCompare(b);
+  return compareVersions(left, right);
+}
+
 export function osMatches(spec: string, deviceOs: string): boolean {
   const constraint = parseOsSpec(spec);
   const version = parseVersion(deviceOs);

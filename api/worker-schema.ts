@@ -121,6 +121,13 @@ export const WorkerStatus = z.object({
     .describe('The first waiting entries of its own queue.'),
   devices: z.array(Device).max(512).default([]),
   slots: z.string().max(32).optional().describe('running/limit, for the printer column.'),
+  limitsBasis: z
+    .string()
+    .max(256)
+    .optional()
+    .describe(
+      'Where the limits come from: "set in the agent config", or "derived from 10 cores, 32 GiB: …".',
+    ),
   deviceCount: count.optional().describe('How many devices, for the printer column.'),
 });
 export type WorkerStatus = z.infer<typeof WorkerStatus>;

@@ -15,6 +15,7 @@ import {
   type WaitingReason,
 } from '../api/index.js';
 import { runCli } from './app.js';
+import { progressLines } from './format/progress.js';
 import { agentEntryLine, controllerRequestLines } from './format/requests.js';
 import { RecordingIO } from './io.js';
 
@@ -148,5 +149,28 @@ describe('docs/CLI.md', () => {
       spec: { platform: 'android' },
     } as unknown as LeaseRequestObject;
     expect(bareLine).toBe(controllerRequestLines(bare, { now, worker: (name) => name })[0]);
+  });
+
+  it('shows the stages of making and booting a device as the formatters print them', () => {
+    const now = Date.parse('2026-12-01T12:00:00Z');
+    const request = (stage: 'provisioning' | 'booting', estimatedSeconds: number, waited: number) =>
+      ({
+        apiVersion: 'simlock.dev/v1alpha1',
+        kind: 'LeaseRequest',
+        metadata: { name: 'ci-5', creationTimestamp: new Date(now - waited * 1000).toISOString() },
+        spec: { platform: 'ios', model: 'iPhone 16', holder: 'ci' },
+        status: {
+          phase: 'Dispatched',
+          worker: 'worker-a',
+          progress: { stage, since: new Date(now).toISOString(), estimatedSeconds },
+        },
+      }) as unknown as LeaseRequestObject;
+    const shown = [...doc.matchAll(/`(Request ci-5: [^`]+)`/g)].map((match) => match[1]);
+    const worker = (name: string) => name;
+    expect(shown).toEqual([
+      progressLines(request('provisioning', 40, 1), { now, worker })[0],
+      progressLines(request('booting', 25, 42), { now, worker })[0],
+      controllerRequestLines(request('booting', 25, 42), { now, worker })[0],
+    ]);
   });
 });

@@ -43,6 +43,8 @@ export {
   SimlockError,
   type ErrorCode,
   type ExecTool,
+  type GrantProgress,
+  type GrantStage,
   type GrantedDevice,
   type LeaseObject,
   type LeaseRequestObject,

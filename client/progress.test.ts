@@ -63,3 +63,51 @@ describe('progressOf', () => {
     expect(progressLine(progressOf(request(undefined), workerLabels([])))).toBe('lease-x pending');
   });
 });
+
+describe('progressOf while the worker makes or boots the device', () => {
+  const progress = {
+    stage: 'booting' as const,
+    since: '2026-12-01T12:00:41Z',
+    estimatedSeconds: 25,
+    basis: 'median of 5 on this host',
+  };
+
+  it('carries the stage, since when, the estimate, and says it in one line', () => {
+    const dispatched = request({ phase: 'Dispatched', worker: 'w-1', progress });
+    dispatched.spec.model = 'iPhone 16';
+    const seen = progressOf(dispatched, workerLabels(workers));
+    expect(seen).toEqual({
+      request: 'lease-x',
+      phase: 'Dispatched',
+      worker: 'worker-a',
+      workers: [],
+      stage: 'booting',
+      stageSince: '2026-12-01T12:00:41Z',
+      estimatedSeconds: 25,
+      stageText: 'booting iPhone 16 on worker-a, about 25 s',
+    });
+    expect(progressLine(seen)).toBe('lease-x booting iPhone 16 on worker-a, about 25 s');
+  });
+
+  it('names what was asked when no model was, and leaves out an estimate the agent did not give', () => {
+    const { estimatedSeconds: _none, ...noEstimate } = progress;
+    const seen = progressOf(
+      request({
+        phase: 'Dispatched',
+        worker: 'w-2',
+        progress: { ...noEstimate, stage: 'provisioning' },
+      }),
+      workerLabels(workers),
+    );
+    expect(seen.estimatedSeconds).toBeUndefined();
+    expect(progressLine(seen)).toBe('lease-x provisioning an iOS phone on w-2');
+  });
+
+  it('has no stage once the request is granted', () => {
+    const seen = progressOf(
+      request({ phase: 'Granted', worker: 'w-1', progress }),
+      workerLabels(workers),
+    );
+    expect(seen.stage).toBeUndefined();
+  });
+});

@@ -1,13 +1,16 @@
-// What a waiting lease() reports to its onProgress: where the request is, and for each worker
-// why it does not take it, by its label and in the contract's words (api/reasons.ts). Pure.
+// What a waiting lease() reports to its onProgress: where the request is, for each worker why it
+// does not take it, by its label and in the contract's words (api/reasons.ts), and, while the
+// worker makes or boots the device, the stage and its estimate (api/grant-progress.ts). Pure.
 import {
   reasonText,
   type CapacityReason,
+  type GrantStage,
   type LeaseRequestObject,
   type RequestPhase,
   type WaitingReason,
   type WorkerObject,
 } from '../api/index.js';
+import { askedDevice, estimateText, stageText } from '../runtime/index.js';
 
 export interface WorkerWait {
   /** The Worker's name. */
@@ -30,6 +33,17 @@ export interface LeaseProgress {
   worker?: string | undefined;
   /** One entry per known worker while Waiting, in worker name order. */
   workers: WorkerWait[];
+  /**
+   * While Dispatched and the worker makes or boots the device (`status.progress`): `provisioning`,
+   * then `booting`. Absent when no device has to be made or started.
+   */
+  stage?: GrantStage | undefined;
+  /** When the stage began (an ISO time). */
+  stageSince?: string | undefined;
+  /** How long the stage should take on that worker, by its agent's measure; absent without one. */
+  estimatedSeconds?: number | undefined;
+  /** The stage as people read it: "booting iPhone 16 on worker-a, about 25 s". */
+  stageText?: string | undefined;
 }
 
 /** Names workers by label, as the plugin and the console do. */
@@ -48,6 +62,8 @@ export function progressOf(
 ): LeaseProgress {
   const status = request.status;
   const phase = status?.phase ?? 'Pending';
+  const grant = phase === 'Dispatched' ? status?.progress : undefined;
+  const estimate = grant ? estimateText(grant) : undefined;
   return {
     request: request.metadata.name,
     phase,
@@ -63,10 +79,27 @@ export function progressOf(
             text: reasonText(entry, request.spec.platform),
           }))
         : [],
+    ...(grant
+      ? {
+          stage: grant.stage,
+          stageSince: grant.since,
+          ...(grant.estimatedSeconds !== undefined
+            ? { estimatedSeconds: grant.estimatedSeconds }
+            : {}),
+          stageText:
+            stageText(grant, {
+              device: askedDevice(request.spec, grant),
+              worker: label(status?.worker ?? '-'),
+            }) + (estimate !== undefined ? `, ${estimate}` : ''),
+        }
+      : {}),
   };
 }
 
-/** The same, in one line: "queued at 1: worker-a: Full: running limit for iOS; worker-b: Drained". */
+/**
+ * The same, in one line: "queued at 1: worker-a: Full: running limit for iOS; worker-b: Drained";
+ * while the worker makes or boots the device, "booting iPhone 16 on worker-a, about 25 s".
+ */
 export function progressLine(progress: LeaseProgress): string {
   switch (progress.phase) {
     case 'Waiting': {
@@ -74,7 +107,9 @@ export function progressLine(progress: LeaseProgress): string {
       return `${progress.request} queued at ${progress.position ?? '-'}${reasons ? `: ${reasons}` : ''}`;
     }
     case 'Dispatched':
-      return `${progress.request} dispatched to ${progress.worker ?? '-'}`;
+      return progress.stageText !== undefined
+        ? `${progress.request} ${progress.stageText}`
+        : `${progress.request} dispatched to ${progress.worker ?? '-'}`;
     default:
       return `${progress.request} ${progress.phase.toLowerCase()}`;
   }

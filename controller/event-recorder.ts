@@ -1,10 +1,19 @@
 // The event recorder: Kubernetes Events on a request, in order. A dispatch's Event is held until
 // its agent answers or the dispatch times out (ADR 0005, 0016): a grant is then recorded as one
 // Event; an acknowledgement (a cold boot begun), a refusal or the timeout records the held one
-// first, with the time of the dispatch. Events are bookkeeping: one that cannot be written is logged, not retried (as
+// first, with the time of the dispatch. Each stage of making or booting the device (Provisioning,
+// Booting, with the agent's estimate) is an Event of its own. Events are bookkeeping: one that cannot be written is logged, not retried (as
 // client-go's event broadcaster drops what it cannot send), and never holds a request back.
-import { API_VERSION, LIFETIME_REASONS, RESOURCES } from '../api/index.js';
-import { eventsPath, type Clock, type KubeClient, type Logger } from '../runtime/index.js';
+import { API_VERSION, LIFETIME_REASONS, RESOURCES, type GrantProgress } from '../api/index.js';
+import {
+  askedDevice,
+  estimateText,
+  eventsPath,
+  stageText,
+  type Clock,
+  type KubeClient,
+  type Logger,
+} from '../runtime/index.js';
 import { describeGrant } from './status-writer.js';
 import type { RequestTimer, TrackedRequest } from './tracked-request.js';
 import type { WriteQueue } from './write-queue.js';
@@ -102,6 +111,18 @@ export class EventRecorder {
     }
   }
 
+  /**
+   * A stage of making or booting the device, as its agent reported it: `Provisioning iPhone 16 on
+   * worker-a, about 40 s` (reason Provisioning or Booting), after the dispatch still held.
+   */
+  recordProgress(request: TrackedRequest, progress: GrantProgress, on: string): void {
+    const text = stageText(progress, { device: askedDevice(request.spec, progress), worker: on });
+    const estimate = estimateText(progress);
+    const reason = capitalized(progress.stage);
+    const message = `${capitalized(text)}${estimate !== undefined ? `, ${estimate}` : ''}`;
+    this.record(request, 'Normal', reason, message);
+  }
+
   /** Holds `Dispatched to <dispatchedTo>` (or records it now, with no hold). */
   holdDispatch(request: TrackedRequest, dispatchedTo: string): void {
     this.recordHeld(request);
@@ -127,4 +148,8 @@ export class EventRecorder {
     this.options.clearTimer(request, 'dispatchEvent');
     return held?.to;
   }
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

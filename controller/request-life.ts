@@ -1,6 +1,12 @@
 // A request's life: the states, events and effects of the request machine (request-machine.ts),
 // and TRANSITIONS, the table docs/ARCHITECTURE.md draws. Types only, and the table.
-import type { ErrorBody, GrantedDevice, LeaseStatus, RequestPhase } from '../api/index.js';
+import type {
+  ErrorBody,
+  GrantProgress,
+  GrantedDevice,
+  LeaseStatus,
+  RequestPhase,
+} from '../api/index.js';
 
 export type Outcome = 'Failed' | 'Released';
 
@@ -13,11 +19,20 @@ export type RequestLife =
   | { kind: 'waiting' }
   /** In the queue, but the Lease of its last dispatch is still being deleted: no dispatch yet. */
   | { kind: 'withdrawing' }
-  /** Dispatched: the Lease's create is in flight (the agent may answer before it returns). */
-  | { kind: 'creatingLease'; worker: string; acknowledged: boolean }
+  /**
+   * Dispatched: the Lease's create is in flight (the agent may answer before it returns).
+   * `progress`: the agent's progress making or booting the device, as the request's status has it.
+   */
+  | {
+      kind: 'creatingLease';
+      worker: string;
+      acknowledged: boolean;
+      progress?: GrantProgress | undefined;
+    }
   /**
    * Dispatched: the Lease exists. `seen`: our watch has delivered it (its answer timer runs from
-   * then); `acknowledged`: the agent said it is preparing a device (a longer timer).
+   * then); `acknowledged`: the agent said it is preparing a device (a longer timer); `progress`:
+   * what it said of making or booting it, as the request's status has it.
    */
   | {
       kind: 'dispatched';
@@ -25,6 +40,7 @@ export type RequestLife =
       leaseUid: string | undefined;
       seen: boolean;
       acknowledged: boolean;
+      progress?: GrantProgress | undefined;
     }
   | {
       kind: 'granted';
@@ -85,8 +101,17 @@ export interface Lifetime {
 }
 
 export type RequestEvent =
-  /** First sight: the phase its status holds, and its Lease if one exists. */
-  | { type: 'requestSeen'; phase: RequestPhase; worker: string | undefined; lease?: LeaseFacts }
+  /**
+   * First sight: the phase its status holds, the grant's progress it shows (a restart does not
+   * tell a stage again), and its Lease if one exists.
+   */
+  | {
+      type: 'requestSeen';
+      phase: RequestPhase;
+      worker: string | undefined;
+      progress?: GrantProgress | undefined;
+      lease?: LeaseFacts;
+    }
   /** Its deletionTimestamp is set. */
   | { type: 'requestDeleting'; leaseExists: boolean }
   /** The finalizer is on and the fleet was asked: it may wait, or it fails now. */
@@ -129,7 +154,9 @@ export type StatusChange =
   | { kind: 'timedOut' }
   | { kind: 'released'; reason: string; message: string }
   /** The lease's expiry, and whether it is within the warning time of it (ExpiringSoon). */
-  | { kind: 'expiry'; expiresAt: number; expiringSoon: boolean };
+  | { kind: 'expiry'; expiresAt: number; expiringSoon: boolean }
+  /** The agent's progress making or booting the device, copied while Dispatched (none: gone). */
+  | { kind: 'progress'; progress: GrantProgress | undefined };
 
 export type Effect =
   /** Add the release finalizer, then assess against the fleet (answered by `assessed`). */
@@ -152,6 +179,8 @@ export type Effect =
       type: 'recordEvent';
       event: 'dispatched' | 'acknowledged' | 'granted' | 'failed' | 'released';
     }
+  /** An Event of a stage of making or booting the device (Provisioning, Booting). */
+  | { type: 'recordProgress'; progress: GrantProgress }
   /** An Event of the lease's lifetime (Extended, ExpiringSoon), with its message. */
   | { type: 'recordLifetimeEvent'; reason: string; message: string; warning?: boolean }
   /** Move the Lease's expiry (an extension); the agent honours it. */

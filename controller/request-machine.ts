@@ -15,8 +15,10 @@
 //   - AlreadyExists on a create means an earlier process dispatched it: adopt that Lease;
 //   - a create held past its withdrawal lands later and is granted: a waiting request adopts it,
 //     an ended one deletes it;
-//   - the agent's time to answer counts from when our watch delivers the Lease, not the create.
-import type { ErrorBody } from '../api/index.js';
+//   - the agent's time to answer counts from when our watch delivers the Lease, not the create;
+//   - the agent's progress (provisioning, booting) may come before the create answers: it is
+//     written at once, and its stage told once the dispatch has been.
+import type { ErrorBody, GrantProgress } from '../api/index.js';
 import type {
   Effect,
   LeaseFacts,
@@ -26,6 +28,7 @@ import type {
   RequestLife,
   Step,
 } from './request-life.js';
+import { acknowledge, progressed } from './dispatch-progress.js';
 import {
   grantedLeaseSeen,
   holderRenewed,
@@ -138,7 +141,7 @@ function recover(
     case 'Waiting':
       return lease ? adopt(lease, context) : enqueue(context);
     case 'Dispatched':
-      return lease ? adopt(lease, context) : requeue(context);
+      return lease ? adopt(lease, context, event.progress) : requeue(context);
     case 'Granted': {
       if (!lease) return release('LeaseGone', 'its Lease no longer exists');
       const granted: RequestLife = {
@@ -157,14 +160,18 @@ function recover(
   }
 }
 
-/** A Lease made by an earlier process (or an earlier create of ours): this dispatch's. */
-function adopt(lease: LeaseFacts, context: MachineContext): Step {
+/**
+ * A Lease made by an earlier process (or an earlier create of ours): this dispatch's. `progress`:
+ * what the request's status shows of it already (its stage was told by that process).
+ */
+function adopt(lease: LeaseFacts, context: MachineContext, progress?: GrantProgress): Step {
   const dispatched: RequestLife = {
     kind: 'dispatched',
     worker: lease.worker ?? '',
     leaseUid: lease.uid,
     seen: false,
     acknowledged: false,
+    ...(progress ? { progress } : {}),
   };
   const first: Effect[] = [
     { type: 'writeStatus', change: { kind: 'adopted', worker: lease.worker } },
@@ -256,6 +263,7 @@ function leaseCreated(
     leaseUid: event.uid,
     seen: event.watched,
     acknowledged: life.acknowledged,
+    ...(life.progress ? { progress: life.progress } : {}),
   };
   // The agent's time to answer counts from when the Lease could reach it: when our own watch
   // delivers it. A busy API server delivers late, and a timeout counted from the create gave up
@@ -271,6 +279,8 @@ function leaseCreated(
   effects.push({ type: 'recordEvent', event: 'dispatched' });
   // Acknowledged already (a cold boot begun): the dispatch's Event need wait for nothing more.
   if (life.acknowledged) effects.push({ type: 'recordEvent', event: 'acknowledged' });
+  // A stage reported before the create answered is told after the dispatch it belongs to.
+  if (life.progress) effects.push({ type: 'recordProgress', progress: life.progress });
   return { life: dispatched, effects };
 }
 
@@ -324,16 +334,7 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
       case 'Refused':
         return refused(status.refusal, context);
       case 'Pending':
-        // The agent acknowledged it and is preparing a device (a cold boot): give it longer, and
-        // tell the dispatch now rather than with a grant that may be minutes away (ADR 0016).
-        // Before the create has answered, leaseCreated tells it.
-        if (life.acknowledged) return stay(life);
-        return stay({ ...life, acknowledged: true }, [
-          { type: 'wakeAt', timer: 'dispatch', at: context.now + context.grantTimeoutMs },
-          ...(life.kind === 'dispatched'
-            ? [{ type: 'recordEvent', event: 'acknowledged' } as const]
-            : []),
-        ]);
+        return progressed(acknowledge(life, context), status.progress);
       default:
         return refused({ code: 'LOST', message: `the worker marked it ${status.phase}` }, context);
     }

@@ -120,6 +120,7 @@ export class RequestShell {
         type: 'requestSeen',
         phase: status?.phase ?? 'Pending',
         worker: status?.worker,
+        progress: status?.progress,
         ...(lease ? { lease } : {}),
       });
     }
@@ -203,6 +204,8 @@ export class RequestShell {
         return this.status.change(request, effect.change);
       case 'recordEvent':
         return this.recordEvent(request, effect.event);
+      case 'recordProgress':
+        return this.events.recordProgress(request, effect.progress, this.status.label(request));
       case 'recordLifetimeEvent':
         return this.events.record(
           request,

@@ -73,16 +73,19 @@ export class StatusWriter {
         request.worker = undefined;
         request.stage = undefined;
         request.lease = undefined;
+        request.progress = undefined;
         break;
       case 'dispatched':
         request.settleUntil = now + this.options.reasonWriteIntervalMs;
         request.phase = 'Dispatched';
         request.worker = change.worker;
         request.stage = change.stage;
+        request.progress = undefined;
         request.workers = [];
         request.position = undefined;
         break;
       case 'adopted':
+        // Its progress stays as the status shows it: the machine compares the Lease's with it.
         request.phase = 'Dispatched';
         request.worker = change.worker;
         request.workers = [];
@@ -92,6 +95,7 @@ export class StatusWriter {
         request.grantedAt = now;
         request.lease = request.name;
         request.device = change.device;
+        request.progress = undefined;
         request.workers = [];
         request.position = undefined;
         const message = `${describeGrant(request)} on ${this.label(request)}`;
@@ -141,6 +145,11 @@ export class StatusWriter {
         }
         break;
       }
+      case 'progress':
+        // A change of stage (or of its estimate) is written as the way there is: in the progress
+        // lane, with a Dispatched status not yet written (status.ts, writeLaneFor).
+        request.progress = change.progress;
+        break;
       case 'released':
         request.releasedBecause = change.message;
         request.releasedReason = change.reason;
@@ -187,6 +196,7 @@ export class StatusWriter {
     request.phase = phase;
     request.workers = [];
     request.position = undefined;
+    request.progress = undefined;
   }
 
   /** Writes the request's status as it is when the write's turn comes (see write-queue.ts). */

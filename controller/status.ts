@@ -4,6 +4,7 @@ import {
   summarizeReasons,
   type Condition,
   type ErrorBody,
+  type GrantProgress,
   type GrantedDevice,
   type LeaseRequestStatus,
   type RequestPhase,
@@ -22,6 +23,8 @@ export interface RequestState {
   device?: GrantedDevice | undefined;
   /** Once granted: when the lease ends (moves on extend). */
   expiresAt?: number | undefined;
+  /** While Dispatched: the agent's progress making or booting the device, from its Lease. */
+  progress?: GrantProgress | undefined;
   error?: ErrorBody | undefined;
   conditions: Condition[];
 }
@@ -39,6 +42,9 @@ export function desiredStatus(state: RequestState): LeaseRequestStatus {
   if (state.device !== undefined) status.device = state.device;
   if (state.expiresAt !== undefined && state.phase === 'Granted')
     status.expiresAt = new Date(state.expiresAt).toISOString();
+  // Only on the way to a grant: an outcome, or the queue again, never shows a stage left over.
+  if (state.progress !== undefined && state.phase === 'Dispatched')
+    status.progress = state.progress;
   if (state.error !== undefined) status.error = state.error;
   if (state.conditions.length > 0) status.conditions = state.conditions;
   if (state.generation !== undefined) status.observedGeneration = state.generation;

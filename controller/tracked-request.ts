@@ -97,6 +97,7 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
     worker: status?.worker,
     lease: status?.lease,
     device: status?.device,
+    progress: status?.progress,
     error: status?.error,
     conditions: status?.conditions ?? [],
     memos: emptyMemos(),

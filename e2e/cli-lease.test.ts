@@ -147,6 +147,59 @@ describe('lease', () => {
     });
   });
 
+  it('prints a line for each stage of making and booting the device on stderr; -o json keeps stdout to the request', async () => {
+    const fleet = await setup();
+    await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
+    const result = simlock(
+      fleet,
+      'lease',
+      '--platform',
+      'ios',
+      '--device',
+      'iPhone 16',
+      '--name',
+      'made',
+      '-o',
+      'json',
+    );
+    // Played as an agent that has to make the device: each stage waits until the request shows
+    // it, so the plugin's watch sees each one.
+    const since = new Date().toISOString();
+    for (const [stage, estimatedSeconds] of [
+      ['provisioning', 40],
+      ['booting', 25],
+    ] as const) {
+      await fleet.answer('made', {
+        phase: 'Pending',
+        progress: { stage, since, estimatedSeconds },
+      });
+      await fleet.requestWhere('made', (r) => r.status?.progress?.stage === stage);
+    }
+    await fleet.answer('made', {
+      phase: 'Granted',
+      progress: null,
+      device: {
+        id: 'sim-new',
+        name: 'iPhone 16',
+        model: 'iPhone 16',
+        platform: 'ios',
+        os: '18.4',
+        physical: false,
+      },
+    });
+    const { exitCode, stdout, stderr } = await result;
+    expect(exitCode).toBe(0);
+    expect((JSON.parse(stdout) as { status: { phase: string } }).status.phase).toBe('Granted');
+    const stages = stderr
+      .split('\n')
+      .filter((line) => /^Request made: (provisioning|booting) /.test(line))
+      .map((line) => line.replace(/, waiting \d+s$/, ''));
+    expect(stages).toEqual([
+      'Request made: provisioning iPhone 16 on wrk_a (about 40 s)',
+      'Request made: booting iPhone 16 on wrk_a (about 25 s)',
+    ]);
+  });
+
   it('fails UNKNOWN_MODEL with exit 12 and the error JSON on stderr', async () => {
     const fleet = await setup();
     await fleet.addWorker('a', { status: iosStatus() });

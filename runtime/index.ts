@@ -16,5 +16,6 @@ export * from './token-review-cache.js';
 export * from './workqueue.js';
 export * from './merge-patch.js';
 export * from './status-update.js';
+export * from './grant-progress-text.js';
 export * from './workqueue-metrics.js';
 export * from './permission-check.js';

@@ -3,7 +3,8 @@
 // Lease deleted or withdrawn meanwhile makes the write fail and the device goes back: the grant and
 // the controller's withdrawal never both win (ADR 0005). The grant is a status PUT of the Lease's
 // whole status (ADR 0014): cheaper for the API server than a merge patch. A cold boot is
-// acknowledged first.
+// acknowledged first; a step that should take at least as long as that (making the device, booting
+// it) is written as it begins, with this host's estimate, so the holder sees where its grant is.
 import { LEASE_FINALIZER, type LeaseObject } from '../../api/index.js';
 import {
   isConflict,
@@ -18,6 +19,7 @@ import {
   type Logger,
 } from '../../runtime/index.js';
 import type { AgentCore } from '../core.js';
+import type { GrantStep } from '../granter.js';
 
 export interface AnswerContext {
   client: KubeClient;
@@ -46,39 +48,63 @@ export async function answerLease(
   let expectedVersion = lease.metadata.resourceVersion;
   // The status at that version: the grant replaces it whole, so it keeps what it does not change.
   let knownStatus: Record<string, unknown> | undefined = lease.status;
-  let acknowledging: Promise<void> | undefined;
-  // A cold boot takes a while: tell the controller the Lease is being worked on. Not retried: a
-  // failed acknowledgement only means the controller may give up sooner, and the grant follows.
-  const acknowledge = context.acknowledgeAt(key, clock.now() + context.acknowledgeAfterMs, () => {
-    acknowledging = client
-      .patch(statusPath, {
-        metadata: { resourceVersion: expectedVersion },
-        status: { phase: 'Pending', message: 'accepted: preparing the device' },
-      })
-      .then((written) => {
-        const version = resourceVersionOf(written);
-        if (version === undefined) return;
-        expectedVersion = version;
-        knownStatus = statusOf(written);
-      })
-      .catch(() => undefined);
-  });
+  // Our Pending writes (the acknowledgement, the steps), one after another, each onto the last.
+  let pendingWrites: Promise<void> = Promise.resolve();
+  const writePending = (status: Record<string, unknown>): void => {
+    pendingWrites = pendingWrites.then(() =>
+      client
+        .patch(statusPath, { metadata: { resourceVersion: expectedVersion }, status })
+        .then((written) => {
+          const version = resourceVersionOf(written);
+          if (version === undefined) return;
+          expectedVersion = version;
+          knownStatus = statusOf(written);
+        })
+        // Not retried: a lost Pending write only means the controller may give up sooner or the
+        // holder sees less; the grant follows, onto whatever version we know.
+        .catch(() => undefined),
+    );
+  };
+  // A cold boot takes a while: tell the controller the Lease is being worked on.
+  const acknowledge = context.acknowledgeAt(key, clock.now() + context.acknowledgeAfterMs, () =>
+    writePending({ phase: 'Pending', message: 'accepted: preparing the device' }),
+  );
+  const onStep = (step: GrantStep): void => {
+    const ms = step.estimate.ms;
+    if (ms === undefined || ms < context.acknowledgeAfterMs) return;
+    acknowledge.cancel(); // this write says more than the acknowledgement would
+    const seconds = Math.round(ms / 1000);
+    writePending({
+      phase: 'Pending',
+      message: `${step.stage} ${step.device.model} (${step.device.os}), about ${seconds} s`,
+      progress: {
+        stage: step.stage,
+        since: new Date(step.startedAtMs).toISOString(),
+        model: step.device.model,
+        os: step.device.os,
+        estimatedSeconds: seconds,
+        basis: step.estimate.basis,
+      },
+    });
+  };
   try {
     const expiresAt = Date.parse(lease.spec.expiresAt);
     const outcome = await core.grant(
       key,
       lease.spec.device,
       Number.isFinite(expiresAt) ? expiresAt : undefined,
+      onStep,
     );
     acknowledge.cancel();
-    // An acknowledgement in flight lands first, or fails, before the answer is written.
-    await acknowledging;
+    // A Pending write in flight lands first, or fails, before the answer is written.
+    await pendingWrites;
     if (outcome.kind === 'refused') {
       const { code, message, capacityReason } = outcome.refusal;
       await client.patch(statusPath, {
         status: {
           phase: 'Refused',
           refusal: { code, message, ...(capacityReason ? { capacityReason } : {}) },
+          progress: null,
         },
       });
       log.info('refused', { lease: key, code, capacityReason });
@@ -91,6 +117,7 @@ export async function answerLease(
         source: outcome.lease.source,
         grantedAt: new Date(clock.now()).toISOString(),
         message: null,
+        progress: null,
       },
     };
     try {

@@ -5,6 +5,7 @@ import { FakeClock } from '../clock.js';
 import { CombinedDriver } from './combined.js';
 import { createDriver } from './create.js';
 import { FakeDriver } from './fake/fake.js';
+import type { SimctlDriver } from './simctl/simctl.js';
 
 const UDID = '00008110-001A2B3C4D5E';
 
@@ -47,6 +48,47 @@ describe('several drivers as one', () => {
     expect(phones.operations).toEqual([{ operation: 'reset', deviceId: UDID }]);
   });
 
+  it('makes a device with the driver that offers the model, which then owns it', async () => {
+    const clock = new FakeClock();
+    const phones = new FakeDriver(
+      {
+        platforms: ['ios'],
+        devices: [
+          { id: UDID, model: 'iPhone 15 Pro', platform: 'ios', os: '18.4', physical: true },
+        ],
+      },
+      { clock },
+    );
+    const simulators = new FakeDriver(
+      {
+        bootMs: 0,
+        provisionMs: 0,
+        makeable: [{ platform: 'ios', model: 'iPhone 17', os: ['26.0'] }],
+      },
+      { clock },
+    );
+    const combined = new CombinedDriver([phones, simulators]);
+    const listing = await combined.listDevices();
+    expect(listing.makeable).toEqual([
+      { platform: 'ios', model: 'iPhone 17', class: 'phone', os: ['26.0'] },
+    ]);
+    const making = combined.create(
+      { platform: 'ios', model: 'iPhone 17', os: '26.0' },
+      'simlock-x',
+    );
+    await clock.advance(0);
+    const made = await making;
+    await combined.delete(made);
+    expect(simulators.operations.map((operation) => operation.operation)).toEqual([
+      'create',
+      'delete',
+    ]);
+    expect(phones.operations).toEqual([]);
+    await expect(
+      combined.create({ platform: 'android', model: 'Pixel 8', os: '34' }, 'simlock-y'),
+    ).rejects.toThrow('no driver makes a android Pixel 8');
+  });
+
   it('is unhealthy when any driver is, naming it', async () => {
     const { combined, phones } = drivers();
     phones.setHealthy(false);
@@ -72,11 +114,16 @@ describe('several drivers as one', () => {
 describe('drivers from the config', () => {
   it('gives one driver as is, and several combined', async () => {
     const clock = new FakeClock();
-    const one = await createDriver({ drivers: ['simctl'], bootTimeoutMs: 1000 }, { clock });
+    const dataDir = join(tmpdir(), 'simlock-agent-data');
+    const one = await createDriver(
+      { drivers: ['simctl'], bootTimeoutMs: 1000 },
+      { clock, dataDir },
+    );
     expect(one.kind).toBe('simctl');
+    expect((one as SimctlDriver).deviceSetPath).toBe(join(dataDir, 'simctl-set'));
     const several = await createDriver(
       { drivers: ['simctl', 'devicectl', 'adb'], bootTimeoutMs: 1000 },
-      { clock, dataDir: join(tmpdir(), 'simlock-agent-data') },
+      { clock, dataDir },
     );
     expect(several.kind).toBe('combined');
     expect(several.platforms).toEqual(['ios', 'android']);
@@ -86,5 +133,22 @@ describe('drivers from the config', () => {
     await expect(
       createDriver({ drivers: ['adb'], bootTimeoutMs: 1000 }, { clock: new FakeClock() }),
     ).rejects.toThrow(/adb driver needs the data directory/);
+  });
+
+  it('gives the simctl driver the data directory, and refuses to make it without one', async () => {
+    const clock = new FakeClock();
+    await expect(
+      createDriver({ drivers: ['simctl'], bootTimeoutMs: 1000 }, { clock }),
+    ).rejects.toThrow(/simctl driver needs the agent data directory/);
+    const recorded = await createDriver(
+      {
+        drivers: ['simctl'],
+        bootTimeoutMs: 1000,
+        simctl: { deviceSet: 'default-recorded', adopt: [] },
+        provision: { enabled: true, models: [], os: [] },
+      },
+      { clock, dataDir: join(tmpdir(), 'simlock-agent-data') },
+    );
+    expect((recorded as SimctlDriver).deviceSetPath).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@ import {
   checkToolFits,
   DriverError,
   type DeviceListing,
+  type DeviceToMake,
   type Driver,
   type DriverDevice,
   type ExecPlan,
@@ -26,6 +27,8 @@ export class CombinedDriver implements Driver {
   readonly kind = 'combined';
   readonly #drivers: readonly Driver[];
   #owners = new Map<string, Driver>();
+  /** Which driver makes each model (platform/model), from the last listing. */
+  #makers = new Map<string, Driver>();
 
   constructor(drivers: readonly Driver[]) {
     if (drivers.length === 0) throw new DriverError('no drivers to combine');
@@ -49,7 +52,39 @@ export class CombinedDriver implements Driver {
       }
     });
     this.#owners = owners;
-    return { catalog: mergeCatalogs(listings.map((listing) => listing.catalog)), devices };
+    const makers = new Map<string, Driver>();
+    listings.forEach((listing, index) => {
+      for (const model of listing.makeable ?? []) {
+        const key = `${model.platform}/${model.model}`;
+        if (!makers.has(key)) makers.set(key, this.#drivers[index]!);
+      }
+    });
+    this.#makers = makers;
+    const makeable = listings.flatMap((listing) => listing.makeable ?? []);
+    return {
+      catalog: mergeCatalogs(listings.map((listing) => listing.catalog)),
+      devices,
+      ...(makeable.length > 0 ? { makeable } : {}),
+    };
+  }
+
+  /** Made by the driver that listed the model as makeable; it owns the device from then. */
+  async create(want: DeviceToMake, name: string): Promise<DriverDevice> {
+    const maker = this.#makers.get(`${want.platform}/${want.model}`);
+    if (maker?.create === undefined) {
+      throw new DriverError(`no driver makes a ${want.platform} ${want.model}`);
+    }
+    const device = await maker.create(want, name);
+    this.#owners.set(device.id, maker);
+    return device;
+  }
+
+  delete(device: DriverDevice): Promise<void> {
+    const owner = this.#owner(device);
+    if (owner.delete === undefined) {
+      return Promise.reject(new DriverError(`${owner.kind} does not delete devices`));
+    }
+    return owner.delete(device);
   }
 
   boot(device: DriverDevice): Promise<void> {

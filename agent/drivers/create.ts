@@ -19,7 +19,7 @@ export interface CreateDriverOptions {
 
 export async function createDriver(
   config: Pick<AgentConfig, 'drivers' | 'fakeScript' | 'bootTimeoutMs'> &
-    Partial<Pick<AgentConfig, 'adb' | 'provision'>>,
+    Partial<Pick<AgentConfig, 'simctl' | 'adb' | 'provision'>>,
   options: CreateDriverOptions,
 ): Promise<Driver> {
   const run = createCommandRunner({ env: options.env ?? process.env });
@@ -27,7 +27,21 @@ export async function createDriver(
   for (const kind of config.drivers) {
     switch (kind) {
       case 'simctl':
-        drivers.push(new SimctlDriver({ run, bootTimeoutMs: config.bootTimeoutMs }));
+        if (options.dataDir === undefined) {
+          throw new Error(
+            'the simctl driver needs the agent data directory (dataDir): its simulator set and its record of created simulators live there',
+          );
+        }
+        drivers.push(
+          new SimctlDriver({
+            run,
+            bootTimeoutMs: config.bootTimeoutMs,
+            dataDir: options.dataDir,
+            deviceSet: config.simctl?.deviceSet,
+            adopt: config.simctl?.adopt,
+            provision: config.provision,
+          }),
+        );
         break;
       case 'devicectl':
         drivers.push(new DevicectlDriver({ run }));

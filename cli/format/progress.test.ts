@@ -82,6 +82,31 @@ describe('the waiting display', () => {
     ).toEqual(['Request lease-abc12: dispatched to wrk_b, waiting 10s']);
   });
 
+  it('says the stage, the device and its estimate while the worker makes or boots it', () => {
+    const making = (stage: 'provisioning' | 'booting', estimatedSeconds?: number) => {
+      const dispatched = request({
+        phase: 'Dispatched',
+        worker: 'mac-b',
+        progress: {
+          stage,
+          since: ago(1),
+          ...(estimatedSeconds !== undefined ? { estimatedSeconds } : {}),
+        },
+      });
+      return { ...dispatched, spec: { ...dispatched.spec, model: 'iPhone 16' } };
+    };
+    expect(progressLines(making('provisioning', 40), { now: NOW, worker: labels })).toEqual([
+      'Request lease-abc12: provisioning iPhone 16 on wrk_b (about 40 s), waiting 10s',
+    ]);
+    expect(progressLines(making('booting'), { now: NOW, worker: labels })).toEqual([
+      'Request lease-abc12: booting iPhone 16 on wrk_b, waiting 10s',
+    ]);
+    // A log off a terminal prints a line for each stage.
+    expect(progressSignature(making('booting', 25))).not.toBe(
+      progressSignature(making('provisioning', 40)),
+    );
+  });
+
   it('changes its signature with the reasons, not with the time', () => {
     const a = request({
       phase: 'Waiting',

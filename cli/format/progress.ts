@@ -1,11 +1,14 @@
 // What `lease` shows while it waits, and the line it prints on a grant (DESIGN.md §7.2):
 // `Lease <name>: <device name> <device id> (physical) on <worker label or name>`.
 import { reasonLine, type LeaseRequestObject } from '../../api/index.js';
-import { waitingSeconds, type WorkerDisplay } from './requests.js';
+import { askedDevice } from '../../runtime/index.js';
+import { stageLine, waitingSeconds, type WorkerDisplay } from './requests.js';
 
 /**
  * The waiting block: where the request is, how long it has waited, and under it one line per
- * worker with its reason (the same lines as `list --requests`).
+ * worker with its reason (the same lines as `list --requests`). Dispatched to a worker that makes
+ * or boots the device: the stage and its estimate,
+ * `Request ci-5: booting iPhone 16 on worker-a (about 25 s), waiting 41s`.
  */
 export function progressLines(
   request: LeaseRequestObject,
@@ -22,10 +25,13 @@ export function progressLines(
       }
       return lines;
     }
-    case 'Dispatched':
-      return [
-        `Request ${metadata.name}: dispatched to ${options.worker(status.worker ?? '-')}, ${waited}`,
-      ];
+    case 'Dispatched': {
+      const worker = options.worker(status.worker ?? '-');
+      const where = status.progress
+        ? stageLine(status.progress, { device: askedDevice(spec, status.progress), worker })
+        : `dispatched to ${worker}`;
+      return [`Request ${metadata.name}: ${where}, ${waited}`];
+    }
     case 'Granted':
     case 'Failed':
     case 'Released':
@@ -44,6 +50,7 @@ export function progressSignature(request: LeaseRequestObject): string {
     status?.position,
     status?.worker,
     status?.workers ?? [],
+    status?.phase === 'Dispatched' ? (status.progress ?? null) : null,
   ]);
 }
 

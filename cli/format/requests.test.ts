@@ -316,6 +316,32 @@ describe('which requests, in which order', () => {
     expect(controllerRequestLines(dispatched, options([]))).toHaveLength(1);
   });
 
+  it('says the stage and its estimate of a request whose worker makes or boots the device', () => {
+    const booting = request('r1', {
+      status: {
+        phase: 'Dispatched',
+        worker: 'mac-a',
+        queuedAt: ago(42),
+        progress: { stage: 'booting', since: ago(3), estimatedSeconds: 25 },
+      },
+    });
+    expect(controllerRequestLines(booting, options([worker('mac-a', 'worker-a')]))).toEqual([
+      'Request r1: ci, ios iPhone 16, booting on worker-a (about 25 s), waiting 42s',
+    ]);
+    const noEstimate = request('r2', {
+      spec: { model: undefined, holder: undefined },
+      status: {
+        phase: 'Dispatched',
+        worker: 'mac-a',
+        queuedAt: ago(5),
+        progress: { stage: 'provisioning', since: ago(3) },
+      },
+    });
+    expect(controllerRequestLines(noEstimate, options([]))).toEqual([
+      'Request r2: ios, provisioning on mac-a, waiting 5s',
+    ]);
+  });
+
   it('knows which phases are unfinished', () => {
     expect(isUnfinished(request('r'))).toBe(true);
     expect(isUnfinished(request('r', { status: { phase: 'Released' } }))).toBe(false);

@@ -1,14 +1,17 @@
 // `list --requests` (DESIGN.md §7.1): one line per waiting request, and under a request
-// waiting in the controller's queue one indented line per known worker with its reason. A request
-// waiting in an agent's own queue is one line with its one reason after an em dash. Pure: objects
-// and the time in, lines out.
+// waiting in the controller's queue one indented line per known worker with its reason; a
+// dispatched one whose worker makes or boots the device says which stage, with its estimate. A
+// request waiting in an agent's own queue is one line with its one reason after an em dash. Pure:
+// objects and the time in, lines out.
 import {
   reasonLine,
   type AgentQueueEntry,
+  type GrantProgress,
   type LeaseRequestObject,
   type WorkerObject,
 } from '../../api/index.js';
 import { workerLabels } from '../../client/index.js';
+import { estimateText, stageText } from '../../runtime/index.js';
 
 /** How people see a worker: its label, else its name. */
 export type WorkerDisplay = (name: string) => string;
@@ -23,6 +26,18 @@ export function waitingSeconds(since: string | Date | undefined, now: number): n
   const start = since instanceof Date ? since.getTime() : Date.parse(since);
   if (!Number.isFinite(start)) return 0;
   return Math.max(0, Math.floor((now - start) / 1000));
+}
+
+/**
+ * A stage of making or booting the device, as the plugin prints it: `booting iPhone 16 on
+ * worker-a (about 25 s)`; without the device when the line names it already.
+ */
+export function stageLine(
+  progress: GrantProgress,
+  where: { device?: string | undefined; worker: string },
+): string {
+  const estimate = estimateText(progress);
+  return stageText(progress, where) + (estimate !== undefined ? ` (${estimate})` : '');
 }
 
 /** A request has not reached its end: it is still waiting for a device, in any sense. */
@@ -56,7 +71,8 @@ function present(...parts: (string | undefined)[]): string {
 /**
  * One request in the controller's queue:
  * `Request req_3: ci, ios iPhone 16, queued at 1, waiting 42s`, then `  wrk_a: drained` per worker
- * while it waits with reasons.
+ * while it waits with reasons; dispatched to a worker that makes or boots the device,
+ * `Request req_3: ci, ios iPhone 16, booting on wrk_a (about 25 s), waiting 42s`.
  */
 export function controllerRequestLines(
   request: LeaseRequestObject,
@@ -70,6 +86,9 @@ export function controllerRequestLines(
       spec.holder,
       asked(spec.platform, spec.model ?? spec.class),
       status?.position === undefined ? undefined : `queued at ${status.position}`,
+      status?.phase === 'Dispatched' && status.progress !== undefined
+        ? stageLine(status.progress, { worker: options.worker(status.worker ?? '-') })
+        : undefined,
       `waiting ${waitingSeconds(since, options.now)}s`,
     );
   const lines = [head];

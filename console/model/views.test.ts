@@ -9,6 +9,7 @@ import {
   inspectorRows,
   liveness,
   screenshotCommand,
+  stageSummary,
   waitingRequests,
   workerTitle,
 } from './views.js';
@@ -104,6 +105,18 @@ describe('console views', () => {
       '-',
     ]);
     expect(screenshotCommand({ platform: 'ios', physical: true })).toBeUndefined();
+  });
+
+  it('says the stage a dispatched request is at, with its estimate', () => {
+    const since = '2026-12-01T12:00:00Z';
+    expect(stageSummary({ stage: 'booting', since, estimatedSeconds: 25 })).toBe(
+      'booting · about 25 s',
+    );
+    expect(stageSummary({ stage: 'provisioning', since, estimatedSeconds: 150 })).toBe(
+      'provisioning · about 3 min',
+    );
+    expect(stageSummary({ stage: 'provisioning', since })).toBe('provisioning');
+    expect(stageSummary(undefined)).toBeUndefined();
   });
 
   it('says Live only while the stream is open and every watch is listed and none fails', () => {

@@ -7,6 +7,7 @@ import {
   reasonText,
   type Device,
   type DeviceSpec,
+  type GrantProgress,
   type Platform,
   type WorkerReason,
 } from '../../api/index.js';
@@ -124,6 +125,19 @@ export function describeSpec(spec: DeviceSpec): string {
   if (spec.os) text += `, OS ${spec.os}`;
   if (spec.physical) text += ', physical';
   return text;
+}
+
+/**
+ * "booting · about 25 s": the stage of making or booting the device a Dispatched request is at,
+ * with its agent's estimate (the same words as the plugin's, runtime/grant-progress-text.ts,
+ * which the page cannot import); undefined when there is none.
+ */
+export function stageSummary(progress: GrantProgress | undefined): string | undefined {
+  if (progress === undefined) return undefined;
+  const seconds = progress.estimatedSeconds;
+  if (seconds === undefined) return progress.stage;
+  const about = seconds < 120 ? `about ${seconds} s` : `about ${Math.round(seconds / 60)} min`;
+  return `${progress.stage} · ${about}`;
 }
 
 export interface InspectorRow {

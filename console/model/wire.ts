@@ -8,6 +8,7 @@ import {
   Capacity,
   Device,
   ErrorBody,
+  GrantProgress,
   GrantedDevice,
   Health,
   LeasePhase,
@@ -49,6 +50,8 @@ export const RequestView = z.object({
   worker: z.string().max(253).optional(),
   lease: z.string().max(253).optional(),
   device: GrantedDevice.optional(),
+  /** While Dispatched: the worker makes or boots the device (provisioning, booting). */
+  progress: GrantProgress.optional(),
   error: ErrorBody.optional(),
 });
 export type RequestView = z.infer<typeof RequestView>;

@@ -280,6 +280,7 @@ export class ConsoleStore {
       ...optional('worker', status?.worker),
       ...optional('lease', status?.lease),
       ...optional('device', status?.device),
+      ...optional('progress', status?.phase === 'Dispatched' ? status.progress : undefined),
       ...optional('error', status?.error),
     });
     const reasons = status?.workers ?? [];

@@ -25,6 +25,9 @@ export const DEMO_WORKERS: FleetWorker[] = [
         { name: 'iPad Pro 13-inch (M4)', platform: 'ios', class: 'tablet' },
       ],
       runtimes: [{ platform: 'ios', version: '18.4' }],
+      // No device of it yet: the agent makes one for the first lease that wants it.
+      makeable: [{ platform: 'ios', model: 'iPhone 17', os: ['18.4'], bootMs: 4000 }],
+      provisionMs: 3000,
       devices: [
         {
           id: 'A1B2C3D4-0001-4000-8000-000000000001',
@@ -233,6 +236,8 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
         namespace: systemNamespace,
         drivers: ['fake'],
         fakeScript: scriptPath,
+        // Its own data (the steps' timings) per run: a fresh fleet estimates from the defaults.
+        dataDir: join(options.dir, `${worker.name}.data`),
         ...(worker.limits ? { limits: worker.limits } : {}),
         probeIntervalMs: options.probeIntervalMs ?? 1000,
         refreshIntervalMs: 1000,

@@ -77,6 +77,8 @@ export interface StartAgentOptions {
   logLevel?: string;
   /** Flags for node itself, before the launcher (e.g. `--inspect=127.0.0.1:PORT`). */
   nodeArguments?: readonly string[];
+  /** The process's environment over this one's (a PATH with stand-in device tools first). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -88,8 +90,10 @@ export function startFleetAgent(
   fleet: { namespace: string; name(short: string): string },
   script: FakeScriptInput,
   config: Record<string, unknown> = {},
+  extra: Partial<StartAgentOptions> = {},
 ): Promise<AgentProcess> {
   return startAgent({
+    ...extra,
     admin: cluster.admin,
     kubeconfigPath: cluster.kubeconfigPath,
     name: fleet.name('a'),
@@ -116,6 +120,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
       namespace: options.namespace,
       drivers: ['fake'],
       fakeScript: scriptPath,
+      dataDir: join(dir, 'data'),
       limits: { running: 4, platforms: { ios: { running: 2 }, android: { running: 2 } } },
       probeIntervalMs: 200,
       refreshIntervalMs: 500,
@@ -151,6 +156,7 @@ export async function startAgent(options: StartAgentOptions): Promise<AgentProce
         stdio: ['ignore', 'ignore', 'pipe'],
         env: {
           ...process.env,
+          ...options.env,
           SIMLOCK_LOG_LEVEL: options.logLevel ?? process.env.SIMLOCK_LOG_LEVEL ?? 'warn',
         },
       },

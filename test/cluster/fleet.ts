@@ -2,7 +2,7 @@
 // their heartbeat Leases, and answers simlock Leases by writing their status, all through the real
 // API server. Worker names are prefixed with the test's namespace (Workers are cluster-scoped) and
 // labelled with it, so a controller started with that label selector sees only this file's fleet.
-import type { WorkerStatus } from '../../api/index.js';
+import type { GrantProgress, WorkerStatus } from '../../api/index.js';
 import { heartbeatLeaseName, LEASE_FINALIZER } from '../../api/index.js';
 import {
   Informer,
@@ -40,6 +40,8 @@ export interface LeaseAnswer {
     physical: boolean;
   };
   refusal?: { code: string; message?: string; capacityReason?: unknown };
+  /** While Pending: making or booting the device; null takes it off (an agent's grant does). */
+  progress?: GrantProgress | null;
 }
 
 export class TestFleet {
@@ -339,6 +341,7 @@ export interface RequestView {
     worker?: string;
     lease?: string;
     device?: { id: string; name: string; physical: boolean };
+    progress?: GrantProgress;
     error?: { code: string; message: string; details?: Record<string, string> };
     conditions?: { type: string; status: string; reason: string }[];
   };

@@ -54,7 +54,35 @@ export const FakeScript = z.object({
     .max(256)
     .default([]),
   devices: z.array(FakeDevice).max(512).default([]),
+  makeable: z
+    .array(
+      z.object({
+        platform: Platform,
+        model: z.string().min(1).max(128),
+        class: DeviceClass.optional().describe(
+          'Default: tablet when the model says iPad or tablet.',
+        ),
+        os: z.array(z.string().min(1).max(32)).min(1).max(64),
+        bootMs: z
+          .number()
+          .int()
+          .min(0)
+          .max(600_000)
+          .optional()
+          .describe('How long a device made of it takes to boot; default bootMs.'),
+      }),
+    )
+    .max(256)
+    .default([])
+    .describe('Models the fake can make a device of, with their OS versions.'),
   bootMs: z.number().int().min(0).max(600_000).default(1000),
+  provisionMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(1000)
+    .describe('How long making a device takes.'),
   failures: z
     .object({
       unhealthy: z.boolean().default(false),
@@ -63,6 +91,7 @@ export const FakeScript = z.object({
       erase: z.array(z.string()).max(512).default([]),
       presenceRead: z.array(z.string()).max(512).default([]).describe('Reads that throw.'),
       list: z.boolean().default(false).describe('listDevices throws.'),
+      create: z.array(z.string()).max(256).default([]).describe('Models whose making fails.'),
     })
     .default({
       unhealthy: false,
@@ -71,6 +100,7 @@ export const FakeScript = z.object({
       erase: [],
       presenceRead: [],
       list: false,
+      create: [],
     }),
   tools: z
     .object({

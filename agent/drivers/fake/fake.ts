@@ -15,7 +15,9 @@ import {
   classFromModelName,
   DriverError,
   type DeviceListing,
+  type DeviceToMake,
   type Driver,
+  type MakeableModel,
   type DriverDevice,
   type ExecPlan,
   type PowerState,
@@ -41,7 +43,7 @@ export interface FakeDriverOptions {
 
 /** What the fake was asked to do, in order, for tests to check. */
 export interface FakeOperation {
-  operation: 'boot' | 'shutdown' | 'erase' | 'reset' | 'readResetBaseline';
+  operation: 'boot' | 'shutdown' | 'erase' | 'reset' | 'readResetBaseline' | 'create' | 'delete';
   deviceId: string;
 }
 
@@ -54,6 +56,8 @@ export class FakeDriver implements Driver {
   #script: FakeScript;
   #power = new Map<string, PowerState>();
   #presenceOverride = new Map<string, Presence>();
+  /** Devices the fake made (create): kept when the script file is read again. */
+  #made: FakeDevice[] = [];
   #healthyOverride: boolean | undefined;
   readonly operations: FakeOperation[] = [];
 
@@ -77,7 +81,11 @@ export class FakeDriver implements Driver {
   }
 
   get platforms(): readonly Platform[] {
-    return this.#script.platforms ?? [...new Set(this.#script.devices.map((d) => d.platform))];
+    return (
+      this.#script.platforms ?? [
+        ...new Set([...this.#script.devices, ...this.#script.makeable].map((d) => d.platform)),
+      ]
+    );
   }
 
   /**
@@ -117,8 +125,44 @@ export class FakeDriver implements Driver {
     if (this.#script.failures.list) {
       return Promise.reject(new DriverError('fake: listDevices fails (scripted)'));
     }
-    const devices = this.#script.devices.map((device) => this.#driverDevice(device));
-    return Promise.resolve({ catalog: this.#catalog(devices), devices });
+    const devices = this.#allDevices().map((device) => this.#driverDevice(device));
+    const makeable = this.#makeable();
+    return Promise.resolve({ catalog: this.#catalog(devices, makeable), devices, makeable });
+  }
+
+  async create(want: DeviceToMake, name: string): Promise<DriverDevice> {
+    this.operations.push({ operation: 'create', deviceId: name });
+    const model = this.#makeable().find(
+      (entry) => entry.platform === want.platform && entry.model === want.model,
+    );
+    if (model === undefined || !model.os.includes(want.os)) {
+      throw new DriverError(`fake: cannot make ${want.model} (${want.os}): not makeable`);
+    }
+    await sleep(this.#clock, this.#script.provisionMs);
+    if (this.#script.failures.create.includes(want.model)) {
+      throw new DriverError(`fake: making ${want.model} fails (scripted)`);
+    }
+    const device = FakeDevice.parse({
+      id: name,
+      name,
+      model: want.model,
+      platform: want.platform,
+      os: want.os,
+      class: model.class,
+    });
+    this.#made.push(device);
+    this.#power.set(device.id, 'shutdown');
+    return this.#driverDevice(device);
+  }
+
+  delete(device: DriverDevice): Promise<void> {
+    this.operations.push({ operation: 'delete', deviceId: device.id });
+    if (!this.#made.some((made) => made.id === device.id)) {
+      return Promise.reject(new DriverError(`fake: ${device.id} was not made by the agent`));
+    }
+    this.#made = this.#made.filter((made) => made.id !== device.id);
+    this.#power.delete(device.id);
+    return Promise.resolve();
   }
 
   async boot(device: DriverDevice): Promise<void> {
@@ -126,7 +170,7 @@ export class FakeDriver implements Driver {
     this.#requireVirtual(device, 'boot');
     if (this.#power.get(device.id) === 'booted') return;
     this.#power.set(device.id, 'transitioning');
-    await sleep(this.#clock, this.#script.bootMs);
+    await sleep(this.#clock, this.#bootMsOf(device));
     if (this.#script.failures.boot.includes(device.id)) {
       this.#power.set(device.id, 'shutdown');
       throw new DriverError(`fake: boot of ${device.id} fails (scripted)`);
@@ -249,9 +293,33 @@ export class FakeDriver implements Driver {
 
   // --- internals ---
 
+  /** A device made of a makeable model boots at that model's speed, if the script gives one. */
+  #bootMsOf(device: DriverDevice): number {
+    const made = this.#made.some((entry) => entry.id === device.id);
+    const model = made
+      ? this.#script.makeable.find(
+          (entry) => entry.platform === device.platform && entry.model === device.model,
+        )
+      : undefined;
+    return model?.bootMs ?? this.#script.bootMs;
+  }
+
+  #allDevices(): FakeDevice[] {
+    return [...this.#script.devices, ...this.#made];
+  }
+
+  #makeable(): MakeableModel[] {
+    return this.#script.makeable.map((entry) => ({
+      platform: entry.platform,
+      model: entry.model,
+      class: entry.class ?? classFromModelName(entry.model),
+      os: [...entry.os],
+    }));
+  }
+
   #applyPower(script: FakeScript): void {
     const next = new Map<string, PowerState>();
-    for (const device of script.devices) {
+    for (const device of [...script.devices, ...this.#made]) {
       next.set(device.id, this.#power.get(device.id) ?? (device.booted ? 'booted' : 'shutdown'));
     }
     this.#power = next;
@@ -290,12 +358,22 @@ export class FakeDriver implements Driver {
     return current;
   }
 
-  #catalog(devices: DriverDevice[]): Catalog {
+  #catalog(devices: DriverDevice[], makeable: MakeableModel[]): Catalog {
     const models = new Map<string, Catalog['models'][number]>();
     for (const model of this.#script.models) models.set(`${model.platform}/${model.name}`, model);
     const runtimes = new Map<string, Catalog['runtimes'][number]>();
     for (const runtime of this.#script.runtimes) {
       runtimes.set(`${runtime.platform}/${runtime.version}`, runtime);
+    }
+    // What can be made is offered as the devices that exist are.
+    for (const entry of makeable) {
+      models.set(`${entry.platform}/${entry.model}`, {
+        name: entry.model,
+        platform: entry.platform,
+        class: entry.class,
+      });
+      for (const os of entry.os)
+        runtimes.set(`${entry.platform}/${os}`, { platform: entry.platform, version: os });
     }
     // Virtual devices bring their model and runtime; physical ones are matched by device.
     for (const device of devices) {
@@ -322,7 +400,7 @@ export class FakeDriver implements Driver {
 
   #requireVirtual(device: DriverDevice, action: string): void {
     if (device.physical) throw new DriverError(`fake: cannot ${action} physical ${device.id}`);
-    if (!this.#script.devices.some((candidate) => candidate.id === device.id)) {
+    if (!this.#allDevices().some((candidate) => candidate.id === device.id)) {
       throw new DriverError(`fake: no device ${device.id}`);
     }
   }

@@ -1,12 +1,17 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCommandRunner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
-import { readTestdata, StandIns } from '../testing/stand-in.js';
-import { parseSimctlList, SimctlDriver } from './simctl.js';
+import { SimctlStandIn } from '../testing/simctl-stand-in.js';
+import { readTestdata } from '../testing/stand-in.js';
+import { parseSimctlList, recordedName, SimctlDriver } from './simctl.js';
 
-const LIST_ARGV = ['simctl', 'list', '-j', 'devices', 'runtimes', 'devicetypes'];
 const IPHONE_16_BOOTED = '0F6C7B1E-3C2A-4D8E-9B1F-6A5E4D3C2B10';
 const IPHONE_16_SHUTDOWN = '7D3E2F10-1A2B-4C3D-8E9F-0A1B2C3D4E5F';
+const IPHONE_16 = 'com.apple.CoreSimulator.SimDeviceType.iPhone-16';
+const IOS_18_4 = 'com.apple.CoreSimulator.SimRuntime.iOS-18-4';
 
 const simulator: DriverDevice = {
   id: IPHONE_16_SHUTDOWN,
@@ -78,89 +83,270 @@ describe('parsing a recorded simctl listing', () => {
 });
 
 // Stand-ins are real processes: on a loaded 2-core machine a test's spawns can pass 5 s.
-describe('the simctl driver against a stand-in xcrun', { timeout: 30_000 }, () => {
-  let standIns: StandIns;
-  let driver: SimctlDriver;
+describe(
+  'the simctl driver in its own device set, against a stand-in simctl',
+  { timeout: 60_000 },
+  () => {
+    let standIn: SimctlStandIn;
+    let dataDir: string;
+    let setDir: string;
+    let driver: SimctlDriver;
+    let host: string;
 
-  beforeEach(async () => {
-    const listing = await readTestdata(import.meta.url, 'list-devices-runtimes-devicetypes.json');
-    standIns = await StandIns.create({
-      xcrun: [
-        { argv: LIST_ARGV, stdout: listing },
-        { argv: ['simctl', 'list', '-j', 'runtimes'], stdout: '{"runtimes": []}' },
-        { argv: ['simctl', 'bootstatus', IPHONE_16_SHUTDOWN, '-b'], stdout: 'Device booted\n' },
-        {
-          argv: ['simctl', 'shutdown', IPHONE_16_SHUTDOWN],
-          exitCode: 149,
-          stderr:
-            'An error was encountered processing the command (domain=com.apple.CoreSimulator.SimError, code=405):\nUnable to shutdown device in current state: Shutdown\n',
-        },
-        { argv: ['simctl', 'erase', IPHONE_16_SHUTDOWN] },
-        {
-          argv: ['simctl', 'shutdown', IPHONE_16_BOOTED],
-          exitCode: 1,
-          stderr: 'CoreSimulatorService connection interrupted\n',
-        },
-      ],
+    beforeEach(async () => {
+      host = await readTestdata(import.meta.url, 'list-devicetypes-runtimes.json');
+      standIn = await SimctlStandIn.create({ host });
+      dataDir = await mkdtemp(join(tmpdir(), 'simlock-agent-data-'));
+      setDir = join(dataDir, 'simctl-set');
+      driver = new SimctlDriver({ dataDir, run: createCommandRunner({ env: standIn.env }) });
     });
-    driver = new SimctlDriver({ run: createCommandRunner({ env: standIns.env }) });
-  });
 
-  afterEach(async () => {
-    await standIns.cleanup();
-  });
+    afterEach(async () => {
+      await standIn.cleanup();
+      await rm(dataDir, { recursive: true, force: true });
+    });
 
-  it('lists devices with one simctl call', async () => {
-    const listing = await driver.listDevices();
-    expect(listing.devices).toHaveLength(5);
-    expect(await standIns.calls('xcrun')).toEqual([LIST_ARGV]);
-  });
+    async function make(model = 'iPhone 16', os = '18.4', name = 'simlock iPhone 16 a1b2c3') {
+      return driver.create({ platform: 'ios', model, os }, name);
+    }
 
-  it('boots by UDID and waits with bootstatus', async () => {
-    await driver.boot(simulator);
-    expect(await standIns.calls('xcrun')).toEqual([
-      ['simctl', 'bootstatus', IPHONE_16_SHUTDOWN, '-b'],
-    ]);
-  });
+    it('makes its set folder and lists it with one simctl call naming the set', async () => {
+      const listing = await driver.listDevices();
+      expect((await stat(setDir)).isDirectory()).toBe(true);
+      expect(await standIn.calls()).toEqual([
+        ['simctl', '--set', setDir, 'list', '-j', 'devices', 'runtimes', 'devicetypes'],
+      ]);
+      expect(listing.devices).toEqual([]);
+      expect(listing.makeable?.find((model) => model.model === 'iPhone 15')?.os).toEqual([
+        '17.5',
+        '18.4',
+      ]);
+      expect(listing.catalog.models.map((model) => model.name)).toContain('iPhone 16 Pro');
+      expect(listing.catalog.runtimes.map((runtime) => runtime.version)).toEqual(['17.5', '18.4']);
+    });
 
-  it('treats shutting down a simulator that is already down as done, then erases it', async () => {
-    await driver.erase(simulator);
-    expect(await standIns.calls('xcrun')).toEqual([
-      ['simctl', 'shutdown', IPHONE_16_SHUTDOWN],
-      ['simctl', 'erase', IPHONE_16_SHUTDOWN],
-    ]);
-  });
+    it('creates a simulator in its set and lists it, shut down', async () => {
+      await driver.listDevices();
+      const made = await make();
+      expect(made).toEqual({
+        id: made.id,
+        name: 'simlock iPhone 16 a1b2c3',
+        model: 'iPhone 16',
+        platform: 'ios',
+        os: '18.4',
+        physical: false,
+        class: 'phone',
+        power: 'shutdown',
+      });
+      expect((await standIn.calls())[1]).toEqual([
+        'simctl',
+        '--set',
+        setDir,
+        'create',
+        'simlock iPhone 16 a1b2c3',
+        IPHONE_16,
+        IOS_18_4,
+      ]);
+      expect(await standIn.devices(setDir)).toMatchObject([
+        { udid: made.id, deviceTypeIdentifier: IPHONE_16, runtime: IOS_18_4, state: 'Shutdown' },
+      ]);
+      expect(await standIn.devices()).toEqual([]);
+      expect((await driver.listDevices()).devices).toEqual([made]);
+    });
 
-  it('reports a failed shutdown with the tool stderr', async () => {
-    await expect(driver.shutdown({ ...simulator, id: IPHONE_16_BOOTED })).rejects.toThrow(
-      /connection interrupted/,
+    it('lists before creating when it has not listed yet, and takes the model in any case', async () => {
+      const made = await make('IPHONE 15', '17.5', 'fresh');
+      expect(made).toMatchObject({ model: 'iPhone 15', os: '17.5', name: 'fresh' });
+      expect((await standIn.calls()).map((argv) => argv[3])).toEqual(['list', 'create']);
+    });
+
+    it('refuses to make what the host does not offer, naming what it does, without running create', async () => {
+      await expect(make('iPhone 16', '17.5')).rejects.toThrow(
+        /simctl cannot make iPhone 16 with iOS 17\.5 on this host: it offers .*iPhone 16 \(iOS 18\.4\)/,
+      );
+      const off = new SimctlDriver({
+        dataDir,
+        run: createCommandRunner({ env: standIn.env }),
+        provision: { enabled: false, models: [], os: [] },
+      });
+      await expect(
+        off.create({ platform: 'ios', model: 'iPhone 16', os: '18.4' }, 'x'),
+      ).rejects.toThrow(/provisioning is off/);
+      expect((await standIn.calls()).some((argv) => argv.includes('create'))).toBe(false);
+    });
+
+    it("reports simctl's own refusals: a device type or runtime gone since the listing", async () => {
+      await driver.listDevices();
+      const withoutIos18 = JSON.parse(host) as { runtimes: Array<{ identifier: string }> };
+      withoutIos18.runtimes = withoutIos18.runtimes.filter(
+        (runtime) => runtime.identifier !== IOS_18_4,
+      );
+      await standIn.setHost(JSON.stringify(withoutIos18));
+      await expect(make()).rejects.toThrow(
+        /^xcrun simctl create could not make iPhone 16 \(com\.apple\.CoreSimulator\.SimDeviceType\.iPhone-16\) with iOS 18\.4 \(com\.apple\.CoreSimulator\.SimRuntime\.iOS-18-4\): exited 161: Invalid runtime: com\.apple\.CoreSimulator\.SimRuntime\.iOS-18-4$/,
+      );
+      const withoutIphone16 = JSON.parse(host) as { devicetypes: Array<{ identifier: string }> };
+      withoutIphone16.devicetypes = withoutIphone16.devicetypes.filter(
+        (type) => type.identifier !== IPHONE_16,
+      );
+      await standIn.setHost(JSON.stringify(withoutIphone16));
+      await expect(make()).rejects.toThrow(
+        /exited 161: Invalid device type: com\.apple\.CoreSimulator\.SimDeviceType\.iPhone-16$/,
+      );
+      expect(await standIn.devices(setDir)).toEqual([]);
+    });
+
+    it('reports a device type the runtime cannot run, and a full disk, with what simctl said', async () => {
+      await driver.listDevices();
+      const narrowed = JSON.parse(host) as {
+        runtimes: Array<{
+          identifier: string;
+          supportedDeviceTypes: Array<{ identifier: string }>;
+        }>;
+      };
+      const ios18 = narrowed.runtimes.find((runtime) => runtime.identifier === IOS_18_4)!;
+      ios18.supportedDeviceTypes = ios18.supportedDeviceTypes.filter(
+        (type) => type.identifier !== IPHONE_16,
+      );
+      await standIn.setHost(JSON.stringify(narrowed));
+      await expect(make()).rejects.toThrow(
+        /exited 147: Unable to create a device for device type: iPhone 16 \(com\.apple\.CoreSimulator\.SimDeviceType\.iPhone-16\), runtime: iOS 18\.4 \(18\.4 - 22E238\)/,
+      );
+      await standIn.setHost(host);
+      await standIn.failNextCreate('disk-full');
+      await expect(make()).rejects.toThrow(
+        /xcrun simctl create could not make iPhone 16 .*exited 28: .*domain=NSPOSIXErrorDomain, code=28\):\nNo space left on device/s,
+      );
+      expect(await standIn.devices(setDir)).toEqual([]);
+      expect(await make()).toMatchObject({ model: 'iPhone 16' });
+    });
+
+    it('boots with bootstatus -b in its set, and takes an already-booted one as booted', async () => {
+      const made = await make();
+      await standIn.clearCalls();
+      await driver.boot(made);
+      await driver.boot(made);
+      expect(await standIn.calls()).toEqual([
+        ['simctl', '--set', setDir, 'bootstatus', made.id, '-b'],
+        ['simctl', '--set', setDir, 'bootstatus', made.id, '-b'],
+      ]);
+      expect(await standIn.devices(setDir)).toMatchObject([{ state: 'Booted', boots: 1 }]);
+    });
+
+    it('shuts down (already down counts as done) and erases only a shut-down simulator', async () => {
+      const made = await make();
+      await driver.shutdown(made);
+      await driver.boot(made);
+      await standIn.clearCalls();
+      await driver.erase(made);
+      expect(await standIn.calls()).toEqual([
+        ['simctl', '--set', setDir, 'shutdown', made.id],
+        ['simctl', '--set', setDir, 'erase', made.id],
+      ]);
+      expect(await standIn.devices(setDir)).toMatchObject([{ state: 'Shutdown', erased: 1 }]);
+    });
+
+    it('deletes a simulator of its set; one already gone counts as deleted', async () => {
+      const made = await make();
+      await driver.delete(made);
+      expect(await standIn.devices(setDir)).toEqual([]);
+      await expect(driver.delete(made)).resolves.toBeUndefined();
+      expect((await standIn.calls()).slice(-2)).toEqual([
+        ['simctl', '--set', setDir, 'delete', made.id],
+        ['simctl', '--set', setDir, 'delete', made.id],
+      ]);
+    });
+
+    it("reports a failed command with the tool's stderr, and reaches no device outside its set", async () => {
+      await expect(driver.boot(simulator)).rejects.toThrow(
+        new RegExp(
+          `--set ${setDir} bootstatus ${IPHONE_16_SHUTDOWN} -b exited 148: Invalid device: ${IPHONE_16_SHUTDOWN}`,
+        ),
+      );
+      await expect(driver.boot({ ...simulator, id: 'all' })).rejects.toThrow(
+        /not an iOS simulator's UDID/,
+      );
+    });
+
+    it("runs a holder's command on the leased simulator in its set, and only there", async () => {
+      const made = await make();
+      await driver.boot(made);
+      const run = createCommandRunner({ env: standIn.env });
+      const plan = driver.execArgv('simctl', ['launch', 'com.example.app'], made);
+      if (!plan.ok) throw new Error(plan.message);
+      const launched = await run(plan.argv);
+      expect(launched).toMatchObject({
+        exitCode: 0,
+        stdout: expect.stringMatching(/^com\.example\.app: \d+\n$/) as string,
+      });
+      const elsewhere = driver.execArgv('simctl', ['launch', 'com.example.app'], simulator);
+      if (!elsewhere.ok) throw new Error(elsewhere.message);
+      expect(await run(elsewhere.argv)).toMatchObject({
+        exitCode: 148,
+        stderr: `Invalid device: ${IPHONE_16_SHUTDOWN}\n`,
+      });
+    });
+
+    it('is healthy while simctl answers, and unhealthy when xcrun is missing', async () => {
+      await expect(driver.checkHealth()).resolves.toBeUndefined();
+      expect(await standIn.calls()).toEqual([
+        ['simctl', '--set', setDir, 'list', '-j', 'runtimes'],
+      ]);
+      const missing = new SimctlDriver({
+        dataDir,
+        run: createCommandRunner({ env: { PATH: standIn.dir + '/nowhere' } }),
+      });
+      await expect(missing.checkHealth()).rejects.toThrow(/not found on PATH/);
+    });
+
+    it('has no physical devices to read or reset', async () => {
+      await expect(driver.readPresence(simulator)).rejects.toThrow(/no physical device/);
+    });
+  },
+);
+
+describe('the name of a simulator made in the default set', () => {
+  it('is simlock, the model and the short id of the name asked for', () => {
+    expect(recordedName('simlock-iphone-16-3fa2c1', 'iPhone 16')).toBe('simlock iPhone 16 3fa2c1');
+    expect(recordedName('a1b2c3', 'iPad Pro 13-inch (M4)')).toBe(
+      'simlock iPad Pro 13-inch (M4) a1b2c3',
     );
-  });
-
-  it('is healthy while simctl answers, and unhealthy when xcrun is missing', async () => {
-    await expect(driver.checkHealth()).resolves.toBeUndefined();
-    const missing = new SimctlDriver({
-      run: createCommandRunner({ env: { PATH: standIns.dir + '/nowhere' } }),
-    });
-    await expect(missing.checkHealth()).rejects.toThrow(/not found on PATH/);
-  });
-
-  it('has no physical devices to read or reset', async () => {
-    await expect(driver.readPresence(simulator)).rejects.toThrow(/no physical device/);
+    expect(recordedName('simlock iPhone 16 a1b2c3', 'iPhone 16')).toBe('simlock iPhone 16 a1b2c3');
   });
 });
 
 describe('simctl exec argv', () => {
-  it('inserts the leased UDID right after the subcommand', () => {
+  const dataDir = join(tmpdir(), 'simlock-agent-data');
+  const setDir = join(dataDir, 'simctl-set');
+
+  it('names the set before the subcommand and inserts the leased UDID right after it', () => {
     expect(driver().execArgv('simctl', ['launch', 'com.example.app', '--flag'], simulator)).toEqual(
       {
         ok: true,
-        argv: ['xcrun', 'simctl', 'launch', IPHONE_16_SHUTDOWN, 'com.example.app', '--flag'],
+        argv: [
+          'xcrun',
+          'simctl',
+          '--set',
+          setDir,
+          'launch',
+          IPHONE_16_SHUTDOWN,
+          'com.example.app',
+          '--flag',
+        ],
       },
     );
     expect(driver().execArgv('simctl', ['io', 'screenshot', 'shot.png'], simulator)).toEqual({
       ok: true,
-      argv: ['xcrun', 'simctl', 'io', IPHONE_16_SHUTDOWN, 'screenshot', 'shot.png'],
+      argv: [
+        'xcrun',
+        'simctl',
+        '--set',
+        setDir,
+        'io',
+        IPHONE_16_SHUTDOWN,
+        'screenshot',
+        'shot.png',
+      ],
     });
   });
 
@@ -191,6 +377,9 @@ describe('simctl exec argv', () => {
   });
 
   function driver(): SimctlDriver {
-    return new SimctlDriver({ run: () => Promise.reject(new Error('exec plans run nothing')) });
+    return new SimctlDriver({
+      dataDir,
+      run: () => Promise.reject(new Error('exec plans run nothing')),
+    });
   }
 });

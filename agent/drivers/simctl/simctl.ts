@@ -1,228 +1,141 @@
-// iOS simulators through `xcrun simctl` (macOS). The listing is one JSON command; boot, shutdown
-// and erase take the simulator's UDID; exec inserts the UDID where simctl expects the device.
-import { z } from 'zod';
-import type { Catalog, DeviceClass } from '../../../api/index.js';
+// iOS simulators through `xcrun simctl` (macOS), in a place the agent owns (ADR 0019): its own
+// device set (`--set <dataDir>/simctl-set` before every subcommand), or, for hosts whose CI runs
+// plain xcodebuild, the user's default set with a record of the UDIDs the agent created there.
+// Simulators adopted by config are reached in the default set. Nothing else is listed or touched,
+// and no set-wide command (shutdown all, erase all, delete unavailable) is ever run.
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import {
-  checkExecArgs,
   checkToolFits,
   DriverError,
-  refuseTool,
   type DeviceListing,
+  type DeviceToMake,
   type Driver,
   type DriverDevice,
   type ExecPlan,
-  type PowerState,
 } from '../driver.js';
 import { createCommandRunner, runChecked, type CommandRunner } from '../command.js';
+import { CreatedRecord } from './created-record.js';
+import { simctl, simctlExecArgv } from './simctl-exec.js';
+import {
+  catalogOf,
+  findMakeable,
+  makeableEntries,
+  makeableModels,
+  PROVISION_EVERYTHING,
+  readSimctlList,
+  simulatorsOf,
+  type MakeableEntry,
+  type ProvisionPolicy,
+  type SimctlList,
+} from './simctl-list.js';
 
-// --- The JSON of `xcrun simctl list -j devices runtimes devicetypes`, bounded -----------------
+export { parseSimctlList, type ProvisionPolicy } from './simctl-list.js';
+export { SIMCTL_DEVICE_SUBCOMMANDS, simctlExecArgv } from './simctl-exec.js';
 
-const SimDeviceType = z.object({
-  identifier: z.string().max(256),
-  name: z.string().max(128),
-  productFamily: z.string().max(64).optional(),
-});
-
-const SimRuntime = z.object({
-  identifier: z.string().max(256),
-  version: z.string().max(32),
-  platform: z.string().max(32).optional(),
-  name: z.string().max(128).optional(),
-  isAvailable: z.boolean().default(true),
-});
-
-const SimDevice = z.object({
-  udid: z.string().min(1).max(128),
-  name: z.string().max(128),
-  state: z.string().max(64),
-  isAvailable: z.boolean().default(true),
-  deviceTypeIdentifier: z.string().max(256).optional(),
-});
-
-export const SimctlList = z.object({
-  devicetypes: z.array(SimDeviceType).max(2000).default([]),
-  runtimes: z.array(SimRuntime).max(500).default([]),
-  devices: z.record(z.string().max(256), z.array(SimDevice).max(2000)).default({}),
-});
-export type SimctlList = z.infer<typeof SimctlList>;
-
-const MAX_SIMULATORS = 4000;
-
-function isIosRuntime(runtime: z.infer<typeof SimRuntime>): boolean {
-  // Older Xcodes have no `platform`; their identifiers still name it (SimRuntime.iOS-17-5).
-  return runtime.platform !== undefined
-    ? runtime.platform === 'iOS'
-    : /\.SimRuntime\.iOS-/.test(runtime.identifier);
-}
-
-function classOfDeviceType(deviceType: z.infer<typeof SimDeviceType>): DeviceClass | undefined {
-  const family = deviceType.productFamily ?? (/^iPad/.test(deviceType.name) ? 'iPad' : 'iPhone');
-  if (family === 'iPhone') return 'phone';
-  if (family === 'iPad') return 'tablet';
-  return undefined; // Watch, TV, Vision: not served
-}
-
-function powerOf(state: string): PowerState {
-  switch (state) {
-    case 'Booted':
-      return 'booted';
-    case 'Shutdown':
-      return 'shutdown';
-    case 'Booting':
-    case 'Shutting Down':
-      return 'transitioning';
-    default:
-      return 'unavailable'; // "Creating" and anything newer we do not know
-  }
-}
-
-/** The iOS simulators and catalog in one simctl listing. Watch, TV and unavailable ones are left out. */
-export function parseSimctlList(json: string): DeviceListing {
-  const list = SimctlList.parse(JSON.parse(json));
-  const deviceTypes = new Map(list.devicetypes.map((type) => [type.identifier, type]));
-  const runtimes = new Map(
-    list.runtimes
-      .filter((runtime) => runtime.isAvailable && isIosRuntime(runtime))
-      .map((runtime) => [runtime.identifier, runtime]),
-  );
-
-  const devices: DriverDevice[] = [];
-  for (const [runtimeId, simulators] of Object.entries(list.devices)) {
-    const runtime = runtimes.get(runtimeId);
-    if (runtime === undefined) continue;
-    for (const simulator of simulators) {
-      if (!simulator.isAvailable) continue;
-      const deviceType = deviceTypes.get(simulator.deviceTypeIdentifier ?? '');
-      if (deviceType === undefined) continue;
-      const deviceClass = classOfDeviceType(deviceType);
-      if (deviceClass === undefined) continue;
-      devices.push({
-        id: simulator.udid,
-        name: simulator.name,
-        model: deviceType.name,
-        platform: 'ios',
-        os: runtime.version,
-        physical: false,
-        class: deviceClass,
-        power: powerOf(simulator.state),
-      });
-      if (devices.length > MAX_SIMULATORS) {
-        throw new DriverError(`simctl lists more than ${MAX_SIMULATORS} simulators`);
-      }
-    }
-  }
-
-  const models = new Map<string, Catalog['models'][number]>();
-  for (const device of devices) {
-    models.set(device.model, { name: device.model, platform: 'ios', class: device.class });
-  }
-  const catalog: Catalog = {
-    platforms: ['ios'],
-    models: [...models.values()].sort((a, b) => a.name.localeCompare(b.name)).slice(0, 256),
-    runtimes: [...runtimes.values()]
-      .map((runtime) => ({ platform: 'ios' as const, version: runtime.version }))
-      .slice(0, 256),
-  };
-  return { catalog, devices };
-}
-
-// --- exec -------------------------------------------------------------------------------------
-
-/**
- * The simctl subcommands a lease holder may run: each takes the device as its first argument, so
- * `simctl <subcommand> <args…>` becomes `xcrun simctl <subcommand> <udid> <args…>`. Lifecycle
- * subcommands (boot, shutdown, erase, delete, clone, create, rename, upgrade) and ones that read
- * other devices (list) stay with the agent.
- */
-export const SIMCTL_DEVICE_SUBCOMMANDS = [
-  'addmedia',
-  'appinfo',
-  'get_app_container',
-  'getenv',
-  'icloud_sync',
-  'install',
-  'io',
-  'keychain',
-  'launch',
-  'listapps',
-  'location',
-  'logverbose',
-  'openurl',
-  'pbcopy',
-  'pbpaste',
-  'privacy',
-  'push',
-  'spawn',
-  'status_bar',
-  'terminate',
-  'ui',
-  'uninstall',
-] as const;
-
-export function simctlExecArgv(args: readonly string[], device: DriverDevice): ExecPlan {
-  const refusal = checkToolFits('simctl', device) ?? checkExecArgs(args);
-  if (refusal) return refusal;
-  const [subcommand, ...rest] = args;
-  if (subcommand === undefined) return refuseTool('simctl needs a subcommand, e.g. launch');
-  if (!(SIMCTL_DEVICE_SUBCOMMANDS as readonly string[]).includes(subcommand)) {
-    return refuseTool(
-      `simctl ${subcommand} is not allowed on a lease; allowed: ${SIMCTL_DEVICE_SUBCOMMANDS.join(', ')}`,
-    );
-  }
-  return { ok: true, argv: ['xcrun', 'simctl', subcommand, device.id, ...rest] };
-}
+/** The agent's own device set, under its data directory. */
+export const OWN_SET_FOLDER = 'simctl-set';
 
 // --- the driver -------------------------------------------------------------------------------
 
+export type SimctlDeviceSet = 'own' | 'default-recorded';
+
 export interface SimctlDriverOptions {
+  /** The agent's data directory: its device set and its record of created simulators live here. */
+  dataDir: string;
   run?: CommandRunner;
   /** How long a boot may take, up to the end of `bootstatus`. */
   bootTimeoutMs?: number;
+  /** Where the agent's simulators live (config simctl.deviceSet); default 'own'. */
+  deviceSet?: SimctlDeviceSet;
+  /** UDIDs of the default set the agent may also serve (config simctl.adopt); never deleted. */
+  adopt?: readonly string[];
+  /** What the driver offers to make (config provision); default: everything the host can. */
+  provision?: ProvisionPolicy;
 }
+
+const UDID = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/i;
+const CREATE_TIMEOUT_MS = 120_000;
 
 export class SimctlDriver implements Driver {
   readonly kind = 'simctl';
   readonly platforms = ['ios'] as const;
   readonly #run: CommandRunner;
   readonly #bootTimeoutMs: number;
+  readonly #mode: SimctlDeviceSet;
+  /** The own set's folder (absolute); in 'default-recorded' mode no call names it. */
+  readonly #setDir: string;
+  readonly #adopted: ReadonlySet<string>;
+  readonly #provision: ProvisionPolicy;
+  readonly #record: CreatedRecord;
+  /** The record as last read, for execArgv (which cannot wait for the file). */
+  #recordedNow = new Set<string>();
+  /** What the last listing said the host can make, with the identifiers create needs. */
+  #makeable: MakeableEntry[] = [];
 
-  constructor(options: SimctlDriverOptions = {}) {
+  constructor(options: SimctlDriverOptions) {
     this.#run = options.run ?? createCommandRunner();
     this.#bootTimeoutMs = options.bootTimeoutMs ?? 180_000;
+    this.#mode = options.deviceSet ?? 'own';
+    const dataDir = resolve(options.dataDir);
+    this.#setDir = join(dataDir, OWN_SET_FOLDER);
+    this.#adopted = new Set((options.adopt ?? []).map((udid) => udid.toUpperCase()));
+    this.#provision = options.provision ?? PROVISION_EVERYTHING;
+    this.#record = new CreatedRecord(dataDir);
+  }
+
+  /** The device set the agent's own simulators live in; undefined when they live in the default. */
+  get deviceSetPath(): string | undefined {
+    return this.#mode === 'own' ? this.#setDir : undefined;
   }
 
   async listDevices(): Promise<DeviceListing> {
-    const result = await runChecked(this.#run, [
-      'xcrun',
-      'simctl',
-      'list',
-      '-j',
-      'devices',
-      'runtimes',
-      'devicetypes',
-    ]);
-    try {
-      return parseSimctlList(result.stdout);
-    } catch (error) {
-      throw new DriverError(`simctl list: unreadable output`, { cause: error });
+    const own = this.deviceSetPath;
+    if (own !== undefined) await this.#makeSetFolder();
+    const host = await this.#list(own, ['devices', 'runtimes', 'devicetypes']);
+    let devices: DriverDevice[];
+    if (own !== undefined) {
+      devices = simulatorsOf(host, host.devices);
+      if (this.#adopted.size > 0) {
+        const mine = new Set(devices.map((device) => device.id.toUpperCase()));
+        const defaults = await this.#list(undefined, ['devices']);
+        devices.push(
+          ...simulatorsOf(
+            host,
+            defaults.devices,
+            (udid) => this.#isAdopted(udid) && !mine.has(udid.toUpperCase()),
+          ),
+        );
+      }
+    } else {
+      const recorded = await this.#readRecord();
+      devices = simulatorsOf(
+        host,
+        host.devices,
+        (udid) => recorded.has(udid.toUpperCase()) || this.#isAdopted(udid),
+      );
     }
+    this.#makeable = makeableEntries(host, this.#provision);
+    const makeable = makeableModels(this.#makeable);
+    return { catalog: catalogOf(host, devices, makeable), devices, makeable };
   }
 
   async boot(device: DriverDevice): Promise<void> {
-    this.#requireSimulator(device, 'boot');
+    const set = await this.#placeOf(device, 'boot');
     // bootstatus -b boots the simulator if needed and returns once it has finished booting.
-    await runChecked(this.#run, ['xcrun', 'simctl', 'bootstatus', device.id, '-b'], {
+    await runChecked(this.#run, [...simctl(set), 'bootstatus', device.id, '-b'], {
       timeoutMs: this.#bootTimeoutMs,
     });
   }
 
   async shutdown(device: DriverDevice): Promise<void> {
-    this.#requireSimulator(device, 'shut down');
-    const result = await this.#run(['xcrun', 'simctl', 'shutdown', device.id]);
+    const set = await this.#placeOf(device, 'shut down');
+    const argv = [...simctl(set), 'shutdown', device.id] as const;
+    const result = await this.#run(argv);
     // simctl refuses to shut down a simulator that is already down; that is what we wanted.
     if (result.exitCode !== 0 && !/current state: Shutdown/.test(result.stderr)) {
       throw new DriverError(
-        `xcrun simctl shutdown ${device.id} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500)}`,
+        `${argv.join(' ')} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500)}`,
       );
     }
   }
@@ -230,7 +143,72 @@ export class SimctlDriver implements Driver {
   async erase(device: DriverDevice): Promise<void> {
     // simctl erases only a shut-down simulator.
     await this.shutdown(device);
-    await runChecked(this.#run, ['xcrun', 'simctl', 'erase', device.id]);
+    const set = await this.#placeOf(device, 'erase');
+    await runChecked(this.#run, [...simctl(set), 'erase', device.id]);
+  }
+
+  async create(want: DeviceToMake, name: string): Promise<DriverDevice> {
+    if (want.platform !== 'ios') {
+      throw new DriverError(`simctl makes iOS simulators, not ${want.platform} devices`);
+    }
+    const entry = findMakeable(this.#makeable, want.model, want.os) ?? (await this.#relist(want));
+    const deviceName = this.#mode === 'default-recorded' ? recordedName(name, entry.model) : name;
+    checkName(deviceName);
+    const set = this.deviceSetPath;
+    if (set !== undefined) await this.#makeSetFolder();
+    const argv = [
+      ...simctl(set),
+      'create',
+      deviceName,
+      entry.deviceTypeIdentifier,
+      entry.runtimeIdentifier,
+    ] as const;
+    const result = await this.#run(argv, { timeoutMs: CREATE_TIMEOUT_MS });
+    const making = `${entry.model} (${entry.deviceTypeIdentifier}) with iOS ${entry.os} (${entry.runtimeIdentifier})`;
+    if (result.exitCode !== 0) {
+      const said = (result.stderr.trim() || result.stdout.trim()).slice(0, 500);
+      throw new DriverError(
+        `xcrun simctl create could not make ${making}: exited ${result.exitCode}: ${said}`,
+      );
+    }
+    const udid = result.stdout.trim();
+    if (!UDID.test(udid)) {
+      throw new DriverError(
+        `xcrun simctl create made ${making} but printed no UDID: ${JSON.stringify(result.stdout.slice(0, 200))}`,
+      );
+    }
+    if (this.#mode === 'default-recorded') await this.#recordOrUndo(udid, deviceName);
+    return {
+      id: udid,
+      name: deviceName,
+      model: entry.model,
+      platform: 'ios',
+      os: entry.os,
+      physical: false,
+      class: entry.class,
+      power: 'shutdown',
+    };
+  }
+
+  async delete(device: DriverDevice): Promise<void> {
+    if (this.#isAdopted(device.id)) {
+      throw new DriverError(
+        `simctl will not delete ${device.id}: it is adopted (simctl.adopt), not made by the agent`,
+      );
+    }
+    const set = await this.#placeOf(device, 'delete');
+    const argv = [...simctl(set), 'delete', device.id] as const;
+    const result = await this.#run(argv);
+    // A simulator that is already gone from the set is what a delete wants.
+    if (result.exitCode !== 0 && !/Invalid device/.test(result.stderr)) {
+      throw new DriverError(
+        `${argv.join(' ')} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500)}`,
+      );
+    }
+    if (this.#mode === 'default-recorded') {
+      await this.#record.remove(device.id.toUpperCase());
+      this.#recordedNow.delete(device.id.toUpperCase());
+    }
   }
 
   readResetBaseline(device: DriverDevice): Promise<never> {
@@ -246,18 +224,131 @@ export class SimctlDriver implements Driver {
   }
 
   async checkHealth(): Promise<void> {
-    await runChecked(this.#run, ['xcrun', 'simctl', 'list', '-j', 'runtimes'], {
-      timeoutMs: 30_000,
-    });
+    const set = this.deviceSetPath;
+    if (set !== undefined) await this.#makeSetFolder();
+    await runChecked(this.#run, [...simctl(set), 'list', '-j', 'runtimes'], { timeoutMs: 30_000 });
   }
 
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {
-    return checkToolFits(tool, device) ?? simctlExecArgv(args, device);
+    const refusal = checkToolFits(tool, device);
+    if (refusal) return refusal;
+    if (this.#isAdopted(device.id)) return simctlExecArgv(args, device);
+    if (this.#mode === 'own') return simctlExecArgv(args, device, this.#setDir);
+    if (this.#recordedNow.has(device.id.toUpperCase())) return simctlExecArgv(args, device);
+    return {
+      ok: false,
+      code: 'UNAVAILABLE',
+      message: `${device.id} is not a simulator the agent created or adopted`,
+    };
   }
 
-  #requireSimulator(device: DriverDevice, action: string): void {
-    if (device.physical || device.platform !== 'ios') {
-      throw new DriverError(`simctl cannot ${action} ${device.id}: not an iOS simulator`);
+  // --- where a device lives -----------------------------------------------------------------
+
+  #isAdopted(udid: string): boolean {
+    return this.#adopted.has(udid.toUpperCase());
+  }
+
+  /**
+   * The set a command on `device` names (undefined: the default set), or a refusal: in the
+   * default set the agent touches only the UDIDs it recorded creating and those adopted.
+   */
+  async #placeOf(device: DriverDevice, action: string): Promise<string | undefined> {
+    if (device.physical || device.platform !== 'ios' || !UDID.test(device.id)) {
+      throw new DriverError(`simctl cannot ${action} ${device.id}: not an iOS simulator's UDID`);
     }
+    if (this.#isAdopted(device.id)) return undefined;
+    if (this.#mode === 'own') {
+      await this.#makeSetFolder();
+      return this.#setDir;
+    }
+    if ((await this.#readRecord()).has(device.id.toUpperCase())) return undefined;
+    throw new DriverError(
+      `simctl will not ${action} ${device.id}: the agent did not create it (not in ${this.#record.path}) and it is not adopted`,
+    );
+  }
+
+  async #readRecord(): Promise<Set<string>> {
+    const udids = new Set([...(await this.#record.udids())].map((udid) => udid.toUpperCase()));
+    this.#recordedNow = udids;
+    return udids;
+  }
+
+  async #recordOrUndo(udid: string, name: string): Promise<void> {
+    try {
+      await this.#record.add({ udid, name, createdAt: new Date().toISOString() });
+      this.#recordedNow.add(udid.toUpperCase());
+    } catch (error) {
+      // An unrecorded simulator in the default set would be a stranger the agent may never touch
+      // again: delete it now, while it is known to be the one just made.
+      await this.#run([...simctl(undefined), 'delete', udid]).catch(() => undefined);
+      throw new DriverError(
+        `simctl made ${udid} but could not record it, so deleted it again: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  async #makeSetFolder(): Promise<void> {
+    try {
+      await mkdir(this.#setDir, { recursive: true });
+    } catch (error) {
+      throw new DriverError(
+        `cannot make the simulator set folder ${this.#setDir}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  async #list(set: string | undefined, kinds: string[]): Promise<SimctlList> {
+    const argv = [...simctl(set), 'list', '-j', ...kinds] as const;
+    const result = await runChecked(this.#run, argv);
+    try {
+      return readSimctlList(result.stdout);
+    } catch (error) {
+      throw new DriverError(`${argv.join(' ')}: unreadable output`, { cause: error });
+    }
+  }
+
+  /** The makeable entry for `want` after listing again (a runtime installed since), or why not. */
+  async #relist(want: DeviceToMake): Promise<MakeableEntry> {
+    const listing = await this.listDevices();
+    const entry = findMakeable(this.#makeable, want.model, want.os);
+    if (entry !== undefined) return entry;
+    const why = !this.#provision.enabled
+      ? 'provisioning is off (provision.enabled: false)'
+      : `it offers ${describeMakeable(listing)}`;
+    throw new DriverError(
+      `simctl cannot make ${want.model} with iOS ${want.os} on this host: ${why}`,
+    );
+  }
+}
+
+function describeMakeable(listing: DeviceListing): string {
+  const models = listing.makeable ?? [];
+  if (models.length === 0) return 'nothing';
+  const shown = models.slice(0, 8).map((model) => `${model.model} (iOS ${model.os.join(', ')})`);
+  return shown.join('; ') + (models.length > shown.length ? '; …' : '');
+}
+
+/**
+ * In the user's default set the agent's simulators are recognisable: `simlock <model> <short id>`,
+ * the short id being the last word of the name asked for ("simlock-iphone-16-3fa2c1" → 3fa2c1).
+ */
+export function recordedName(name: string, model: string): string {
+  if (name.startsWith('simlock ')) return name;
+  const shortId =
+    name
+      .split(/[-\s]+/)
+      .filter((word) => word.length > 0)
+      .pop() ?? name;
+  return `simlock ${model} ${shortId}`;
+}
+
+function checkName(name: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (name.trim().length === 0 || name.length > 128 || /[\u0000-\u001f\u007f]/.test(name)) {
+    throw new DriverError(
+      `simctl create: ${JSON.stringify(name.slice(0, 140))} is not a simulator name (1–128 printable characters)`,
+    );
   }
 }

@@ -1,7 +1,7 @@
 // A request's page: what it asks for, where it stands, why it waits, and its Events as a
 // timeline of what changed and when.
 import { PLATFORM_NAMES } from '../../../../api/index.js';
-import { describeSpec, workerTitle } from '../../../model/views.js';
+import { describeSpec, stageSummary, workerTitle } from '../../../model/views.js';
 import { useLive } from '../live.js';
 import { Link } from '../router.js';
 import { Inspector, useFocus } from './Inspector.js';
@@ -55,6 +55,12 @@ export function RequestPage({ namespace, name }: { namespace: string; name: stri
             <>
               <dt>Queue position</dt>
               <dd>{request.position}</dd>
+            </>
+          ) : null}
+          {request.progress ? (
+            <>
+              <dt>Stage</dt>
+              <dd data-stage={request.progress.stage}>{stageSummary(request.progress)}</dd>
             </>
           ) : null}
           {request.worker ? (

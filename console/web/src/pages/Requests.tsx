@@ -7,6 +7,7 @@ import {
   describeSpec,
   formatDuration,
   settledRequests,
+  stageSummary,
   waitingRequests,
   workerTitle,
 } from '../../../model/views.js';
@@ -77,7 +78,14 @@ export function RequestsPage({ abilities }: { abilities: Abilities }) {
               <td>{formatDuration(ageOf(request.queuedAt ?? request.createdAt, now) ?? 0)}</td>
               <td>{request.spec.holder ?? '—'}</td>
               <td>{describeSpec(request.spec)}</td>
-              <td>{request.phase ?? 'Pending'}</td>
+              <td>
+                {request.phase ?? 'Pending'}
+                {request.progress ? (
+                  <div className="sub" data-stage={request.progress.stage}>
+                    {stageSummary(request.progress)}
+                  </div>
+                ) : null}
+              </td>
               <td>
                 <button type="button" aria-pressed={isChosen} onClick={() => setSelected(key)}>
                   Inspect
