@@ -129,6 +129,12 @@ describe('drivers from the config', () => {
     expect(several.platforms).toEqual(['ios', 'android']);
   });
 
+  it('refuses the adb driver without a data directory, where its AVDs live', async () => {
+    await expect(
+      createDriver({ drivers: ['adb'], bootTimeoutMs: 1000 }, { clock: new FakeClock() }),
+    ).rejects.toThrow(/adb driver needs the data directory/);
+  });
+
   it('gives the simctl driver the data directory, and refuses to make it without one', async () => {
     const clock = new FakeClock();
     await expect(

@@ -12,6 +12,13 @@ export interface CommandResult {
 
 export interface CommandOptions {
   timeoutMs?: number;
+  /** Variables set over the runner's environment for this call only (ANDROID_AVD_HOME, …). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Written to the tool's stdin, which is then closed (a tool that asks a question, such as
+   * avdmanager's "custom hardware profile? [no]", gets its answer and never waits on an open pipe).
+   */
+  input?: string;
 }
 
 export type CommandRunner = (
@@ -32,13 +39,14 @@ export interface CommandRunnerOptions {
  * rejects only when the tool could not run, ran too long, or printed too much.
  */
 export function createCommandRunner(options: CommandRunnerOptions = {}): CommandRunner {
-  const env = options.env ?? process.env;
+  const baseEnv = options.env ?? process.env;
   const maxBuffer = options.maxOutputBytes ?? 32 * 1024 * 1024;
   return (argv, commandOptions = {}) => {
     const [file, ...args] = argv;
     const timeout = commandOptions.timeoutMs ?? options.defaultTimeoutMs ?? 60_000;
+    const env = commandOptions.env === undefined ? baseEnv : { ...baseEnv, ...commandOptions.env };
     return new Promise((resolve, reject) => {
-      execFile(
+      const child = execFile(
         file,
         args,
         { env, timeout, maxBuffer, encoding: 'utf8', windowsHide: true },
@@ -61,6 +69,11 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
           reject(new DriverError(`${argv.join(' ')}: ${reason}`, { cause: error }));
         },
       );
+      if (commandOptions.input !== undefined) {
+        // A tool that exits before reading its input closes the pipe: that is not our error.
+        child.stdin?.on('error', () => undefined);
+        child.stdin?.end(commandOptions.input);
+      }
     });
   };
 }
@@ -79,13 +92,20 @@ export async function runChecked(
   return result;
 }
 
-/** Starts a long-lived process that outlives the call (an emulator), detached from our stdio. */
-export type DetachedSpawner = (argv: readonly [string, ...string[]]) => Promise<void>;
+/**
+ * Starts a long-lived process that outlives the call (an emulator), detached from our stdio;
+ * `env` is set over the spawner's environment for this process only.
+ */
+export type DetachedSpawner = (
+  argv: readonly [string, ...string[]],
+  options?: { env?: NodeJS.ProcessEnv },
+) => Promise<void>;
 
-export function createDetachedSpawner(env: NodeJS.ProcessEnv = process.env): DetachedSpawner {
-  return (argv) =>
+export function createDetachedSpawner(baseEnv: NodeJS.ProcessEnv = process.env): DetachedSpawner {
+  return (argv, options = {}) =>
     new Promise((resolve, reject) => {
       const [file, ...args] = argv;
+      const env = options.env === undefined ? baseEnv : { ...baseEnv, ...options.env };
       const child = spawn(file, args, { env, detached: true, stdio: 'ignore' });
       child.once('error', (error) =>
         reject(new DriverError(`${argv.join(' ')}: ${error.message}`, { cause: error })),

@@ -19,7 +19,7 @@ export interface CreateDriverOptions {
 
 export async function createDriver(
   config: Pick<AgentConfig, 'drivers' | 'fakeScript' | 'bootTimeoutMs'> &
-    Partial<Pick<AgentConfig, 'simctl' | 'provision'>>,
+    Partial<Pick<AgentConfig, 'simctl' | 'adb' | 'provision'>>,
   options: CreateDriverOptions,
 ): Promise<Driver> {
   const run = createCommandRunner({ env: options.env ?? process.env });
@@ -47,12 +47,19 @@ export async function createDriver(
         drivers.push(new DevicectlDriver({ run }));
         break;
       case 'adb':
+        if (options.dataDir === undefined) {
+          throw new Error('the adb driver needs the data directory (dataDir): its AVDs live there');
+        }
         drivers.push(
           new AdbDriver({
+            dataDir: options.dataDir,
             run,
             spawnDetached: createDetachedSpawner(options.env ?? process.env),
+            env: options.env ?? process.env,
             clock: options.clock,
             bootTimeoutMs: config.bootTimeoutMs,
+            ...(config.adb === undefined ? {} : { adb: config.adb }),
+            ...(config.provision === undefined ? {} : { provision: config.provision }),
           }),
         );
         break;

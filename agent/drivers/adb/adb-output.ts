@@ -2,8 +2,14 @@
 // `emulator -list-avds`; and which adb commands a lease holder may run. Pure; the driver in adb.ts
 // runs the commands.
 import { z } from 'zod';
-import type { DeviceClass, Presence } from '../../../api/index.js';
-import { checkExecArgs, DriverError, refuseTool, type ExecPlan } from '../driver.js';
+import type { Catalog, DeviceClass, Presence } from '../../../api/index.js';
+import {
+  checkExecArgs,
+  DriverError,
+  refuseTool,
+  type ExecPlan,
+  type MakeableModel,
+} from '../driver.js';
 
 // --- `adb devices -l` ------------------------------------------------------------------------
 
@@ -93,23 +99,62 @@ export function modelFromHardwareName(name: string): string {
     .join(' ');
 }
 
+const TABLET_HARDWARE = /tablet|pixel[ _]c\b|nexus[ _](7|9|10)\b/i;
+
 /**
- * An AVD's model, class and API level from its config.ini. The model is `hw.device.name`; the
- * class is tablet when that name says tablet (pixel_tablet, pixel_c, Nexus 7/9/10), else phone;
- * the API level comes from the system image (`image.sysdir.1=system-images/android-34/…`).
+ * An AVD's model, class and API level from its config.ini. The model is the display name of its
+ * device profile `hw.device.name` when avdmanager listed it (`profileNames`: "pixel_3a_xl" →
+ * "Pixel 3a XL"), else that id written for people; the class is tablet when the profile says
+ * tablet (pixel_tablet, pixel_c, Nexus 7/9/10), else phone; the API level comes from the system
+ * image (`image.sysdir.1=system-images/android-34/…`).
  */
-export function describeAvd(name: string, configIni: string): AvdDescription | undefined {
+export function describeAvd(
+  name: string,
+  configIni: string,
+  profileNames: ReadonlyMap<string, string> = new Map(),
+): AvdDescription | undefined {
   const config = parseIni(configIni);
   const apiLevel = /android-(\d{1,3})\b/.exec(config.get('image.sysdir.1') ?? '')?.[1];
   if (apiLevel === undefined) return undefined;
   const hardware = config.get('hw.device.name') ?? name;
-  const tablet = /tablet|pixel_c\b|nexus[ _](7|9|10)\b/i.test(hardware);
+  const model = profileNames.get(hardware) ?? modelFromHardwareName(hardware);
+  const tablet = TABLET_HARDWARE.test(hardware) || TABLET_HARDWARE.test(model);
   return {
     name,
     displayName: config.get('avd.ini.displayname') ?? name,
-    model: modelFromHardwareName(hardware).slice(0, 128),
+    model: model.slice(0, 128),
     class: tablet ? 'tablet' : 'phone',
     apiLevel,
+  };
+}
+
+/**
+ * The catalog: the models of the AVDs and of what can be made, and the API levels of both (what
+ * a request may name and be served on this host).
+ */
+export function catalogOf(
+  avds: readonly Pick<AvdDescription, 'model' | 'class' | 'apiLevel'>[],
+  makeable: readonly MakeableModel[],
+): Catalog {
+  const models = new Map<string, Catalog['models'][number]>();
+  const runtimes = new Set<string>();
+  for (const avd of avds) {
+    models.set(avd.model, { name: avd.model, platform: 'android', class: avd.class });
+    runtimes.add(avd.apiLevel);
+  }
+  for (const offer of makeable) {
+    if (!models.has(offer.model)) {
+      models.set(offer.model, { name: offer.model, platform: 'android', class: offer.class });
+    }
+    for (const os of offer.os) runtimes.add(os);
+  }
+  return {
+    platforms: ['android'],
+    models: [...models.values()].slice(0, 256),
+    runtimes: [...runtimes]
+      .sort((a, b) => Number(a) - Number(b))
+      .slice(0, 256)
+      .map((version) => ({ platform: 'android' as const, version })),
   };
 }
 
@@ -137,17 +182,26 @@ export const ADB_HOST_COMMANDS = [
   'host-features',
 ] as const;
 
-export function adbExecArgv(args: readonly string[], serial: string): ExecPlan {
+/**
+ * The argv that runs a holder's adb command on the leased device: `-s <serial>`, and `-P <port>`
+ * for an emulator on the agent's own adb server.
+ */
+export function adbExecArgv(
+  args: readonly string[],
+  serial: string,
+  serverPort?: number,
+): ExecPlan {
   const refusal = checkExecArgs(args);
   if (refusal) return refusal;
   const [command] = args;
   if (command === undefined) return refuseTool('adb needs a command, e.g. shell');
   // adb's global options (-s, -t, -d, -e, -H, -P) come before the command: none may retarget it.
   if (command.startsWith('-')) {
-    return refuseTool(`adb options such as ${command} are not allowed; the agent adds -s`);
+    return refuseTool(`adb options such as ${command} are not allowed; the agent adds -s and -P`);
   }
   if ((ADB_HOST_COMMANDS as readonly string[]).includes(command)) {
     return refuseTool(`adb ${command} reaches beyond the leased device`);
   }
-  return { ok: true, argv: ['adb', '-s', serial, ...args] };
+  const server = serverPort === undefined ? [] : ['-P', String(serverPort)];
+  return { ok: true, argv: ['adb', ...server, '-s', serial, ...args] };
 }

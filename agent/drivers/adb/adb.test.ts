@@ -1,6 +1,7 @@
-import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCommandRunner, createDetachedSpawner } from '../command.js';
+import { createCommandRunner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
 import { readTestdata, StandIns, type StandInRule } from '../testing/stand-in.js';
 import { AdbDriver } from './adb.js';
@@ -12,7 +13,7 @@ import {
 } from './adb-output.js';
 
 const PHONE = '0A281FDD4003QK';
-const avdHome = fileURLToPath(new URL('testdata/avd', import.meta.url));
+const dataDir = join(tmpdir(), 'simlock-adb-test-data');
 
 const phone: DriverDevice = {
   id: PHONE,
@@ -61,13 +62,21 @@ describe('parsing recorded adb output', () => {
       apiLevel: '35',
     });
     expect(describeAvd('broken', 'hw.device.name=pixel_7\n')).toBeUndefined();
+    const nexus =
+      'hw.device.name=Nexus 7\nimage.sysdir.1=system-images/android-34/default/x86_64/\n';
+    expect(describeAvd('n7', nexus)).toMatchObject({ model: 'Nexus 7', class: 'tablet' });
+    expect(describeAvd('n7', nexus, new Map([['Nexus 7', 'Nexus 7 (2012)']]))).toMatchObject({
+      model: 'Nexus 7 (2012)',
+      class: 'tablet',
+    });
     expect(modelFromHardwareName('pixel_7_pro')).toBe('Pixel 7 Pro');
     expect(modelFromHardwareName('Nexus 5X')).toBe('Nexus 5X');
   });
 });
 
 // Stand-ins are real processes: on a loaded 2-core machine a test's dozen spawns can pass 5 s.
-describe('the adb driver against stand-in adb and emulator', { timeout: 30_000 }, () => {
+// Phones only (emulators: false): the stateful stand-ins of adb-own.test.ts cover the emulators.
+describe('the adb driver against a stand-in adb, for phones', { timeout: 30_000 }, () => {
   let standIns: StandIns;
   let driver: AdbDriver;
   let adbRules: StandInRule[];
@@ -83,42 +92,11 @@ describe('the adb driver against stand-in adb and emulator', { timeout: 30_000 }
       { argv: ['-s', PHONE, 'shell', 'getprop', 'ro.product.model'], stdout: 'Pixel 7\n' },
       { argv: ['-s', PHONE, 'shell', 'getprop', 'ro.build.characteristics'], stdout: 'nosdcard\n' },
     ];
-    standIns = await StandIns.create({
-      adb: adbRules,
-      emulator: [
-        { argv: ['-list-avds'], stdout: 'Pixel_7_API_34\nPixel_Tablet_API_35\n' },
-        {
-          argv: [
-            '-avd',
-            'Pixel_Tablet_API_35',
-            '-port',
-            '5556',
-            '-no-window',
-            '-no-audio',
-            '-no-boot-anim',
-          ],
-        },
-        {
-          argv: [
-            '-avd',
-            'Pixel_7_API_34',
-            '-port',
-            '5554',
-            '-no-window',
-            '-no-audio',
-            '-no-boot-anim',
-            '-wipe-data',
-          ],
-        },
-      ],
-    });
+    standIns = await StandIns.create({ adb: adbRules });
     driver = new AdbDriver({
+      dataDir,
       run: createCommandRunner({ env: standIns.env }),
-      spawnDetached: createDetachedSpawner(standIns.env),
-      avdHome,
-      pollIntervalMs: 10,
-      bootTimeoutMs: 20_000,
-      shutdownTimeoutMs: 20_000,
+      emulators: false,
     });
   });
 
@@ -126,108 +104,17 @@ describe('the adb driver against stand-in adb and emulator', { timeout: 30_000 }
     await standIns.cleanup();
   });
 
-  it('lists AVDs (running or not) by name and authorized phones by serial', async () => {
+  it('lists authorized phones of the default server, never its emulators, reading each once', async () => {
     const listing = await driver.listDevices();
-    expect(listing.devices).toEqual([
-      {
-        id: 'Pixel_7_API_34',
-        name: 'Pixel 7 API 34',
-        model: 'Pixel 7',
-        platform: 'android',
-        os: '34',
-        physical: false,
-        class: 'phone',
-        power: 'booted',
-      },
-      {
-        id: 'Pixel_Tablet_API_35',
-        name: 'Pixel Tablet API 35',
-        model: 'Pixel Tablet',
-        platform: 'android',
-        os: '35',
-        physical: false,
-        class: 'tablet',
-        power: 'shutdown',
-      },
-      phone,
-    ]);
-    expect(listing.catalog).toEqual({
-      platforms: ['android'],
-      models: [
-        { name: 'Pixel 7', platform: 'android', class: 'phone' },
-        { name: 'Pixel Tablet', platform: 'android', class: 'tablet' },
-      ],
-      runtimes: [
-        { platform: 'android', version: '34' },
-        { platform: 'android', version: '35' },
-      ],
-    });
-  });
-
-  it('reads the API level with getprop once per phone', async () => {
+    expect(listing.devices).toEqual([phone]);
+    expect(listing.catalog).toEqual({ platforms: ['android'], models: [], runtimes: [] });
+    expect(listing.makeable).toEqual([]);
     await driver.listDevices();
-    await driver.listDevices();
-    const getprops = (await standIns.calls('adb')).filter((argv) =>
-      argv.includes('ro.build.version.sdk'),
-    );
-    expect(getprops).toEqual([['-s', PHONE, 'shell', 'getprop', 'ro.build.version.sdk']]);
-  });
-
-  it('boots an AVD on the next free port and waits for boot_completed', async () => {
-    await standIns.setRules('adb', [
-      ...adbRules,
-      {
-        argv: ['-s', 'emulator-5556', 'shell', 'getprop', 'sys.boot_completed'],
-        responses: [
-          { exitCode: 1, stderr: "adb: device 'emulator-5556' not found\n" },
-          { stdout: '\n' },
-          { stdout: '1\n' },
-        ],
-      },
+    const calls = await standIns.calls('adb');
+    expect(calls.filter((argv) => argv.includes('ro.build.version.sdk'))).toEqual([
+      ['-s', PHONE, 'shell', 'getprop', 'ro.build.version.sdk'],
     ]);
-    const [, tablet] = (await driver.listDevices()).devices;
-    await driver.boot(tablet!);
-    await standIns.waitForCall('emulator', [
-      '-avd',
-      'Pixel_Tablet_API_35',
-      '-port',
-      '5556',
-      '-no-window',
-      '-no-audio',
-      '-no-boot-anim',
-    ]);
-    expect(driver.execArgv('adb', ['shell', 'pm', 'list', 'packages'], tablet!)).toEqual({
-      ok: true,
-      argv: ['adb', '-s', 'emulator-5556', 'shell', 'pm', 'list', 'packages'],
-    });
-  });
-
-  it('erases an emulator by shutting it down and wiping it at its next boot', async () => {
-    const devices = await readTestdata(import.meta.url, 'devices-l.txt');
-    const withoutEmulator = devices.replace(/^emulator-5554.*\n/m, '');
-    await standIns.setRules('adb', [
-      { argv: ['devices', '-l'], responses: [{ stdout: devices }, { stdout: withoutEmulator }] },
-      ...adbRules.slice(1),
-      { argv: ['-s', 'emulator-5554', 'emu', 'kill'], stdout: 'OK: killing emulator, bye bye\n' },
-    ]);
-    const [pixel] = (await driver.listDevices()).devices;
-    await driver.erase(pixel!);
-    expect(await standIns.calls('adb')).toContainEqual(['-s', 'emulator-5554', 'emu', 'kill']);
-    expect(driver.execArgv('adb', ['shell'], pixel!)).toMatchObject({
-      ok: false,
-      code: 'UNAVAILABLE',
-    });
-    await driver.boot(pixel!);
-    await standIns.waitForCall('emulator', [
-      '-avd',
-      'Pixel_7_API_34',
-      '-port',
-      '5554',
-      '-no-window',
-      '-no-audio',
-      '-no-boot-anim',
-      '-wipe-data',
-    ]);
+    expect(calls.some((argv) => argv.includes('emulator-5554') || argv.includes('-P'))).toBe(false);
   });
 
   it('reads presence of phones: present, untrusted, not present', async () => {
@@ -273,7 +160,10 @@ describe('the adb driver against stand-in adb and emulator', { timeout: 30_000 }
 });
 
 describe('adb exec argv', () => {
-  const driver = new AdbDriver({ run: () => Promise.reject(new Error('runs nothing')), avdHome });
+  const driver = new AdbDriver({
+    dataDir,
+    run: () => Promise.reject(new Error('runs nothing')),
+  });
 
   it('aims adb at the leased serial with -s', () => {
     expect(driver.execArgv('adb', ['shell', 'getprop', 'ro.product.model'], phone)).toEqual({

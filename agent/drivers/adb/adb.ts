@@ -1,19 +1,23 @@
-// Android through `adb` (emulators and phones) and `emulator` (booting AVDs), on Linux or macOS.
-// Ids: a phone is its adb serial; an emulator is its AVD name, stable across boots, and the driver
-// keeps which serial (emulator-5554…) each running AVD has, to aim adb at it.
-import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
-import type { Catalog, DeviceClass, Presence } from '../../../api/index.js';
+// Android through `adb` (emulators and phones), `emulator` (booting AVDs) and `avdmanager` (making
+// them), on Linux or macOS. The agent's emulators live apart from a person's: its AVDs are in its
+// own AVD home (<dataDir>/avd) and run on its own adb server (`adb -P <serverPort>`); phones stay on
+// the default adb server. Ids: a phone is its adb serial; an emulator is its AVD name, stable
+// across boots, and the driver keeps which serial (emulator-5600…) each running AVD has.
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Presence } from '../../../api/index.js';
 import { systemClock, type Clock } from '../../../runtime/index.js';
 import { sleep } from '../../clock.js';
 import {
   checkToolFits,
   DriverError,
   type DeviceListing,
+  type DeviceToMake,
   type Driver,
   type DriverDevice,
   type ExecPlan,
+  type MakeableModel,
+  type PowerState,
   type ResetBaseline,
 } from '../driver.js';
 import {
@@ -23,41 +27,45 @@ import {
   type CommandRunner,
   type DetachedSpawner,
 } from '../command.js';
+import { adbExecArgv, catalogOf, parseAvdList, type AdbEntry } from './adb-output.js';
 import {
-  adbExecArgv,
-  describeAvd,
-  isEmulatorSerial,
-  parseAdbDevices,
-  parseAvdList,
-  parseIni,
-  presenceFromAdbState,
-  type AdbEntry,
-  type AvdDescription,
-} from './adb-output.js';
-
-// --- the driver -------------------------------------------------------------------------------
+  AdbServers,
+  checkServerPort,
+  emulatorPort,
+  FIRST_OWN_PORT,
+  LAST_OWN_PORT,
+  loopbackPortFree,
+} from './adb-servers.js';
+import { AvdHomes, defaultAvdHome, type AvdPlace, type PlacedAvd } from './avd-homes.js';
+import { AvdMaker, findSdkRoot, type ProvisionSettings } from './avd-maker.js';
+import { AdbPhones } from './phones.js';
 
 export interface AdbDriverOptions {
+  /** The agent's data directory: its AVDs live in <dataDir>/avd. */
+  dataDir: string;
   run?: CommandRunner;
   spawnDetached?: DetachedSpawner;
   clock?: Clock;
-  /** Where AVDs live; default $ANDROID_AVD_HOME, $ANDROID_USER_HOME/avd, or ~/.android/avd. */
-  avdHome?: string;
+  /**
+   * The agent's environment (default process.env): where the default AVD home, the default adb
+   * server (ANDROID_ADB_SERVER_PORT) and the SDK (ANDROID_HOME) are read.
+   */
+  env?: NodeJS.ProcessEnv;
+  /** The agent's own adb server port, and AVDs of the default home it may also lease. */
+  adb?: { serverPort: number; adopt: readonly string[] };
+  provision?: ProvisionSettings;
   /** Serve AVDs through `emulator` (default true); false serves phones only. */
   emulators?: boolean;
+  /** process.arch of the host (which system images its emulator runs); default the real one. */
+  arch?: string;
+  /** Whether nothing listens on a loopback port (a console port must be free to boot on it). */
+  isPortFree?: (port: number) => Promise<boolean>;
   bootTimeoutMs?: number;
   shutdownTimeoutMs?: number;
   pollIntervalMs?: number;
 }
 
-interface PhoneProperties {
-  model: string;
-  apiLevel: string;
-  class: DeviceClass;
-}
-
-const FIRST_EMULATOR_PORT = 5554;
-const LAST_EMULATOR_PORT = 5682;
+const AVD_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
 export class AdbDriver implements Driver {
   readonly kind = 'adb';
@@ -65,115 +73,173 @@ export class AdbDriver implements Driver {
   readonly #run: CommandRunner;
   readonly #spawnDetached: DetachedSpawner;
   readonly #clock: Clock;
-  readonly #avdHome: string;
+  readonly #servers: AdbServers;
+  readonly #homes: AvdHomes;
+  readonly #maker: AvdMaker;
+  readonly #phones: AdbPhones;
+  readonly #sdkRoot: Promise<string | undefined>;
+  readonly #wipeDir: string;
   readonly #emulators: boolean;
+  readonly #isPortFree: (port: number) => Promise<boolean>;
   readonly #bootTimeoutMs: number;
   readonly #shutdownTimeoutMs: number;
   readonly #pollIntervalMs: number;
 
-  /** Running AVD → its serial. */
+  /** Running AVD → its serial on the agent's server. */
   readonly #serialByAvd = new Map<string, string>();
   /** Serial → AVD, for serials already asked (`emu avd name`). */
   readonly #avdBySerial = new Map<string, string>();
-  /** Phones' properties by serial: kept while unplugged, so an unauthorized phone stays known. */
-  readonly #phones = new Map<string, PhoneProperties>();
-  readonly #avds = new Map<string, AvdDescription>();
-  /** AVDs erased: wiped (-wipe-data) at their next boot. */
-  readonly #wipeAtNextBoot = new Set<string>();
+  /** Where each AVD the driver listed or made lives: it touches no other. */
+  readonly #placeByAvd = new Map<string, AvdPlace>();
+  /** AVDs made while a listing ran: that listing may not have seen them yet. */
+  readonly #madeDuringListing = new Set<string>();
   /** Ports taken by boots in flight, not yet in `adb devices`. */
   readonly #portsBooting = new Set<number>();
 
-  constructor(options: AdbDriverOptions = {}) {
-    this.#run = options.run ?? createCommandRunner();
-    this.#spawnDetached = options.spawnDetached ?? createDetachedSpawner();
+  constructor(options: AdbDriverOptions) {
+    const env = options.env ?? process.env;
+    this.#run = options.run ?? createCommandRunner({ env });
+    this.#spawnDetached = options.spawnDetached ?? createDetachedSpawner(env);
     this.#clock = options.clock ?? systemClock();
-    this.#avdHome = options.avdHome ?? defaultAvdHome();
+    const adb = options.adb ?? { serverPort: 5137, adopt: [] };
+    checkServerPort(adb.serverPort, env);
+    this.#servers = new AdbServers(this.#run, adb.serverPort);
+    const ownHome = join(options.dataDir, 'avd');
+    this.#homes = new AvdHomes(this.#run, ownHome, defaultAvdHome(env), adb.adopt);
     this.#emulators = options.emulators ?? true;
+    this.#sdkRoot = this.#emulators ? findSdkRoot(env) : Promise.resolve(undefined);
+    this.#maker = new AvdMaker({
+      run: this.#run,
+      clock: this.#clock,
+      avdHome: ownHome,
+      sdkRoot: this.#sdkRoot,
+      arch: options.arch ?? process.arch,
+      provision: this.#emulators
+        ? (options.provision ?? { enabled: true, models: [], os: [] })
+        : { enabled: false, models: [], os: [] },
+    });
+    this.#phones = new AdbPhones(this.#run, this.#servers);
+    this.#wipeDir = join(options.dataDir, 'adb-wipe-at-next-boot');
+    this.#isPortFree = options.isPortFree ?? loopbackPortFree;
     this.#bootTimeoutMs = options.bootTimeoutMs ?? 300_000;
     this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? 60_000;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
   }
 
+  /** Why the host offers nothing to make (no SDK found, avdmanager failing), if so. */
+  get provisionProblem(): string | undefined {
+    return this.#maker.problem;
+  }
+
   async listDevices(): Promise<DeviceListing> {
-    const entries = await this.#adbDevices();
     const devices: DriverDevice[] = [];
-
-    const avds = this.#emulators ? await this.#readAvds() : [];
-    const running = await this.#runningAvds(entries);
-    for (const avd of avds) {
-      const entry = running.get(avd.name);
-      devices.push({
-        id: avd.name,
-        name: avd.displayName,
-        model: avd.model,
-        platform: 'android',
-        os: avd.apiLevel,
-        physical: false,
-        class: avd.class,
-        power:
-          entry === undefined
-            ? 'shutdown'
-            : entry.state === 'device' && (await this.#bootCompleted(entry.serial))
-              ? 'booted'
-              : 'transitioning',
-      });
-    }
-
-    for (const entry of entries) {
-      if (isEmulatorSerial(entry.serial)) continue;
-      if (entry.state === 'device' && !this.#phones.has(entry.serial)) {
-        this.#phones.set(entry.serial, await this.#readPhoneProperties(entry.serial));
+    let avds: PlacedAvd[] = [];
+    let makeable: MakeableModel[] = [];
+    if (this.#emulators) {
+      this.#madeDuringListing.clear();
+      makeable = await this.#maker.offer();
+      avds = await this.#homes.list(this.#maker.profileNames());
+      const listed = new Set(avds.map((avd) => avd.name));
+      for (const name of [...this.#placeByAvd.keys()]) {
+        if (!listed.has(name) && !this.#madeDuringListing.has(name)) this.#placeByAvd.delete(name);
       }
-      // A phone never authorized on this host cannot be identified; it shows up once trusted.
-      const properties = this.#phones.get(entry.serial);
-      if (properties === undefined) continue;
-      devices.push({
-        id: entry.serial,
-        name: `${properties.model} ${entry.serial}`,
-        model: properties.model,
-        platform: 'android',
-        os: properties.apiLevel,
-        physical: true,
-        class: properties.class,
-        power: entry.state === 'device' ? 'booted' : 'unavailable',
-      });
+      const running = await this.#runningAvds(await this.#servers.agentEmulators());
+      for (const avd of avds) {
+        this.#placeByAvd.set(avd.name, avd.place);
+        devices.push({
+          id: avd.name,
+          name: avd.displayName,
+          model: avd.model,
+          platform: 'android',
+          os: avd.apiLevel,
+          physical: false,
+          class: avd.class,
+          power: await this.#powerOf(avd, running.get(avd.name)),
+        });
+      }
     }
 
-    const models = new Map<string, Catalog['models'][number]>();
-    const runtimes = new Set<string>();
-    for (const avd of avds) {
-      models.set(avd.model, { name: avd.model, platform: 'android', class: avd.class });
-      runtimes.add(avd.apiLevel);
+    devices.push(...(await this.#phones.list()));
+
+    return { catalog: catalogOf(avds, makeable), devices, makeable };
+  }
+
+  async create(want: DeviceToMake, name: string): Promise<DriverDevice> {
+    if (!this.#emulators) throw new DriverError('adb serves phones only here: it makes no AVDs');
+    if (!AVD_NAME.test(name)) {
+      throw new DriverError(`adb cannot name an AVD "${name}": use a-z A-Z 0-9 . _ - only`);
     }
+    if (this.#homes.adopt.has(name) || this.#placeByAvd.has(name)) {
+      throw new DriverError(`adb cannot make AVD ${name}: an AVD of that name exists`);
+    }
+    await this.#homes.makeOwnHome();
+    await this.#maker.create(want, name);
+    const avd = await this.#homes.describeOwn(name, this.#maker.profileNames());
+    if (avd === undefined) {
+      throw new DriverError(`avdmanager made ${name} but its config.ini is unreadable`);
+    }
+    this.#placeByAvd.set(name, 'own');
+    this.#madeDuringListing.add(name);
     return {
-      catalog: {
-        platforms: ['android'],
-        models: [...models.values()].slice(0, 256),
-        runtimes: [...runtimes].map((version) => ({ platform: 'android' as const, version })),
-      },
-      devices,
+      id: name,
+      name: avd.displayName,
+      model: avd.model,
+      platform: 'android',
+      os: avd.apiLevel,
+      physical: false,
+      class: avd.class,
+      power: 'shutdown',
     };
+  }
+
+  async delete(device: DriverDevice): Promise<void> {
+    const avd = this.#requireEmulator(device, 'delete');
+    if (this.#placeOf(avd, 'delete') !== 'own') {
+      throw new DriverError(
+        `adb never deletes ${avd}: it is adopted from the default AVD home, not made by the agent`,
+      );
+    }
+    await this.shutdown(device);
+    await this.#maker.delete(avd);
+    this.#homes.forget('own', avd);
+    this.#placeByAvd.delete(avd);
+    await rm(join(this.#wipeDir, avd), { force: true });
   }
 
   async boot(device: DriverDevice): Promise<void> {
     const avd = this.#requireEmulator(device, 'boot');
+    const place = this.#placeOf(avd, 'boot');
     if (this.#serialByAvd.has(avd)) return;
+    // The emulator registers with the server it is told of when it starts: that one must be up.
+    await this.#servers.startAgentServer(true);
     const port = await this.#freePort();
     const serial = `emulator-${port}`;
-    const wipe = this.#wipeAtNextBoot.has(avd);
+    const wipeMarker = join(this.#wipeDir, avd);
+    const wipe = await stat(wipeMarker).then(
+      () => true,
+      () => false,
+    );
     this.#portsBooting.add(port);
     try {
-      await this.#spawnDetached([
-        'emulator',
-        '-avd',
-        avd,
-        '-port',
-        String(port),
-        '-no-window',
-        '-no-audio',
-        '-no-boot-anim',
-        ...(wipe ? ['-wipe-data'] : []),
-      ]);
+      await this.#spawnDetached(
+        [
+          'emulator',
+          '-avd',
+          avd,
+          '-port',
+          String(port),
+          '-no-window',
+          '-no-audio',
+          '-no-boot-anim',
+          ...(wipe ? ['-wipe-data'] : []),
+        ],
+        {
+          env: {
+            ...this.#homes.envFor(place),
+            ANDROID_ADB_SERVER_PORT: String(this.#servers.port),
+          },
+        },
+      );
       await this.#waitFor(
         () => this.#bootCompleted(serial),
         this.#bootTimeoutMs,
@@ -181,10 +247,10 @@ export class AdbDriver implements Driver {
       );
       this.#serialByAvd.set(avd, serial);
       this.#avdBySerial.set(serial, avd);
-      this.#wipeAtNextBoot.delete(avd);
+      if (wipe) await rm(wipeMarker, { force: true });
     } catch (error) {
       // Do not leave a half-booted emulator holding RAM.
-      await this.#run(['adb', '-s', serial, 'emu', 'kill']).catch(() => undefined);
+      await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']).catch(() => undefined);
       throw error;
     } finally {
       this.#portsBooting.delete(port);
@@ -193,11 +259,17 @@ export class AdbDriver implements Driver {
 
   async shutdown(device: DriverDevice): Promise<void> {
     const avd = this.#requireEmulator(device, 'shut down');
+    this.#placeOf(avd, 'shut down');
     const serial = this.#serialByAvd.get(avd);
     if (serial === undefined) return;
-    await runChecked(this.#run, ['adb', '-s', serial, 'emu', 'kill']);
+    const result = await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']);
+    if (result.exitCode !== 0 && !/not found/.test(result.stderr)) {
+      throw new DriverError(
+        `adb -P ${this.#servers.port} -s ${serial} emu kill exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500)}`,
+      );
+    }
     await this.#waitFor(
-      async () => !(await this.#adbDevices()).some((entry) => entry.serial === serial),
+      async () => !(await this.#servers.agentEmulators()).some((entry) => entry.serial === serial),
       this.#shutdownTimeoutMs,
       `${avd} (${serial}) did not shut down`,
     );
@@ -205,30 +277,30 @@ export class AdbDriver implements Driver {
     this.#avdBySerial.delete(serial);
   }
 
-  /** Shuts the AVD down and wipes its data at its next boot: the emulator wipes only at boot. */
+  /**
+   * Shuts the AVD down and wipes its data at its next boot (the emulator wipes only at boot); the
+   * mark is a file in the data directory, so a restarted agent still wipes.
+   */
   async erase(device: DriverDevice): Promise<void> {
     await this.shutdown(device);
-    this.#wipeAtNextBoot.add(device.id);
+    await mkdir(this.#wipeDir, { recursive: true });
+    await writeFile(join(this.#wipeDir, device.id), '');
   }
 
   async readPresence(device: DriverDevice): Promise<Presence> {
     this.#requirePhone(device, 'read presence of');
-    const entry = (await this.#adbDevices()).find((candidate) => candidate.serial === device.id);
-    return presenceFromAdbState(entry?.state);
+    return this.#phones.presence(device.id);
   }
 
   async readResetBaseline(device: DriverDevice): Promise<ResetBaseline> {
     this.#requirePhone(device, 'reset');
-    return { apps: await this.#thirdPartyPackages(device.id) };
+    return this.#phones.baseline(device.id);
   }
 
   async reset(device: DriverDevice, baseline: ResetBaseline | undefined): Promise<void> {
     this.#requirePhone(device, 'reset');
     if (baseline === undefined) return; // cannot tell the holder's apps from the owner's
-    const keep = new Set(baseline.apps);
-    for (const app of await this.#thirdPartyPackages(device.id)) {
-      if (!keep.has(app)) await runChecked(this.#run, ['adb', '-s', device.id, 'uninstall', app]);
-    }
+    await this.#phones.reset(device.id, baseline);
   }
 
   async checkHealth(): Promise<void> {
@@ -238,51 +310,28 @@ export class AdbDriver implements Driver {
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {
     const refusal = checkToolFits(tool, device);
     if (refusal) return refusal;
-    const serial = device.physical ? device.id : this.#serialByAvd.get(device.id);
+    if (device.physical) return adbExecArgv(args, device.id);
+    const serial = this.#serialByAvd.get(device.id);
     if (serial === undefined) {
       return { ok: false, code: 'UNAVAILABLE', message: `emulator ${device.id} is not running` };
     }
-    return adbExecArgv(args, serial);
+    return adbExecArgv(args, serial, this.#servers.port);
   }
 
   // --- internals ---
 
-  async #adbDevices(): Promise<AdbEntry[]> {
-    const result = await runChecked(this.#run, ['adb', 'devices', '-l']);
-    try {
-      return parseAdbDevices(result.stdout);
-    } catch (error) {
-      throw new DriverError('adb devices: unreadable output', { cause: error });
+  async #powerOf(avd: PlacedAvd, entry: AdbEntry | undefined): Promise<PowerState> {
+    if (entry !== undefined) {
+      return entry.state === 'device' && (await this.#bootCompleted(entry.serial))
+        ? 'booted'
+        : 'transitioning';
     }
+    // An adopted AVD an emulator holds outside the agent's server is the person's right now.
+    if (avd.place === 'adopted' && (await this.#homes.isLocked(avd))) return 'unavailable';
+    return 'shutdown';
   }
 
-  async #readAvds(): Promise<AvdDescription[]> {
-    const result = await runChecked(this.#run, ['emulator', '-list-avds']);
-    const descriptions: AvdDescription[] = [];
-    for (const name of parseAvdList(result.stdout)) {
-      let description = this.#avds.get(name);
-      if (description === undefined) {
-        const config = await this.#readAvdConfig(name);
-        description = config === undefined ? undefined : describeAvd(name, config);
-        if (description !== undefined) this.#avds.set(name, description);
-      }
-      if (description !== undefined) descriptions.push(description);
-    }
-    return descriptions;
-  }
-
-  async #readAvdConfig(name: string): Promise<string | undefined> {
-    const beside = join(this.#avdHome, `${name}.avd`, 'config.ini');
-    const text = await readFile(beside, 'utf8').catch(() => undefined);
-    if (text !== undefined) return text;
-    // Some AVDs live elsewhere; their <name>.ini says where.
-    const pointer = await readFile(join(this.#avdHome, `${name}.ini`), 'utf8').catch(() => '');
-    const path = parseIni(pointer).get('path');
-    if (path === undefined || !isAbsolute(path)) return undefined;
-    return readFile(join(path, 'config.ini'), 'utf8').catch(() => undefined);
-  }
-
-  /** Which AVD each emulator serial runs (asked once per serial), and its adb entry. */
+  /** Which AVD each emulator serial on the agent's server runs (asked once per serial). */
   async #runningAvds(entries: AdbEntry[]): Promise<Map<string, AdbEntry>> {
     const running = new Map<string, AdbEntry>();
     const serials = new Set(entries.map((entry) => entry.serial));
@@ -293,10 +342,9 @@ export class AdbDriver implements Driver {
       }
     }
     for (const entry of entries) {
-      if (!isEmulatorSerial(entry.serial)) continue;
       let avd = this.#avdBySerial.get(entry.serial);
       if (avd === undefined) {
-        const answer = await this.#run(['adb', '-s', entry.serial, 'emu', 'avd', 'name']);
+        const answer = await this.#servers.runOnAgent(['-s', entry.serial, 'emu', 'avd', 'name']);
         const name = answer.exitCode === 0 ? parseAvdList(answer.stdout)[0] : undefined;
         if (name === undefined || name === 'OK') continue;
         avd = name;
@@ -309,57 +357,28 @@ export class AdbDriver implements Driver {
   }
 
   async #bootCompleted(serial: string): Promise<boolean> {
-    const result = await this.#run(['adb', '-s', serial, 'shell', 'getprop', 'sys.boot_completed']);
-    return result.exitCode === 0 && result.stdout.trim() === '1';
-  }
-
-  async #readPhoneProperties(serial: string): Promise<PhoneProperties> {
-    const property = async (name: string): Promise<string> =>
-      (await runChecked(this.#run, ['adb', '-s', serial, 'shell', 'getprop', name])).stdout
-        .trim()
-        .slice(0, 128);
-    const apiLevel = await property('ro.build.version.sdk');
-    if (!/^\d{1,3}$/.test(apiLevel)) {
-      throw new DriverError(`adb: ${serial} has an unreadable API level "${apiLevel}"`);
-    }
-    const model = (await property('ro.product.model')) || serial;
-    const characteristics = await property('ro.build.characteristics');
-    return {
-      apiLevel,
-      model,
-      class: characteristics.split(',').includes('tablet') ? 'tablet' : 'phone',
-    };
-  }
-
-  async #thirdPartyPackages(serial: string): Promise<string[]> {
-    const result = await runChecked(this.#run, [
-      'adb',
+    const result = await this.#servers.runOnAgent([
       '-s',
       serial,
       'shell',
-      'pm',
-      'list',
-      'packages',
-      '-3',
+      'getprop',
+      'sys.boot_completed',
     ]);
-    return result.stdout
-      .split(/\r?\n/)
-      .map((line) => /^package:([A-Za-z0-9._]{1,256})$/.exec(line.trim())?.[1])
-      .filter((name): name is string => name !== undefined)
-      .slice(0, 5000)
-      .sort();
+    return result.exitCode === 0 && result.stdout.trim() === '1';
   }
 
+  /** An even console port from 5600 up that no emulator of the agent's and nothing else holds. */
   async #freePort(): Promise<number> {
     const taken = new Set<number>(this.#portsBooting);
-    for (const entry of await this.#adbDevices()) {
-      const port = /^emulator-(\d+)$/.exec(entry.serial)?.[1];
-      if (port !== undefined) taken.add(Number(port));
+    for (const entry of await this.#servers.agentEmulators()) {
+      const port = emulatorPort(entry.serial);
+      if (port !== undefined) taken.add(port);
     }
-    for (let port = FIRST_EMULATOR_PORT; port <= LAST_EMULATOR_PORT; port += 2) {
-      if (!taken.has(port)) return port;
+    for (let port = FIRST_OWN_PORT; port <= LAST_OWN_PORT; port += 2) {
+      if (taken.has(port)) continue;
+      if ((await this.#isPortFree(port)) && (await this.#isPortFree(port + 1))) return port;
     }
-    throw new DriverError('no free emulator port between 5554 and 5682');
+    throw new DriverError(`no free emulator port between ${FIRST_OWN_PORT} and ${LAST_OWN_PORT}`);
   }
 
   async #waitFor(check: () => Promise<boolean>, timeoutMs: number, failure: string): Promise<void> {
@@ -369,6 +388,16 @@ export class AdbDriver implements Driver {
       if (this.#clock.now() >= deadline) throw new DriverError(`${failure} within ${timeoutMs} ms`);
       await sleep(this.#clock, this.#pollIntervalMs);
     }
+  }
+
+  #placeOf(avd: string, action: string): AvdPlace {
+    const place = this.#placeByAvd.get(avd);
+    if (place === undefined) {
+      throw new DriverError(
+        `adb cannot ${action} ${avd}: it is neither in the agent's AVD home nor adopted`,
+      );
+    }
+    return place;
   }
 
   #requireEmulator(device: DriverDevice, action: string): string {
@@ -383,11 +412,4 @@ export class AdbDriver implements Driver {
       throw new DriverError(`adb cannot ${action} ${device.id}: not an Android phone`);
     }
   }
-}
-
-function defaultAvdHome(): string {
-  const env = process.env;
-  if (env.ANDROID_AVD_HOME) return env.ANDROID_AVD_HOME;
-  if (env.ANDROID_USER_HOME) return join(env.ANDROID_USER_HOME, 'avd');
-  return join(homedir(), '.android', 'avd');
 }
