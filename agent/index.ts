@@ -112,3 +112,5 @@ export {
   fakeScreenPng,
   isScreenshotToStdout,
 } from './drivers/fake/fake-screenshot.js';
+export { deriveLimits, readMachine, type MachineFigures } from './machine-limits.js';
+export { StageTimings, DEFAULT_STAGE_MS, type StageEstimate } from './stage-timings.js';

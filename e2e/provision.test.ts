@@ -3,6 +3,7 @@
 // step on the Lease as it begins, with its estimate; the grant then clears the progress.
 import { afterEach, describe, expect, it } from 'vitest';
 import { LeaseObject, LeaseRequestObject, type GrantProgress } from '../api/index.js';
+import { deriveLimits, readMachine } from '../agent/index.js';
 import type { Reconciler } from '../controller/index.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { Informer, KubeClient, simlockPath } from '../runtime/index.js';
@@ -141,5 +142,21 @@ describe('an agent that makes the device a lease wants', () => {
     ]);
     // Only while Dispatched.
     for (const status of seen) if (status.progress) expect(status.phase).toBe('Dispatched');
+  });
+
+  it('derives its limits from this machine when its config sets none, and says so', async () => {
+    const fleet = await TestFleet.create(cluster);
+    const agent = await startFleetAgent(cluster, fleet, makesIphone17(), { limits: undefined });
+    agents.push(agent);
+    const expected = deriveLimits(readMachine(), ['ios']);
+    const status = await eventually(async () => {
+      const current = await agent.status();
+      return current?.capacity ? current : undefined;
+    });
+    expect(status.limitsBasis).toBe(expected.basis);
+    expect(status.limitsBasis).toMatch(/^derived from \d+ cores?, [\d.]+ GiB: \d+ running/);
+    expect(status.capacity?.global.limit).toBe(expected.limits.running);
+    expect(status.capacity?.platforms.ios?.limit).toBe(expected.limits.platforms.ios?.running);
+    console.log(`this machine: ${expected.basis}`);
   });
 });
