@@ -115,11 +115,17 @@ describe('an agent on a Mac with a person on it (simctl over a stand-in)', () =>
         simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'first' }),
       );
       await fleet.requestGone('first');
-      for (let done = 0; done < LEASES; done += 3) {
-        if (done >= LEASES / 2 && done - 3 < LEASES / 2) await agent.restart('SIGTERM');
-        const batch = [done, done + 1, done + 2].filter((n) => n < LEASES);
-        await Promise.all(batch.map((n) => lease(`l${n}`)));
-      }
+      // Three lanes take the next lease as each finishes (the host's limit is three).
+      const leaseRange = async (from: number, to: number) => {
+        let next = from;
+        const lane = async () => {
+          while (next < to) await lease(`l${next++}`);
+        };
+        await Promise.all([lane(), lane(), lane()]);
+      };
+      await leaseRange(0, LEASES / 2);
+      await agent.restart('SIGTERM');
+      await leaseRange(LEASES / 2, LEASES);
 
       // The person's simulators: the same state, never erased, never booted again.
       expect(await standIn.devices()).toEqual(before);
