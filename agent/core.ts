@@ -72,6 +72,7 @@ export class AgentCore {
   readonly #expiryTimers = new Map<string, TimerHandle>();
   readonly #expiresAt = new Map<string, number>();
   #refreshTimer: TimerHandle | undefined;
+  #provisionProblem: string | undefined;
   #healthTimer: TimerHandle | undefined;
   #running = false;
 
@@ -232,6 +233,7 @@ export class AgentCore {
     try {
       await this.inventory.refresh(this.#driver);
       this.health.recordListing();
+      this.#noteProvisionProblem(this.inventory.provisionProblem);
     } catch (error) {
       this.health.recordListing((error as Error).message);
       this.#logger.warn('listing devices failed', { error: (error as Error).message });
@@ -258,6 +260,17 @@ export class AgentCore {
   }
 
   // --- internals ---
+
+  /** A host that cannot make devices says why, once when it starts and once when it ends. */
+  #noteProvisionProblem(problem: string | undefined): void {
+    if (problem === this.#provisionProblem) return;
+    if (problem !== undefined) {
+      this.#logger.warn('this host can make no devices', { reason: problem });
+    } else if (this.#provisionProblem !== undefined) {
+      this.#logger.info('this host can make devices again');
+    }
+    this.#provisionProblem = problem;
+  }
 
   #capabilities(): { name: string; available: boolean }[] {
     return this.#config.capabilities.map((name) => ({ name, available: true }));

@@ -22,6 +22,7 @@ export class Inventory {
   readonly #clock: Clock;
   #catalog: Catalog | undefined;
   #makeable: readonly MakeableModel[] = [];
+  #provisionProblem: string | undefined;
   #listed = new Map<string, DriverDevice>();
   /** Physical devices seen at least once; shown absent while the driver does not list them. */
   readonly #physicalSeen = new Map<string, DriverDevice>();
@@ -46,6 +47,11 @@ export class Inventory {
 
   get catalog(): Catalog | undefined {
     return this.#catalog;
+  }
+
+  /** Why the drivers can make nothing, at the last listing, if they said so. */
+  get provisionProblem(): string | undefined {
+    return this.#provisionProblem;
   }
 
   /** What the drivers said, at the last listing, they can make. */
@@ -81,6 +87,7 @@ export class Inventory {
     this.#listed = listed;
     this.#catalog = listing.catalog;
     this.#makeable = listing.makeable ?? [];
+    this.#provisionProblem = listing.provisionProblem;
     // A virtual device gone from the listing is gone; the agent holds nothing for it any more.
     for (const id of this.#held.keys()) {
       if (!listed.has(id) && !this.#physicalSeen.has(id)) this.#held.delete(id);

@@ -61,10 +61,12 @@ export class CombinedDriver implements Driver {
     });
     this.#makers = makers;
     const makeable = listings.flatMap((listing) => listing.makeable ?? []);
+    const problems = listings.flatMap((listing) => listing.provisionProblem ?? []);
     return {
       catalog: mergeCatalogs(listings.map((listing) => listing.catalog)),
       devices,
       ...(makeable.length > 0 ? { makeable } : {}),
+      ...(problems.length > 0 ? { provisionProblem: problems.join('; ') } : {}),
     };
   }
 

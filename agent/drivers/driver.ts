@@ -71,6 +71,8 @@ export interface DeviceListing {
   devices: DriverDevice[];
   /** What `create` can make; absent or empty when the driver makes no devices. */
   makeable?: MakeableModel[];
+  /** Why the driver can make nothing although it would (no SDK found, a tool failing), if so. */
+  provisionProblem?: string;
 }
 
 /** What the driver needs to put a physical device back as it was: the apps present at grant. */

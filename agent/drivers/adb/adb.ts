@@ -161,7 +161,13 @@ export class AdbDriver implements Driver {
 
     devices.push(...(await this.#phones.list()));
 
-    return { catalog: catalogOf(avds, makeable), devices, makeable };
+    const problem = this.#maker.problem;
+    return {
+      catalog: catalogOf(avds, makeable),
+      devices,
+      makeable,
+      ...(problem !== undefined ? { provisionProblem: problem } : {}),
+    };
   }
 
   async create(want: DeviceToMake, name: string): Promise<DriverDevice> {
