@@ -1,10 +1,11 @@
 // The lease granter: answers each lease with the planner's decision and carries it out (reserve,
-// evict, boot, read presence), and reclaims devices on release. Decisions run one at a time through
-// a Serializer and reserve their device before anything is awaited, so two leases arriving
-// together never get one device; slow work (a cold boot) runs after the decision, outside it.
-import { randomBytes } from 'node:crypto';
-import type { DeviceSpec, GrantedDevice, GrantStage } from '../api/index.js';
+// read presence; the slow work of evicting, making and booting is device-preparation.ts), and
+// reclaims devices on release. Decisions run one at a time through a Serializer and reserve their
+// device before anything is awaited, so two leases arriving together never get one device; slow
+// work runs after the decision, outside it (kube-scheduler's scheduling and binding cycles).
+import type { DeviceSpec, GrantedDevice } from '../api/index.js';
 import type { ReclaimPolicy, Limits } from './config.js';
+import { DevicePreparation, type GrantStepListener, type Prepared } from './device-preparation.js';
 import type {
   DeviceToMake,
   Driver,
@@ -17,7 +18,9 @@ import { silentLogger, type Clock, type Logger } from '../runtime/index.js';
 import { Serializer } from './listeners.js';
 import { plan, type AgentRefusal, type PlannedDevice } from './planner.js';
 import type { PresenceWatcher } from './presence.js';
-import { StageTimings, type StageEstimate, type StageSubject } from './stage-timings.js';
+import { StageTimings } from './stage-timings.js';
+
+export { deviceName, type GrantStep, type GrantStepListener } from './device-preparation.js';
 
 export type LeaseOrigin = 'fleet' | 'local';
 
@@ -35,16 +38,6 @@ export type GrantOutcome =
   { kind: 'granted'; lease: LeaseRecord } | { kind: 'refused'; refusal: AgentRefusal };
 
 export type ReclaimOutcome = 'ready' | 'shut-down' | 'quarantined' | 'not-leased';
-
-/** A slow step of a grant beginning: making the device, or booting it, with its estimate. */
-export interface GrantStep {
-  stage: GrantStage;
-  startedAtMs: number;
-  device: StageSubject;
-  estimate: StageEstimate;
-}
-
-export type GrantStepListener = (step: GrantStep) => void;
 
 export interface LeaseGranterOptions {
   driver: Driver;
@@ -93,12 +86,18 @@ export class LeaseGranter {
   readonly #decisions = new Serializer();
   readonly #leases = new Map<string, LeaseRecord>();
   readonly #inFlight = new Map<string, Promise<GrantOutcome>>();
-  readonly #timings: StageTimings;
+  readonly #preparation: DevicePreparation;
 
   constructor(options: LeaseGranterOptions) {
     this.#options = options;
     this.#logger = options.logger ?? silentLogger;
-    this.#timings = options.timings ?? new StageTimings();
+    this.#preparation = new DevicePreparation({
+      driver: options.driver,
+      inventory: options.inventory,
+      clock: options.clock,
+      timings: options.timings ?? new StageTimings(),
+      logger: this.#logger,
+    });
   }
 
   lease(leaseId: string): LeaseRecord | undefined {
@@ -130,9 +129,13 @@ export class LeaseGranter {
           case 'done':
             return decision.outcome;
           case 'boot':
-            return this.#bootCold(leaseId, origin, decision, onStep);
+            return this.#preparation
+              .bootCold(decision.device, decision.evict, onStep)
+              .then((prepared) => this.#grantPrepared(leaseId, origin, prepared));
           case 'make':
-            return this.#makeAndBoot(leaseId, origin, decision, onStep);
+            return this.#preparation
+              .makeAndBoot(leaseId, decision.want, decision.evict, onStep)
+              .then((prepared) => this.#grantPrepared(leaseId, origin, prepared));
         }
       })
       .finally(() => this.#inFlight.delete(leaseId));
@@ -324,115 +327,10 @@ export class LeaseGranter {
       : refused({ code: 'NO_CAPACITY', message: 'the matching device could not be read at grant' });
   }
 
-  async #bootCold(
-    leaseId: string,
-    origin: LeaseOrigin,
-    decision: Extract<Decision, { kind: 'boot' }>,
-    onStep: GrantStepListener | undefined,
-  ): Promise<GrantOutcome> {
-    const stuck = await this.#evict(decision.evict);
-    if (stuck !== undefined) {
-      this.#options.inventory.hold(decision.device.id, undefined);
-      return refused({ code: 'NO_CAPACITY', message: `could not shut down ${stuck} to make room` });
-    }
-    return this.#boot(leaseId, origin, decision.device, 'cold', onStep);
-  }
-
-  /** Makes the device the plan asked for in the agent's own place, then boots it for the lease. */
-  async #makeAndBoot(
-    leaseId: string,
-    origin: LeaseOrigin,
-    decision: Extract<Decision, { kind: 'make' }>,
-    onStep: GrantStepListener | undefined,
-  ): Promise<GrantOutcome> {
-    const { inventory, driver, clock } = this.#options;
-    const stuck = await this.#evict(decision.evict);
-    if (stuck !== undefined) {
-      inventory.makingFailed(leaseId);
-      return refused({ code: 'NO_CAPACITY', message: `could not shut down ${stuck} to make room` });
-    }
-    const { want } = decision;
-    const startedAtMs = this.#step('provisioning', want, onStep);
-    let made: DriverDevice;
-    try {
-      if (driver.create === undefined)
-        throw new Error(`the ${driver.kind} driver makes no devices`);
-      made = await driver.create(want, deviceName(want.model));
-    } catch (error) {
-      inventory.makingFailed(leaseId);
-      const message = `could not make a new ${want.model} (${want.os}): ${(error as Error).message}`;
-      this.#logger.warn('making a device failed', { lease: leaseId, model: want.model, error });
-      return refused({ code: 'NO_CAPACITY', message: message.slice(0, 1024) });
-    }
-    this.#timings.record('provisioning', want, clock.now() - startedAtMs);
-    this.#logger.info('made a device', { lease: leaseId, device: made.id, model: made.model });
-    inventory.made(leaseId, made);
-    inventory.hold(made.id, 'booting');
-    const planned = inventory.devices(() => undefined).find((device) => device.id === made.id) ?? {
-      ...made,
-      state: 'booting' as const,
-    };
-    return this.#boot(leaseId, origin, planned, 'cold', onStep);
-  }
-
-  /** Shuts the evicted devices down; the id of one that would not go (it is quarantined). */
-  async #evict(evict: readonly PlannedDevice[]): Promise<string | undefined> {
-    const { inventory, driver } = this.#options;
-    const evictions = await Promise.allSettled(
-      evict.map(async (planned) => {
-        const device = this.#driverDevice(planned.id);
-        await driver.shutdown(device);
-        inventory.setPower(device.id, 'shutdown');
-        inventory.hold(device.id, undefined);
-      }),
-    );
-    const failed = evictions.findIndex((result) => result.status === 'rejected');
-    if (failed < 0) return undefined;
-    const stuck = evict[failed]!;
-    const result = evictions[failed] as PromiseRejectedResult;
-    inventory.hold(stuck.id, 'quarantined');
-    this.#logger.warn('eviction failed; device quarantined', {
-      device: stuck.id,
-      error: (result.reason as Error).message,
-    });
-    return stuck.id;
-  }
-
-  /** Boots a reserved device and grants it; a device that will not boot is quarantined. */
-  async #boot(
-    leaseId: string,
-    origin: LeaseOrigin,
-    device: PlannedDevice,
-    source: 'cold',
-    onStep: GrantStepListener | undefined,
-  ): Promise<GrantOutcome> {
-    const { inventory, driver, clock } = this.#options;
-    const startedAtMs = this.#step('booting', device, onStep);
-    try {
-      await driver.boot(this.#driverDevice(device.id));
-    } catch (error) {
-      inventory.hold(device.id, 'quarantined');
-      this.#logger.warn('boot failed; device quarantined', {
-        device: device.id,
-        error: (error as Error).message,
-      });
-      return refused({
-        code: 'NO_CAPACITY',
-        message: `boot of ${device.id} failed: ${(error as Error).message}`.slice(0, 1024),
-      });
-    }
-    this.#timings.record('booting', device, clock.now() - startedAtMs);
-    inventory.setPower(device.id, 'booted');
-    inventory.hold(device.id, 'leased');
-    return this.#record(leaseId, origin, device, source);
-  }
-
-  /** Tells the listener a slow step begins, with this host's estimate; returns when it began. */
-  #step(stage: GrantStage, subject: StageSubject, onStep: GrantStepListener | undefined): number {
-    const startedAtMs = this.#options.clock.now();
-    const device = { platform: subject.platform, model: subject.model, os: subject.os };
-    onStep?.({ stage, startedAtMs, device, estimate: this.#timings.estimate(stage, device) });
-    return startedAtMs;
+  #grantPrepared(leaseId: string, origin: LeaseOrigin, prepared: Prepared): GrantOutcome {
+    return 'refusal' in prepared
+      ? refused(prepared.refusal)
+      : this.#record(leaseId, origin, prepared.device, 'cold');
   }
 
   #record(
@@ -474,20 +372,4 @@ export class LeaseGranter {
     inventory.setPower(device.id, 'booted');
     return 'ready';
   }
-
-  #driverDevice(id: string): DriverDevice {
-    const device = this.#options.inventory.driverDevice(id);
-    if (device === undefined) throw new Error(`device ${id} is not in the inventory`);
-    return device;
-  }
-}
-
-/** The name a new device gets: simlock's, its model, and a short random id ("simlock-iphone-16-3fa2c1"). */
-export function deviceName(model: string): string {
-  const slug = model
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '')
-    .slice(0, 40);
-  return `simlock-${slug || 'device'}-${randomBytes(3).toString('hex')}`;
 }

@@ -1,0 +1,172 @@
+// The slow work of a grant, after the granter's decision reserved the device (the binding cycle,
+// as kube-scheduler keeps binding apart from scheduling): evict what the plan names, make the
+// device when the plan says so, and boot it, telling each step as it begins with this host's
+// estimate and measuring it for the next one. A device that will not boot is quarantined; a
+// device that could not be made frees its slot.
+import { randomBytes } from 'node:crypto';
+import type { GrantStage } from '../api/index.js';
+import type { Clock, Logger } from '../runtime/index.js';
+import type { DeviceToMake, Driver, DriverDevice } from './drivers/driver.js';
+import type { Inventory } from './inventory.js';
+import type { AgentRefusal, PlannedDevice } from './planner.js';
+import type { StageEstimate, StageSubject, StageTimings } from './stage-timings.js';
+
+/** A slow step of a grant beginning: making the device, or booting it, with its estimate. */
+export interface GrantStep {
+  stage: GrantStage;
+  startedAtMs: number;
+  device: StageSubject;
+  estimate: StageEstimate;
+}
+
+export type GrantStepListener = (step: GrantStep) => void;
+
+/** The device booted and held `leased` for the lease, or why not. */
+export type Prepared = { device: PlannedDevice } | { refusal: AgentRefusal };
+
+export interface DevicePreparationOptions {
+  driver: Driver;
+  inventory: Inventory;
+  clock: Clock;
+  timings: StageTimings;
+  logger: Logger;
+}
+
+function couldNotEvict(stuck: string): Prepared {
+  return { refusal: { code: 'NO_CAPACITY', message: `could not shut down ${stuck} to make room` } };
+}
+
+export class DevicePreparation {
+  readonly #options: DevicePreparationOptions;
+
+  constructor(options: DevicePreparationOptions) {
+    this.#options = options;
+  }
+
+  /** Boots a reserved shut-down device, after shutting down the ones evicted for it. */
+  async bootCold(
+    device: PlannedDevice,
+    evict: readonly PlannedDevice[],
+    onStep: GrantStepListener | undefined,
+  ): Promise<Prepared> {
+    const stuck = await this.#evict(evict);
+    if (stuck !== undefined) {
+      this.#options.inventory.hold(device.id, undefined);
+      return couldNotEvict(stuck);
+    }
+    return this.#boot(device, onStep);
+  }
+
+  /** Makes the device the plan asked for (its slot held for `key`), then boots it. */
+  async makeAndBoot(
+    key: string,
+    want: DeviceToMake,
+    evict: readonly PlannedDevice[],
+    onStep: GrantStepListener | undefined,
+  ): Promise<Prepared> {
+    const { inventory, driver, clock, timings, logger } = this.#options;
+    const stuck = await this.#evict(evict);
+    if (stuck !== undefined) {
+      inventory.makingFailed(key);
+      return couldNotEvict(stuck);
+    }
+    const startedAtMs = this.#step('provisioning', want, onStep);
+    let made: DriverDevice;
+    try {
+      if (driver.create === undefined)
+        throw new Error(`the ${driver.kind} driver makes no devices`);
+      made = await driver.create(want, deviceName(want.model));
+    } catch (error) {
+      inventory.makingFailed(key);
+      const message = `could not make a new ${want.model} (${want.os}): ${(error as Error).message}`;
+      logger.warn('making a device failed', { lease: key, model: want.model, error });
+      return { refusal: { code: 'NO_CAPACITY', message: message.slice(0, 1024) } };
+    }
+    timings.record('provisioning', want, clock.now() - startedAtMs);
+    logger.info('made a device', { lease: key, device: made.id, model: made.model });
+    inventory.made(key, made);
+    inventory.hold(made.id, 'booting');
+    const planned = inventory.devices(() => undefined).find((device) => device.id === made.id) ?? {
+      ...made,
+      state: 'booting' as const,
+    };
+    return this.#boot(planned, onStep);
+  }
+
+  /** Shuts the evicted devices down; the id of one that would not go (it is quarantined). */
+  async #evict(evict: readonly PlannedDevice[]): Promise<string | undefined> {
+    const { inventory, driver, logger } = this.#options;
+    const evictions = await Promise.allSettled(
+      evict.map(async (planned) => {
+        const device = this.#driverDevice(planned.id);
+        await driver.shutdown(device);
+        inventory.setPower(device.id, 'shutdown');
+        inventory.hold(device.id, undefined);
+      }),
+    );
+    const failed = evictions.findIndex((result) => result.status === 'rejected');
+    if (failed < 0) return undefined;
+    const stuck = evict[failed]!;
+    const result = evictions[failed] as PromiseRejectedResult;
+    inventory.hold(stuck.id, 'quarantined');
+    logger.warn('eviction failed; device quarantined', {
+      device: stuck.id,
+      error: (result.reason as Error).message,
+    });
+    return stuck.id;
+  }
+
+  /** Boots a reserved device and holds it leased; a device that will not boot is quarantined. */
+  async #boot(device: PlannedDevice, onStep: GrantStepListener | undefined): Promise<Prepared> {
+    const { inventory, driver, clock, timings, logger } = this.#options;
+    const startedAtMs = this.#step('booting', device, onStep);
+    try {
+      await driver.boot(this.#driverDevice(device.id));
+    } catch (error) {
+      inventory.hold(device.id, 'quarantined');
+      logger.warn('boot failed; device quarantined', {
+        device: device.id,
+        error: (error as Error).message,
+      });
+      return {
+        refusal: {
+          code: 'NO_CAPACITY',
+          message: `boot of ${device.id} failed: ${(error as Error).message}`.slice(0, 1024),
+        },
+      };
+    }
+    timings.record('booting', device, clock.now() - startedAtMs);
+    inventory.setPower(device.id, 'booted');
+    inventory.hold(device.id, 'leased');
+    return { device };
+  }
+
+  /** Tells the listener a slow step begins, with this host's estimate; returns when it began. */
+  #step(stage: GrantStage, subject: StageSubject, onStep: GrantStepListener | undefined): number {
+    const startedAtMs = this.#options.clock.now();
+    const device = { platform: subject.platform, model: subject.model, os: subject.os };
+    onStep?.({
+      stage,
+      startedAtMs,
+      device,
+      estimate: this.#options.timings.estimate(stage, device),
+    });
+    return startedAtMs;
+  }
+
+  #driverDevice(id: string): DriverDevice {
+    const device = this.#options.inventory.driverDevice(id);
+    if (device === undefined) throw new Error(`device ${id} is not in the inventory`);
+    return device;
+  }
+}
+
+/** The name a new device gets: simlock's, its model, a short random id ("simlock-iphone-16-3fa2c1"). */
+export function deviceName(model: string): string {
+  const slug = model
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 40);
+  return `simlock-${slug || 'device'}-${randomBytes(3).toString('hex')}`;
+}
