@@ -8,7 +8,7 @@ import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
 import { deviceName, LeaseGranter, type GrantStep } from './granter.js';
 import { Inventory } from './inventory.js';
-import { chooseToMake } from './planner.js';
+import { chooseToMake } from './make-choice.js';
 import { PresenceWatcher } from './presence.js';
 import { StageTimings } from './stage-timings.js';
 

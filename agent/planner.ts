@@ -11,7 +11,6 @@
 //     `ramPerDeviceMb`.
 // An idle warm device is *evictable*: shut down to make room for a cold boot of another model.
 import {
-  compareOsVersions,
   describeRequest,
   fitsDevice,
   fitsOneMore,
@@ -34,6 +33,7 @@ import {
 } from '../api/index.js';
 import type { Limits, PlatformLimits } from './config.js';
 import type { DeviceToMake, MakeableModel } from './drivers/driver.js';
+import { chooseToMake, newDevice } from './make-choice.js';
 
 /** Where a device is in the agent's hands; `shutdown` is a virtual device free to cold-boot. */
 export type InventoryState = Device['state'] | 'shutdown';
@@ -342,46 +342,6 @@ function planVirtual(input: PlanInput): Plan {
       ? `every ${describeRequest(spec)} device on this host is quarantined`
       : `every ${describeRequest(spec)} device on this host is in use`,
   );
-}
-
-/**
- * The device to make for a request, if the drivers can make one that fits: the newest OS the
- * request allows, then the first model by name (a request naming no model takes any that fits).
- */
-export function chooseToMake(
-  spec: DeviceSpec,
-  makeable: readonly MakeableModel[],
-): DeviceToMake | undefined {
-  let best: DeviceToMake | undefined;
-  for (const model of makeable) {
-    for (const os of model.os) {
-      const candidate = { platform: model.platform, model: model.model, class: model.class, os };
-      if (!fitsDevice(spec, candidate)) continue;
-      const better =
-        best === undefined ||
-        compareOsVersions(os, best.os) > 0 ||
-        (compareOsVersions(os, best.os) === 0 && model.model.localeCompare(best.model) < 0);
-      if (better) best = { platform: model.platform, model: model.model, os };
-    }
-  }
-  return best;
-}
-
-/** A device to be made, as the capacity arithmetic sees it (its class from what can be made). */
-function newDevice(want: DeviceToMake, makeable: readonly MakeableModel[]): PlannedDevice {
-  const model = makeable.find(
-    (entry) => entry.platform === want.platform && entry.model === want.model,
-  );
-  return {
-    id: `new ${want.model}`,
-    name: want.model,
-    model: want.model,
-    platform: want.platform,
-    os: want.os,
-    physical: false,
-    class: model?.class ?? 'phone',
-    state: 'shutdown',
-  };
 }
 
 function capacityMessage(reason: CapacityReason, platform: Platform): string {
