@@ -149,6 +149,41 @@ export const AgentConfig = z
           ),
       })
       .default({ enabled: true, models: [], os: [] }),
+    idle: z
+      .strictObject({
+        shutdownAfterSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(31_536_000)
+          .default(600)
+          .describe('A booted device nobody leases is shut down after this long.'),
+        deleteAfterSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(31_536_000)
+          .default(86_400)
+          .describe('A device the agent made, shut down and unused this long, is deleted.'),
+        warm: z
+          .record(z.string().min(1).max(128), z.number().int().min(0).max(64))
+          .default({})
+          .describe('Devices kept booted (and never deleted) per model (any case), for fast grants.'),
+      })
+      .default({ shutdownAfterSeconds: 600, deleteAfterSeconds: 86_400, warm: {} }),
+    disk: z
+      .strictObject({
+        lowBelowGiB: z
+          .number()
+          .int()
+          .min(0)
+          .max(100_000)
+          .default(10)
+          .describe(
+            'Below this much free space where its devices live, the agent makes no device and deletes its idle ones first.',
+          ),
+      })
+      .default({ lowBelowGiB: 10 }),
     limits: Limits.optional().describe(
       "How many devices may run and the RAM they may use; none: derived from the host's cores and memory (docs/adr/0021).",
     ),

@@ -55,6 +55,8 @@ export interface PlanInput {
   localWaiting?: readonly DeviceSpec[];
   /** What the drivers can make a new device of (models with their OS versions). */
   makeable?: readonly MakeableModel[];
+  /** Free space is low where devices live: nothing is made (what exists is still granted). */
+  diskLow?: boolean;
 }
 
 export interface AgentRefusal {
@@ -317,7 +319,9 @@ function planVirtual(input: PlanInput): Plan {
     if ('evict' in room) return { kind: 'cold', device, evict: room.evict };
     firstReason ??= room.reason;
   }
-  if (toMake !== undefined) {
+  if (toMake !== undefined && input.diskLow === true) {
+    firstReason ??= 'disk-low';
+  } else if (toMake !== undefined) {
     const room = findRoom(newDevice(toMake, input.makeable ?? []), devices, limits);
     if ('evict' in room) return { kind: 'create', want: toMake, evict: room.evict };
     firstReason ??= room.reason;
@@ -354,6 +358,8 @@ function capacityMessage(reason: CapacityReason, platform: Platform): string {
       return `${platformName(platform)} is at its RAM budget on this host`;
     case 'device-not-present':
       return 'no matching device is present';
+    case 'disk-low':
+      return 'this host is low on disk space: it makes no new device until it has room';
   }
 }
 

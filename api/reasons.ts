@@ -33,6 +33,7 @@ export const CAPACITY_REASONS = [
   'global-running-limit',
   'ram-budget',
   'device-not-present',
+  'disk-low',
 ] as const;
 export const CapacityReason = z.enum(CAPACITY_REASONS);
 export type CapacityReason = z.infer<typeof CapacityReason>;
@@ -58,6 +59,7 @@ const CAPACITY_TEXTS: Record<CapacityReason, (platform: Platform) => string> = {
   'global-running-limit': () => 'Full: running limit',
   'ram-budget': () => 'Full: RAM budget',
   'device-not-present': () => 'Full: matching device not present',
+  'disk-low': () => 'Full: disk space low',
 };
 
 /** One worker's reason, as stored in `status.workers` and in an agent's own queue entries. */

@@ -121,6 +121,16 @@ export const WorkerStatus = z.object({
     .describe('The first waiting entries of its own queue.'),
   devices: z.array(Device).max(512).default([]),
   slots: z.string().max(32).optional().describe('running/limit, for the printer column.'),
+  disk: z
+    .object({
+      freeGiB: count,
+      lowBelowGiB: count,
+      low: z.boolean(),
+    })
+    .optional()
+    .describe(
+      'Free space where the agent keeps its devices; while low it makes no device and deletes idle ones it made.',
+    ),
   limitsBasis: z
     .string()
     .max(256)

@@ -36,6 +36,8 @@ export interface DriverDevice {
   physical: boolean;
   class: DeviceClass;
   power: PowerState;
+  /** Made by the agent in its own place: it may delete it (never an adopted or physical one). */
+  deletable?: boolean;
 }
 
 /**

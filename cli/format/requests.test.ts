@@ -88,6 +88,7 @@ const CAPACITY_LINES: Record<CapacityReason, { ios: string; android: string }> =
     ios: 'full: matching device not present',
     android: 'full: matching device not present',
   },
+  'disk-low': { ios: 'full: disk space low', android: 'full: disk space low' },
 };
 
 const options = (workers: WorkerObject[] = []) => ({ now: NOW, worker: workerDisplay(workers) });

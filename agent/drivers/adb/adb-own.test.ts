@@ -122,6 +122,7 @@ describe('the adb driver in its own place', { timeout: 60_000 }, () => {
       physical: false,
       class: 'phone',
       power: 'shutdown',
+      deletable: true,
     });
     const ownHome = join(world.dataDir, 'avd');
     expect(await agentCalls()).toContainEqual(

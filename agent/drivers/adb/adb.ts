@@ -155,6 +155,7 @@ export class AdbDriver implements Driver {
           physical: false,
           class: avd.class,
           power: await this.#powerOf(avd, running.get(avd.name)),
+          deletable: avd.place === 'own',
         });
       }
     }
@@ -195,6 +196,7 @@ export class AdbDriver implements Driver {
       physical: false,
       class: avd.class,
       power: 'shutdown',
+      deletable: true,
     };
   }
 

@@ -328,6 +328,7 @@ export class FakeDriver implements Driver {
 
   #driverDevice(device: FakeDevice): DriverDevice {
     return {
+      ...(this.#made.some((made) => made.id === device.id) ? { deletable: true } : {}),
       id: device.id,
       name: device.name ?? device.model,
       model: device.model,

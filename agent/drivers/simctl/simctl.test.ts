@@ -137,6 +137,7 @@ describe(
         physical: false,
         class: 'phone',
         power: 'shutdown',
+        deletable: true,
       });
       expect((await standIn.calls())[1]).toEqual([
         'simctl',

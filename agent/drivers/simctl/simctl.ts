@@ -115,6 +115,8 @@ export class SimctlDriver implements Driver {
         (udid) => recorded.has(udid.toUpperCase()) || this.#isAdopted(udid),
       );
     }
+    // What the agent made is its to delete; an adopted simulator never is.
+    devices = devices.map((device) => ({ ...device, deletable: !this.#isAdopted(device.id) }));
     this.#makeable = makeableEntries(host, this.#provision);
     const makeable = makeableModels(this.#makeable);
     return { catalog: catalogOf(host, devices, makeable), devices, makeable };
@@ -187,6 +189,7 @@ export class SimctlDriver implements Driver {
       physical: false,
       class: entry.class,
       power: 'shutdown',
+      deletable: true,
     };
   }
 
