@@ -25,6 +25,8 @@ import { Listeners } from './listeners.js';
 import { LocalQueue, type LocalEntry, type LocalRequest } from './local-queue.js';
 import { PresenceWatcher } from './presence.js';
 import { deriveLimits, readMachine, type MachineFigures } from './machine-limits.js';
+import { DiskWatch } from './disk.js';
+import { IdleSweeper } from './idle-sweeper.js';
 import { RunningExecs } from './running-execs.js';
 import type { StageTimings } from './stage-timings.js';
 import { buildWorkerStatus, HealthTracker, ViewDiffer, type ViewChange } from './view.js';
@@ -39,6 +41,10 @@ export interface AgentCoreOptions {
   machine?: MachineFigures;
   /** How long making and booting took on this host before (kept across restarts). */
   stageTimings?: StageTimings;
+  /** Where the agent keeps its devices (its data directory): its free space is watched. */
+  dataDir?: string;
+  /** Reads free bytes at a path (default: the file system's; tests give their own). */
+  readFreeBytes?: (path: string) => Promise<number>;
 }
 
 export interface LocalLeaseRequest extends LocalRequest {
@@ -69,6 +75,8 @@ export class AgentCore {
   readonly #logger: Logger;
   readonly #agentVersion: string | undefined;
   readonly #differ: ViewDiffer;
+  readonly #disk: DiskWatch | undefined;
+  readonly #sweeper: IdleSweeper;
   readonly #expiryTimers = new Map<string, TimerHandle>();
   readonly #expiresAt = new Map<string, number>();
   #refreshTimer: TimerHandle | undefined;
@@ -114,8 +122,25 @@ export class AgentCore {
       capabilities: () => this.#capabilities(),
       localWaiting: () => this.localQueue.waitingSpecs(),
       ...(options.stageTimings ? { timings: options.stageTimings } : {}),
+      diskLow: () => this.#disk?.low ?? false,
       stopExecs: (leaseId) =>
         this.execs.stopLease(leaseId, leaseLostMessage(leaseId, 'its device is being reclaimed')),
+      logger: this.#logger,
+    });
+    this.#disk =
+      options.dataDir === undefined
+        ? undefined
+        : new DiskWatch(options.dataDir, this.#config.disk.lowBelowGiB, options.readFreeBytes);
+    this.#sweeper = new IdleSweeper({
+      driver: this.#driver,
+      inventory: this.inventory,
+      granter: this.granter,
+      clock: this.#clock,
+      settings: {
+        shutdownAfterMs: this.#config.idle.shutdownAfterSeconds * 1000,
+        deleteAfterMs: this.#config.idle.deleteAfterSeconds * 1000,
+        warm: this.#config.idle.warm,
+      },
       logger: this.#logger,
     });
     this.#differ = new ViewDiffer({ clock: this.#clock, debounceMs: this.#config.viewDebounceMs });
@@ -161,6 +186,7 @@ export class AgentCore {
       devices: this.inventory.devices((id) => this.presence.latest(id)),
       limits: this.#limits,
       limitsBasis: this.#limitsBasis,
+      ...(this.#disk?.status ? { disk: this.#disk.status } : {}),
       queue: {
         entries: this.localQueue.viewEntries(),
         queueDepth: this.localQueue.queueDepth,
@@ -234,12 +260,21 @@ export class AgentCore {
       await this.inventory.refresh(this.#driver);
       this.health.recordListing();
       this.#noteProvisionProblem(this.inventory.provisionProblem);
+      await this.#disk?.check();
     } catch (error) {
       this.health.recordListing((error as Error).message);
       this.#logger.warn('listing devices failed', { error: (error as Error).message });
     }
     this.#publish();
     this.#serveLocal();
+    if (this.#running && this.inventory.isRead) {
+      await this.sweepIdle();
+    }
+  }
+
+  /** Shuts down and deletes idle devices now (also done after every listing). */
+  async sweepIdle(): Promise<void> {
+    await this.#sweeper.sweep(this.#disk?.low ?? false);
   }
 
   /** Runs the driver's health check now (also done every healthIntervalMs). */

@@ -53,6 +53,8 @@ export interface LeaseGranterOptions {
   stopExecs?: (leaseId: string) => Promise<void>;
   /** How long making and booting took here; estimates for the next ones. */
   timings?: StageTimings;
+  /** Whether free space is low where devices live (then nothing is made). */
+  diskLow?: () => boolean;
   logger?: Logger;
 }
 
@@ -213,6 +215,14 @@ export class LeaseGranter {
     }
   }
 
+  /**
+   * Runs `decide` among the grant decisions, one at a time with them: what it reserves (holds in
+   * the inventory) no grant decided after it can take, and it sees every grant decided before.
+   */
+  decide<T>(decide: () => T): Promise<T> {
+    return this.#decisions.run(() => Promise.resolve(decide()));
+  }
+
   /** Puts a quarantined device back in service (an operator checked it). */
   unquarantine(deviceId: string): void {
     if (this.#options.inventory.heldState(deviceId) === 'quarantined') {
@@ -255,6 +265,7 @@ export class LeaseGranter {
       limits: this.#options.limits,
       localWaiting: origin === 'fleet' ? (this.#options.localWaiting?.() ?? []) : [],
       makeable: inventory.makeable,
+      diskLow: this.#options.diskLow?.() ?? false,
     });
     switch (decision.kind) {
       case 'refuse':

@@ -14,7 +14,7 @@ import { Listeners } from './listeners.js';
 import type { InventoryState, PlannedDevice } from './planner.js';
 
 /** The states the agent sets; the others (ready, shutdown, absent) follow from the listing. */
-export type AgentHeldState = 'booting' | 'leased' | 'reclaiming' | 'quarantined';
+export type AgentHeldState = 'booting' | 'leased' | 'reclaiming' | 'quarantined' | 'deleting';
 
 export class Inventory {
   /** Fires after any change that the view or the planner could see. */
@@ -28,12 +28,15 @@ export class Inventory {
   readonly #physicalSeen = new Map<string, DriverDevice>();
   readonly #held = new Map<string, AgentHeldState>();
   readonly #readySince = new Map<string, number>();
+  readonly #shutDownSince = new Map<string, number>();
   /** Local power changes (our own boot/shutdown) by sequence, so an older listing cannot undo them. */
   readonly #localPowerChange = new Map<string, number>();
   /** Devices being made for a lease, not listed yet: they count as booting (they take a slot). */
   readonly #making = new Map<string, PlannedDevice>();
   /** Devices the agent made, by the sequence when; a listing started before that still lacks them. */
   readonly #madeAt = new Map<string, number>();
+  /** Devices the agent deleted, by the sequence when; a listing started before may still show them. */
+  readonly #deletedAt = new Map<string, number>();
   #sequence = 0;
 
   constructor(clock: Clock) {
@@ -75,7 +78,11 @@ export class Inventory {
       if (madeAt > startedAt && known !== undefined) listed.set(id, known);
       else this.#madeAt.delete(id);
     }
+    for (const [id, deletedAt] of this.#deletedAt) {
+      if (deletedAt <= startedAt) this.#deletedAt.delete(id);
+    }
     for (const device of listing.devices) {
+      if (this.#deletedAt.has(device.id)) continue;
       const changedLocally = (this.#localPowerChange.get(device.id) ?? 0) > startedAt;
       const known = this.#listed.get(device.id);
       listed.set(
@@ -143,6 +150,17 @@ export class Inventory {
     this.changes.emit();
   }
 
+  /** A device the agent deleted: gone from the inventory now, before the next listing. */
+  deleted(id: string): void {
+    this.#deletedAt.set(id, ++this.#sequence);
+    this.#listed.delete(id);
+    this.#held.delete(id);
+    this.#madeAt.delete(id);
+    this.#readySince.delete(id);
+    this.#shutDownSince.delete(id);
+    this.changes.emit();
+  }
+
   makingFailed(key: string): void {
     if (this.#making.delete(key)) this.changes.emit();
   }
@@ -180,6 +198,13 @@ export class Inventory {
       } else {
         this.#readySince.delete(id);
       }
+      if (state === 'shutdown') {
+        if (!this.#shutDownSince.has(id)) this.#shutDownSince.set(id, this.#clock.now());
+        planned.shutDownSinceMs = this.#shutDownSince.get(id);
+      } else if (state !== 'deleting') {
+        this.#shutDownSince.delete(id);
+      }
+      if (device.deletable === true) planned.deletable = true;
       const presence = device.physical ? presenceOf(id) : undefined;
       if (presence !== undefined) planned.presence = presence;
       result.push(planned);

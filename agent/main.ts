@@ -111,6 +111,7 @@ async function main(): Promise<void> {
     logger: log,
     agentVersion: AGENT_VERSION,
     stageTimings,
+    dataDir,
   });
   const agent = new ClusterAgent({
     client,

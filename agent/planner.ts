@@ -36,13 +36,17 @@ import type { DeviceToMake, MakeableModel } from './drivers/driver.js';
 import { chooseToMake, newDevice } from './make-choice.js';
 
 /** Where a device is in the agent's hands; `shutdown` is a virtual device free to cold-boot. */
-export type InventoryState = Device['state'] | 'shutdown';
+export type InventoryState = Device['state'] | 'shutdown' | 'deleting';
 
 /** A device as the planner sees it: the view's fields, its agent state, when it became ready. */
 export interface PlannedDevice extends Omit<Device, 'state'> {
   state: InventoryState;
   /** When it last became ready; the idle warm device ready the longest is evicted first. */
   readySinceMs?: number;
+  /** When it was last seen shut down (first listed so, or shut down since): its idle time. */
+  shutDownSinceMs?: number;
+  /** Made by the agent in its own place: idle, it may be deleted. */
+  deletable?: boolean;
 }
 
 export interface PlanInput {
@@ -365,7 +369,8 @@ function capacityMessage(reason: CapacityReason, platform: Platform): string {
 
 /** The view's shape of a planned device, for the api's match rules. */
 function asDevice(device: PlannedDevice): Device {
-  const state = device.state === 'shutdown' ? 'ready' : device.state;
+  const state =
+    device.state === 'shutdown' ? 'ready' : device.state === 'deleting' ? 'deleted' : device.state;
   return { ...device, state };
 }
 

@@ -32,6 +32,8 @@ export interface ViewSources {
   limits: Limits;
   /** Where the limits come from, said in the view. */
   limitsBasis?: string;
+  /** Free space where devices live. */
+  disk?: { freeGiB: number; lowBelowGiB: number; low: boolean };
   queue: {
     entries: readonly AgentQueueEntry[];
     queueDepth: number;
@@ -49,7 +51,7 @@ function clip(text: string, length: number): string {
  * and idle (warm), which is what the controller's warm-hit stage reads.
  */
 function viewDevice(device: PlannedDevice): Device | undefined {
-  if (device.state === 'shutdown') return undefined;
+  if (device.state === 'shutdown' || device.state === 'deleting') return undefined;
   const entry: Device = {
     id: clip(device.id, 128),
     name: clip(device.name, 128),
@@ -92,6 +94,7 @@ export function buildWorkerStatus(sources: ViewSources): WorkerStatus {
           capacity,
           slots: `${capacity.global.running}/${capacity.global.limit}`,
           ...(sources.limitsBasis !== undefined ? { limitsBasis: sources.limitsBasis } : {}),
+          ...(sources.disk !== undefined ? { disk: sources.disk } : {}),
         }
       : {}),
     queueDepth: sources.queue.queueDepth,
