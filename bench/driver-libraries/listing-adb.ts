@@ -9,18 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AdbDriver, createCommandRunner, parseAdbDevices } from '../../agent/index.js';
+import { StandIns, type StandInRule } from '../../test/stand-ins/stand-in.js';
 import { FakeAdbServer } from './fake-adb-server.js';
 import { importLibrary, LIBRARIES, quietAppiumLog, type Library } from './libraries.js';
 import {
   compareIds,
   counter,
-  loadStandIns,
   measureListing,
   withPath,
   type Counter,
   type ListingFigures,
   type ParseComparison,
-  type StandInRule,
 } from './listing.js';
 
 const PHONE = '0A281FDD4003QK';
@@ -79,7 +78,6 @@ export async function measureAdb(root: string, libs: string, runs: number): Prom
     { argv: ['-P', SERVER_PORT, 'start-server'] },
     { argv: ['-P', SERVER_PORT, 'devices', '-l'], stdout: devicesL },
   ];
-  const StandIns = await loadStandIns();
   const standIns = await StandIns.create({
     adb: adbRules,
     emulator: [{ argv: ['-list-avds'], stdout: 'Pixel_7_API_34\nPixel_Tablet_API_35\n' }],

@@ -6,11 +6,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createCommandRunner, SimctlDriver } from '../../agent/index.js';
+import { StandIns } from '../../test/stand-ins/stand-in.js';
 import { importLibrary, LIBRARIES } from './libraries.js';
 import {
   compareIds,
   counter,
-  loadStandIns,
   measureListing,
   withPath,
   type ListingFigures,
@@ -46,7 +46,6 @@ export async function measureSimctl(
     'utf8',
   );
   const devicesOnly = `${JSON.stringify({ devices: (JSON.parse(recorded) as { devices: unknown }).devices }, null, 2)}\n`;
-  const StandIns = await loadStandIns();
   const standIns = await StandIns.create({});
   const deviceSet = join(standIns.dir, 'simctl-set');
   await standIns.setRules('xcrun', [

@@ -6,7 +6,7 @@ import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DriverDevice } from '../driver.js';
-import type { CallRecord } from '../testing/android-stand-ins.js';
+import type { CallRecord } from '../../../test/stand-ins/android-stand-ins.js';
 import {
   agentDriver,
   androidWorld,
@@ -15,7 +15,7 @@ import {
   PERSON_AVD,
   PHONE,
   type AndroidWorld,
-} from '../testing/android-world.js';
+} from '../../../test/stand-ins/android-world.js';
 
 const exists = (path: string) =>
   access(path).then(
