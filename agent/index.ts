@@ -98,7 +98,8 @@ export {
   parseDevicectlDevices,
   DEVICECTL_DEVICE_COMMANDS,
 } from './drivers/devicectl/devicectl.js';
-export { AdbDriver } from './drivers/adb/adb.js';
+export { AdbDriver, type AdbDriverOptions } from './drivers/adb/adb.js';
+export { parseDeviceProfiles, readSystemImages } from './drivers/adb/sdk-output.js';
 export { parseAdbDevices, ADB_HOST_COMMANDS } from './drivers/adb/adb-output.js';
 export { FakeDriver, type FakeOperation } from './drivers/fake/fake.js';
 export {

@@ -1,31 +1,44 @@
 // adb: our AdbDriver (its whole listing, and its `adb devices -l` alone) against appium-adb's
 // getConnectedDevices over the same stand-in adb, and adbkit's listDevices/listDevicesWithPaths
-// against a fake adb server answering from the same recorded `adb devices -l`. appium-adb finds
-// adb under its SDK root (platform-tools/adb), so the SDK root here is a folder whose
-// platform-tools is the stand-ins' folder. The phone's `getprop` lines for adbkit are written
+// against a fake adb server answering from the same recorded `adb devices -l`.
+//
+// Our driver works in a place of its own: its AVDs in <dataDir>/avd (here the two AVDs of
+// adb/testdata/avd, one of them running), its emulators on an adb server of its own
+// (`adb -P 5137`, here serving that AVD as emulator-5600, the recording's emulator row on one of
+// the agent's console ports), the phones on the default server (`adb devices -l`: the recording,
+// whose emulator-5554 is a person's and is left out), and what it can make from `avdmanager list
+// device` and the SDK's system images (adb/testdata/sdk). So one listing of ours asks two servers.
+// appium-adb lists one server: the default one (its adbPort 5037), as our `adb devices -l` does.
+//
+// appium-adb finds adb under its SDK root (platform-tools/adb), so the SDK root here is a folder
+// whose platform-tools is the stand-ins' folder. The phone's `getprop` lines for adbkit are written
 // from the same values the adb driver's tests give the stand-in (no recording of a whole getprop).
-import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AdbDriver, createCommandRunner, parseAdbDevices } from '../../agent/index.js';
+import { StandIns, type StandInRule } from '../../test/stand-ins/stand-in.js';
 import { FakeAdbServer } from './fake-adb-server.js';
 import { importLibrary, LIBRARIES, quietAppiumLog, type Library } from './libraries.js';
 import {
   compareIds,
   counter,
-  loadStandIns,
   measureListing,
   withPath,
   type Counter,
   type ListingFigures,
   type ParseComparison,
-  type StandInRule,
 } from './listing.js';
 
 const PHONE = '0A281FDD4003QK';
 /** The agent's own adb server port (agent config adb.serverPort's default). */
 const SERVER_PORT = '5137';
+/** The default adb server's port: the phones', and appium-adb's default adbPort. */
+const DEFAULT_PORT = '5037';
+/** The AVD of the agent's home that runs, and its serial on the agent's server. */
+const RUNNING_AVD = 'Pixel_7_API_34';
+const AGENT_EMULATOR = 'emulator-5600';
 
 const PHONE_PROPS: Record<string, string> = {
   'ro.build.version.sdk': '34',
@@ -70,20 +83,40 @@ export async function measureAdb(root: string, libs: string, runs: number): Prom
     argv: ['-s', PHONE, 'shell', 'getprop', name],
     stdout: `${PHONE_PROPS[name]}\n`,
   });
+  const recordedEmulator = devicesL.split('\n').find((line) => line.startsWith('emulator-5554'));
+  if (recordedEmulator === undefined) throw new Error('devices-l.txt has no emulator-5554 row');
+  const agentDevicesL = `List of devices attached\n${recordedEmulator.replace('emulator-5554', AGENT_EMULATOR)}\n\n`;
+  const onAgent = (...argv: string[]) => ['-P', SERVER_PORT, ...argv];
   const adbRules: StandInRule[] = [
+    // Ours: its own server (started once), the emulators on it, then phones on the default one.
+    { argv: onAgent('start-server') },
+    { argv: onAgent('devices', '-l'), stdout: agentDevicesL },
+    {
+      argv: onAgent('-s', AGENT_EMULATOR, 'emu', 'avd', 'name'),
+      stdout: `${RUNNING_AVD}\r\nOK\r\n`,
+    },
+    {
+      argv: onAgent('-s', AGENT_EMULATOR, 'shell', 'getprop', 'sys.boot_completed'),
+      stdout: '1\n',
+    },
     { argv: ['devices', '-l'], stdout: devicesL },
-    { argv: ['-s', 'emulator-5554', 'emu', 'avd', 'name'], stdout: 'Pixel_7_API_34\r\nOK\r\n' },
-    { argv: ['-s', 'emulator-5554', 'shell', 'getprop', 'sys.boot_completed'], stdout: '1\n' },
     ...Object.keys(PHONE_PROPS).map(getprop),
     // appium-adb: every call carries -P <port>; createADB starts the server first.
-    { argv: ['-P', SERVER_PORT, 'start-server'] },
-    { argv: ['-P', SERVER_PORT, 'devices', '-l'], stdout: devicesL },
+    { argv: ['-P', DEFAULT_PORT, 'start-server'] },
+    { argv: ['-P', DEFAULT_PORT, 'devices', '-l'], stdout: devicesL },
   ];
-  const StandIns = await loadStandIns();
   const standIns = await StandIns.create({
     adb: adbRules,
     emulator: [{ argv: ['-list-avds'], stdout: 'Pixel_7_API_34\nPixel_Tablet_API_35\n' }],
+    avdmanager: [
+      {
+        argv: ['list', 'device'],
+        stdout: await readFile(join(testdata, 'avdmanager-list-device.txt'), 'utf8'),
+      },
+    ],
   });
+  const dataDir = await mkdtemp(join(tmpdir(), 'simlock-driver-libraries-adb-'));
+  await cp(join(testdata, 'avd'), join(dataDir, 'avd'), { recursive: true });
   const sdkRoot = await mkdtemp(join(tmpdir(), 'simlock-driver-libraries-sdk-'));
   await symlink(standIns.dir, join(sdkRoot, 'platform-tools'));
   const server = await FakeAdbServer.start({
@@ -95,21 +128,25 @@ export async function measureAdb(root: string, libs: string, runs: number): Prom
     },
   });
   try {
-    const count = counter(standIns, ['adb', 'emulator'], {
+    const count = counter(standIns, ['adb', 'emulator', 'avdmanager'], {
       count: () => server.connections,
       reset: () => server.resetCounts(),
     });
-    const run = createCommandRunner({ env: standIns.env });
+    const env = { ...standIns.env, ANDROID_HOME: join(testdata, 'sdk') };
+    const run = createCommandRunner({ env });
     const ours = new AdbDriver({
+      dataDir,
+      env,
       run,
-      avdHome: join(testdata, 'avd'),
+      arch: 'x64',
+      adb: { serverPort: Number(SERVER_PORT), adopt: [] },
       spawnDetached: () => Promise.reject(new Error('no boots in a listing')),
     });
     const oursRaw = async () => parseAdbDevices((await run(['adb', 'devices', '-l'])).stdout);
     const { ADB } = AppiumModule.parse(await importLibrary(libs, library('appium-adb')));
     quietAppiumLog();
     const appium = await withPath(standIns.dir, () =>
-      ADB.createADB({ sdkRoot, adbPort: Number(SERVER_PORT) }),
+      ADB.createADB({ sdkRoot, adbPort: Number(DEFAULT_PORT) }),
     );
     const appiumList = async () =>
       z.array(AppiumDevice).parse(await appium.getConnectedDevices({ verbose: true }));
@@ -125,7 +162,8 @@ export async function measureAdb(root: string, libs: string, runs: number): Prom
     const listings = [
       await measureListing(
         'ours: AdbDriver.listDevices',
-        'AVDs (model, API level, class, power) and trusted phones (model, API level, class)',
+        'the AVDs of its own home (model, API level, class, power: its emulators on its own server), ' +
+          'trusted phones on the default server (model, API level, class), what it can make',
         count,
         () => ours.listDevices(),
         runs,
@@ -184,6 +222,16 @@ export async function measureAdb(root: string, libs: string, runs: number): Prom
       ),
     );
 
+    // The figures are of a listing that found what the host has, not of one that failed early.
+    const listed = await ours.listDevices();
+    const found = listed.devices.map((device) => `${device.id} ${device.power}`).sort();
+    const expected = [`${PHONE} booted`, `${RUNNING_AVD} booted`, 'Pixel_Tablet_API_35 shutdown'];
+    if (found.join() !== expected.join() || (listed.makeable ?? []).length === 0) {
+      throw new Error(
+        `our adb listing found ${found.join(', ') || 'nothing'} and ${(listed.makeable ?? []).length} makeable models; expected ${expected.join(', ')} and some`,
+      );
+    }
+
     const ourEntries = await oursRaw();
     const appiumEntries = await appiumList();
     const adbkitEntries = await adbkitLong();
@@ -234,6 +282,7 @@ export async function measureAdb(root: string, libs: string, runs: number): Prom
   } finally {
     await server.stop();
     await rm(sdkRoot, { recursive: true, force: true });
+    await rm(dataDir, { recursive: true, force: true });
     await standIns.cleanup();
   }
 }

@@ -1,16 +1,22 @@
 // simctl: our SimctlDriver.listDevices against node-simctl's getDevices, both over a stand-in
-// xcrun that answers with the recorded `simctl list -j devices runtimes devicetypes`. node-simctl
-// asks `simctl [--set <dir>] list devices -j`, whose output is that listing's `devices` part alone
-// (simctl prints the sections it is asked for); the stand-in serves it cut from the same record.
-import { readFile } from 'node:fs/promises';
+// xcrun and both in the same device set (the agent's own, `<dataDir>/simctl-set`, which the driver
+// names with `--set` before every subcommand). The stand-in answers our
+// `simctl --set <dir> list -j devices runtimes devicetypes` with the recorded
+// `simctl list -j devices runtimes devicetypes` (the recording's simulators stand for the ones in
+// the agent's set; its runtimes and device types are the host's, whichever set is asked).
+// node-simctl asks `simctl --set <dir> list devices -j`, whose output is that listing's `devices`
+// part alone (simctl prints the sections it is asked for); the stand-in serves it cut from the
+// same record.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createCommandRunner, SimctlDriver } from '../../agent/index.js';
+import { StandIns } from '../../test/stand-ins/stand-in.js';
 import { importLibrary, LIBRARIES } from './libraries.js';
 import {
   compareIds,
   counter,
-  loadStandIns,
   measureListing,
   withPath,
   type ListingFigures,
@@ -46,16 +52,19 @@ export async function measureSimctl(
     'utf8',
   );
   const devicesOnly = `${JSON.stringify({ devices: (JSON.parse(recorded) as { devices: unknown }).devices }, null, 2)}\n`;
-  const StandIns = await loadStandIns();
   const standIns = await StandIns.create({});
-  const deviceSet = join(standIns.dir, 'simctl-set');
+  const dataDir = await mkdtemp(join(tmpdir(), 'simlock-driver-libraries-simctl-'));
+  const ours = new SimctlDriver({ dataDir, run: createCommandRunner({ env: standIns.env }) });
+  const deviceSet = ours.deviceSetPath!;
   await standIns.setRules('xcrun', [
-    { argv: ['simctl', 'list', '-j', 'devices', 'runtimes', 'devicetypes'], stdout: recorded },
+    {
+      argv: ['simctl', '--set', deviceSet, 'list', '-j', 'devices', 'runtimes', 'devicetypes'],
+      stdout: recorded,
+    },
     { argv: ['simctl', '--set', deviceSet, 'list', 'devices', '-j'], stdout: devicesOnly },
   ]);
   try {
     const count = counter(standIns, ['xcrun']);
-    const ours = new SimctlDriver({ run: createCommandRunner({ env: standIns.env }) });
     const library = LIBRARIES.find((candidate) => candidate.key === 'node-simctl')!;
     const { Simctl } = SimctlModule.parse(await importLibrary(libs, library));
     const theirs = new Simctl({ devicesSetPath: deviceSet });
@@ -64,7 +73,7 @@ export async function measureSimctl(
     const listings: ListingFigures[] = [
       await measureListing(
         'ours: SimctlDriver.listDevices',
-        'iOS simulators with model, OS, class, power; the catalog of runtimes and models',
+        'iOS simulators of its own set with model, OS, class, power; the catalog of runtimes and models, and what it can make',
         count,
         () => ours.listDevices(),
         runs,
@@ -100,5 +109,6 @@ export async function measureSimctl(
     };
   } finally {
     await standIns.cleanup();
+    await rm(dataDir, { recursive: true, force: true });
   }
 }

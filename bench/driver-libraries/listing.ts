@@ -1,41 +1,13 @@
 // What one device listing costs, counted the same way for our drivers and the libraries: the
 // processes started (every call a stand-in logs is one process) and the adb-server connections
 // opened, on a first listing (nothing cached) and on the listings after it, with the median time
-// of those. The stand-ins are the drivers' own (agent/drivers/testing/stand-in.ts): small Node
+// of those. The stand-ins are the drivers' own (test/stand-ins/stand-in.ts): small Node
 // programs that answer with the recorded outputs, so a process here costs a Node start, more than
 // adb's own client and less than `xcrun simctl`; the counts, not the milliseconds, carry over to
 // a real host.
 import { performance } from 'node:perf_hooks';
+import type { StandIns } from '../../test/stand-ins/stand-in.js';
 import { median } from '../cluster.js';
-
-// The drivers' own stand-ins (agent/drivers/testing/stand-in.ts), for their exact behaviour rather
-// than a copy. agent/ exports no test helper through its index and this benchmark is not part of
-// agent/, so it loads the file by its path and names here the part of it that it uses.
-export interface StandInRule {
-  argv: string[];
-  stdout?: string;
-  stderr?: string;
-  exitCode?: number;
-}
-
-export interface StandIns {
-  readonly dir: string;
-  readonly env: NodeJS.ProcessEnv;
-  setRules(tool: string, rules: StandInRule[]): Promise<void>;
-  calls(tool: string): Promise<string[][]>;
-  clearCalls(tool: string): Promise<void>;
-  cleanup(): Promise<void>;
-}
-
-export interface StandInsFactory {
-  create(tools: Record<string, StandInRule[]>): Promise<StandIns>;
-}
-
-export async function loadStandIns(): Promise<StandInsFactory> {
-  const standIns: { StandIns: StandInsFactory } =
-    await import('../../agent/drivers/testing/stand-in.js');
-  return standIns.StandIns;
-}
 
 export interface ListingFigures {
   name: string;

@@ -14,7 +14,7 @@ import {
   PERSON_AVD,
   PHONE,
   type AndroidWorld,
-} from '../testing/android-world.js';
+} from '../../../test/stand-ins/android-world.js';
 
 const CYCLES = 100;
 const ADOPTED = 'CI_Pixel';

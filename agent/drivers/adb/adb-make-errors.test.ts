@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCommandRunner } from '../command.js';
-import type { CallRecord } from '../testing/android-stand-ins.js';
+import type { CallRecord } from '../../../test/stand-ins/android-stand-ins.js';
 import {
   agentDriver,
   androidWorld,
@@ -13,7 +13,7 @@ import {
   PERSON_AVD,
   PHONE,
   type AndroidWorld,
-} from '../testing/android-world.js';
+} from '../../../test/stand-ins/android-world.js';
 
 let world: AndroidWorld;
 const fast = { inProcess: true } as const;

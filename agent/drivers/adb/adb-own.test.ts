@@ -6,7 +6,7 @@ import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DriverDevice } from '../driver.js';
-import type { CallRecord } from '../testing/android-stand-ins.js';
+import type { CallRecord } from '../../../test/stand-ins/android-stand-ins.js';
 import {
   agentDriver,
   androidWorld,
@@ -15,7 +15,7 @@ import {
   PERSON_AVD,
   PHONE,
   type AndroidWorld,
-} from '../testing/android-world.js';
+} from '../../../test/stand-ins/android-world.js';
 
 const exists = (path: string) =>
   access(path).then(
@@ -232,6 +232,25 @@ describe('the adb driver in its own place', { timeout: 60_000 }, () => {
     expect((await driver.listDevices()).devices.map((device) => device.id)).toEqual([PHONE]);
     // The name is free again.
     await driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-1');
+  });
+
+  it('boots two AVDs at once on two console ports', async () => {
+    const driver = agentDriver(world, fast);
+    await driver.listDevices();
+    const first = await driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-1');
+    const second = await driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-2');
+    await Promise.all([driver.boot(first), driver.boot(second)]);
+    const state = await world.standIns.state();
+    expect(
+      Object.values(state.emulators)
+        .map((emulator) => emulator.avd)
+        .sort(),
+    ).toEqual([PERSON_AVD, 'sl-1', 'sl-2']);
+    const serials = [first, second].map((device) => driver.execArgv('adb', ['shell'], device));
+    expect(serials).toEqual([
+      { ok: true, argv: ['adb', '-P', '5137', '-s', 'emulator-5600', 'shell'] },
+      { ok: true, argv: ['adb', '-P', '5137', '-s', 'emulator-5602', 'shell'] },
+    ]);
   });
 
   it('boots on the next console port whose pair nothing else on the host holds', async () => {

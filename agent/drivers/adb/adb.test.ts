@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCommandRunner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
-import { readTestdata, StandIns, type StandInRule } from '../testing/stand-in.js';
+import { readTestdata, StandIns, type StandInRule } from '../../../test/stand-ins/stand-in.js';
 import { AdbDriver } from './adb.js';
 import {
   describeAvd,

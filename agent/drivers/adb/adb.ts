@@ -220,15 +220,15 @@ export class AdbDriver implements Driver {
     if (this.#serialByAvd.has(avd)) return;
     // The emulator registers with the server it is told of when it starts: that one must be up.
     await this.#servers.startAgentServer(true);
+    // Taken in #portsBooting by #freePort itself, so a boot running beside this one cannot pick it.
     const port = await this.#freePort();
     const serial = `emulator-${port}`;
     const wipeMarker = join(this.#wipeDir, avd);
-    const wipe = await stat(wipeMarker).then(
-      () => true,
-      () => false,
-    );
-    this.#portsBooting.add(port);
     try {
+      const wipe = await stat(wipeMarker).then(
+        () => true,
+        () => false,
+      );
       await this.#spawnDetached(
         [
           'emulator',
@@ -375,16 +375,24 @@ export class AdbDriver implements Driver {
     return result.exitCode === 0 && result.stdout.trim() === '1';
   }
 
-  /** An even console port from 5600 up that no emulator of the agent's and nothing else holds. */
+  /**
+   * An even console port from 5600 up that no emulator of the agent's and nothing else holds,
+   * added to #portsBooting before it is returned: the check after the last await and the add run
+   * as one step, so two boots at once never get the same port (the second `emulator -port` would
+   * fail unseen and its boot wait would find the first one's emulator booted).
+   */
   async #freePort(): Promise<number> {
-    const taken = new Set<number>(this.#portsBooting);
+    const taken = new Set<number>();
     for (const entry of await this.#servers.agentEmulators()) {
       const port = emulatorPort(entry.serial);
       if (port !== undefined) taken.add(port);
     }
     for (let port = FIRST_OWN_PORT; port <= LAST_OWN_PORT; port += 2) {
-      if (taken.has(port)) continue;
-      if ((await this.#isPortFree(port)) && (await this.#isPortFree(port + 1))) return port;
+      if (taken.has(port) || this.#portsBooting.has(port)) continue;
+      if (!(await this.#isPortFree(port)) || !(await this.#isPortFree(port + 1))) continue;
+      if (this.#portsBooting.has(port)) continue;
+      this.#portsBooting.add(port);
+      return port;
     }
     throw new DriverError(`no free emulator port between ${FIRST_OWN_PORT} and ${LAST_OWN_PORT}`);
   }

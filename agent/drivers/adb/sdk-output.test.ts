@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readTestdata } from '../testing/stand-in.js';
+import { readTestdata } from '../../../test/stand-ins/stand-in.js';
 import { findSdkRoot } from './avd-maker.js';
 import {
   avdmanagerText,

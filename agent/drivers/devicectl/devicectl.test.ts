@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCommandRunner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
-import { JSON_OUTPUT, readTestdata, StandIns } from '../testing/stand-in.js';
+import { JSON_OUTPUT, readTestdata, StandIns } from '../../../test/stand-ins/stand-in.js';
 import { DevicectlDriver, parseDevicectlDevices, presenceFromListing } from './devicectl.js';
 
 const IPHONE = '00008110-001A2B3C4D5E';

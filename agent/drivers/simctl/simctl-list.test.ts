@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readTestdata } from '../testing/stand-in.js';
+import { readTestdata } from '../../../test/stand-ins/stand-in.js';
 import {
   catalogOf,
   makeableEntries,

@@ -7,8 +7,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCommandRunner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
-import { DEFAULT_SET, SimctlStandIn, type StandInSimulator } from '../testing/simctl-stand-in.js';
-import { readTestdata } from '../testing/stand-in.js';
+import {
+  DEFAULT_SET,
+  SimctlStandIn,
+  type StandInSimulator,
+} from '../../../test/stand-ins/simctl-stand-in.js';
+import { readTestdata } from '../../../test/stand-ins/stand-in.js';
 import { SimctlDriver, type SimctlDriverOptions } from './simctl.js';
 
 const PERSON_BOOTED = '3B1F7E2A-6C4D-4E8F-9A0B-1C2D3E4F5A6B';

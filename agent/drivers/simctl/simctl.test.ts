@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCommandRunner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
-import { SimctlStandIn } from '../testing/simctl-stand-in.js';
-import { readTestdata } from '../testing/stand-in.js';
+import { SimctlStandIn } from '../../../test/stand-ins/simctl-stand-in.js';
+import { readTestdata } from '../../../test/stand-ins/stand-in.js';
 import { parseSimctlList, recordedName, SimctlDriver } from './simctl.js';
 
 const IPHONE_16_BOOTED = '0F6C7B1E-3C2A-4D8E-9B1F-6A5E4D3C2B10';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AndroidState, CallRecord, PhoneRecord, Profile } from './android-state.js';
-import type { CommandRunner, DetachedSpawner } from '../command.js';
+import type { CommandRunner, DetachedSpawner } from '../../agent/index.js';
 import { CALLS_FILE, runTool, STATE_FILE, withState, writeAvdFiles } from './android-tools.js';
 
 export type { AndroidState, CallRecord, PhoneRecord, Profile } from './android-state.js';

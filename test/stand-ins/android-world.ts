@@ -5,9 +5,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AdbDriver, type AdbDriverOptions } from '../adb/adb.js';
-import { parseDeviceProfiles, readSystemImages } from '../adb/sdk-output.js';
-import { createCommandRunner, createDetachedSpawner } from '../command.js';
+import {
+  AdbDriver,
+  createCommandRunner,
+  createDetachedSpawner,
+  parseDeviceProfiles,
+  readSystemImages,
+  type AdbDriverOptions,
+} from '../../agent/index.js';
 import { AndroidStandIns } from './android-stand-ins.js';
 
 export const PHONE = '0A281FDD4003QK';
@@ -19,7 +24,7 @@ export const IMAGE_34 = 'system-images;android-34;google_apis;x86_64';
 export const IMAGE_35 = 'system-images;android-35;google_apis;x86_64';
 
 const adbTestdata = (name: string) =>
-  fileURLToPath(new URL(`../adb/testdata/${name}`, import.meta.url));
+  fileURLToPath(new URL(`../../agent/drivers/adb/testdata/${name}`, import.meta.url));
 
 export interface AndroidWorld {
   standIns: AndroidStandIns;
