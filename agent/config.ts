@@ -168,7 +168,9 @@ export const AgentConfig = z
         warm: z
           .record(z.string().min(1).max(128), z.number().int().min(0).max(64))
           .default({})
-          .describe('Devices kept booted (and never deleted) per model (any case), for fast grants.'),
+          .describe(
+            'Devices kept booted (and never deleted) per model (any case), for fast grants.',
+          ),
       })
       .default({ shutdownAfterSeconds: 600, deleteAfterSeconds: 86_400, warm: {} }),
     disk: z
