@@ -108,7 +108,10 @@ export class DevicePreparation {
     if (failed < 0) return undefined;
     const stuck = evict[failed]!;
     const result = evictions[failed] as PromiseRejectedResult;
-    inventory.hold(stuck.id, 'quarantined');
+    inventory.quarantine(
+      stuck.id,
+      `could not shut it down to make room: ${(result.reason as Error).message}`,
+    );
     logger.warn('eviction failed; device quarantined', {
       device: stuck.id,
       error: (result.reason as Error).message,
@@ -123,7 +126,7 @@ export class DevicePreparation {
     try {
       await driver.boot(this.#driverDevice(device.id));
     } catch (error) {
-      inventory.hold(device.id, 'quarantined');
+      inventory.quarantine(device.id, `boot failed: ${(error as Error).message}`);
       logger.warn('boot failed; device quarantined', {
         device: device.id,
         error: (error as Error).message,

@@ -109,6 +109,11 @@ describe('granting virtual leases', () => {
     await clock.advance(BOOT_MS);
     expect(await pending).toMatchObject({ kind: 'refused', refusal: { code: 'NO_CAPACITY' } });
     expect(stateOf('a')?.state).toBe('quarantined');
+    // Why and since when, for the view and `kubectl simlock device list`.
+    expect(stateOf('a')?.quarantinedFor).toEqual({
+      reason: 'boot failed: fake: boot of a fails (scripted)',
+      sinceMs: clock.now(),
+    });
   });
 
   it('answers a lease delivered twice with the same grant', async () => {

@@ -210,7 +210,7 @@ export class LeaseGranter {
         lease: leaseId,
         error: (error as Error).message,
       });
-      inventory.hold(device.id, 'quarantined');
+      inventory.quarantine(device.id, `reclaim failed: ${(error as Error).message}`);
       return 'quarantined';
     }
   }

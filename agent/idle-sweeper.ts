@@ -62,7 +62,7 @@ export class IdleSweeper {
       inventory.hold(id, undefined);
       logger.info('shut down an idle device', { device: id, model: device.model });
     } catch (error) {
-      inventory.hold(id, 'quarantined');
+      inventory.quarantine(id, `idle shutdown failed: ${(error as Error).message}`);
       logger.warn('could not shut down an idle device; quarantined', { device: id, error });
     }
   }
@@ -81,7 +81,7 @@ export class IdleSweeper {
         why: diskLow ? 'disk space low' : 'unused for idle.deleteAfterSeconds',
       });
     } catch (error) {
-      inventory.hold(id, 'quarantined');
+      inventory.quarantine(id, `idle delete failed: ${(error as Error).message}`);
       logger.warn('could not delete an idle device; quarantined', { device: id, error });
     }
   }

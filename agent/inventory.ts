@@ -27,6 +27,8 @@ export class Inventory {
   /** Physical devices seen at least once; shown absent while the driver does not list them. */
   readonly #physicalSeen = new Map<string, DriverDevice>();
   readonly #held = new Map<string, AgentHeldState>();
+  /** Why and since when each quarantined device is quarantined. */
+  readonly #quarantines = new Map<string, { reason: string; sinceMs: number }>();
   readonly #readySince = new Map<string, number>();
   readonly #shutDownSince = new Map<string, number>();
   /** Local power changes (our own boot/shutdown) by sequence, so an older listing cannot undo them. */
@@ -112,8 +114,20 @@ export class Inventory {
     return [...this.#physicalSeen.values()];
   }
 
+  /** Takes a device out of service, saying why (the view shows it, with since when). */
+  quarantine(id: string, reason: string): void {
+    this.#quarantines.set(id, { reason: reason.slice(0, 256), sinceMs: this.#clock.now() });
+    this.hold(id, 'quarantined');
+  }
+
+  /** Why and since when a device is quarantined, if it is. */
+  quarantineOf(id: string): { reason: string; sinceMs: number } | undefined {
+    return this.#held.get(id) === 'quarantined' ? this.#quarantines.get(id) : undefined;
+  }
+
   /** Sets (or with undefined, clears) the agent's own state of a device. */
   hold(id: string, state: AgentHeldState | undefined): void {
+    if (state !== 'quarantined') this.#quarantines.delete(id);
     if (this.#held.get(id) === state) return;
     if (state === undefined) this.#held.delete(id);
     else this.#held.set(id, state);
@@ -205,6 +219,8 @@ export class Inventory {
         this.#shutDownSince.delete(id);
       }
       if (device.deletable === true) planned.deletable = true;
+      const quarantine = this.quarantineOf(id);
+      if (quarantine !== undefined) planned.quarantinedFor = quarantine;
       const presence = device.physical ? presenceOf(id) : undefined;
       if (presence !== undefined) planned.presence = presence;
       result.push(planned);

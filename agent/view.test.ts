@@ -114,6 +114,26 @@ describe('building the Worker status', () => {
     ]);
   });
 
+  it('shows a quarantined device with why and since when, and where the limits come from', () => {
+    const quarantined: PlannedDevice = {
+      ...devices[0]!,
+      id: 'sim-broken',
+      state: 'quarantined',
+      quarantinedFor: { reason: 'boot failed: timed out', sinceMs: Date.UTC(2026, 11, 3, 20) },
+    };
+    const status = buildWorkerStatus(
+      sources({ devices: [quarantined], limitsBasis: 'set in the agent config' }),
+    );
+    expect(status.devices).toMatchObject([
+      {
+        id: 'sim-broken',
+        state: 'quarantined',
+        quarantine: { reason: 'boot failed: timed out', since: '2026-12-03T20:00:00.000Z' },
+      },
+    ]);
+    expect(status.limitsBasis).toBe('set in the agent config');
+  });
+
   it('has no catalog and no capacity before the drivers are read', () => {
     const status = buildWorkerStatus(
       sources({ catalog: undefined, devices: [], health: 'starting' }),

@@ -63,6 +63,12 @@ function viewDevice(device: PlannedDevice): Device | undefined {
     state: device.state,
   };
   if (device.physical && device.presence !== undefined) entry.presence = device.presence;
+  if (device.quarantinedFor !== undefined) {
+    entry.quarantine = {
+      reason: clip(device.quarantinedFor.reason, 256),
+      since: new Date(device.quarantinedFor.sinceMs).toISOString(),
+    };
+  }
   return entry;
 }
 

@@ -60,6 +60,10 @@ export const Device = z.object({
   class: DeviceClass,
   state: DeviceState,
   presence: Presence.optional(),
+  quarantine: z
+    .object({ reason: z.string().max(256), since: timestamp })
+    .optional()
+    .describe('Why and since when a quarantined device is out of service.'),
 });
 export type Device = z.infer<typeof Device>;
 
