@@ -213,6 +213,22 @@ describe('devices', () => {
     ]);
   });
 
+  it('says with -o wide for how long and why a device is quarantined', () => {
+    const broken = workerObject({
+      status: iosStatus({
+        devices: [
+          iphoneSimulator('sim-2', {
+            state: 'quarantined',
+            quarantine: { reason: 'boot failed: timed out', since: at(-720) },
+          }),
+        ],
+      }),
+    });
+    const [header, line] = renderTable(deviceColumns(NOW), deviceRows([broken]), { wide: true });
+    expect(header).toMatch(/CLASS\s+QUARANTINED$/);
+    expect(line).toMatch(/quarantined\s+<none>\s+phone\s+12m: boot failed: timed out$/);
+  });
+
   it('reads presence as present, or the reason it is not', () => {
     expect(presence({ present: true })).toBe('present');
     expect(presence({ present: false, reason: 'untrusted' })).toBe('untrusted');

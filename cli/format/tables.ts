@@ -185,7 +185,7 @@ export function deviceRows(workers: readonly WorkerObject[]): DeviceRow[] {
   );
 }
 
-export function deviceColumns(): Column<DeviceRow>[] {
+export function deviceColumns(now = Date.now()): Column<DeviceRow>[] {
   return [
     { header: 'worker', cell: (row) => row.worker },
     { header: 'id', cell: (row) => row.device.id },
@@ -197,7 +197,21 @@ export function deviceColumns(): Column<DeviceRow>[] {
     { header: 'state', cell: (row) => row.device.state },
     { header: 'presence', cell: (row) => presence(row.device.presence) },
     { header: 'class', cell: (row) => row.device.class, wide: true },
+    {
+      header: 'quarantined',
+      cell: (row) => quarantined(row.device.quarantine, now),
+      wide: true,
+    },
   ];
+}
+
+/** How long and why a device is out of service: "12m: boot failed: …"; empty when it is not. */
+export function quarantined(
+  value: DeviceRow['device']['quarantine'],
+  now: number,
+): string | undefined {
+  if (value === undefined) return undefined;
+  return `${humanDuration(now - Date.parse(value.since))}: ${value.reason}`;
 }
 
 /** `present`, the reason it is not (`locked`, `untrusted`, `not-present`), or empty: never read. */
