@@ -3,7 +3,7 @@
 // home in the agent's environment). A person on the host has an AVD in the default AVD home,
 // running as emulator-5554 on the default adb server they started, and a phone on that server. A
 // request for a Pixel model no AVD exists of is granted an emulator the agent made in its own AVD
-// home (<dataDir>/avd), the stages on the request in order; then twenty leases come and go, two
+// home (<dataDir>/avd), the stages on the request in order; then twelve leases come and go, two
 // at a time, with an agent restart halfway, and the person's AVD, emulator, server and phone are
 // as they were: no call names the AVD or the emulator, the default server is never started,
 // restarted or killed, every adb call about the agent's emulators goes to its own server, every
@@ -33,7 +33,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const LEASES = 20;
+// Even, and twice an even number, so that the restart falls between two pairs.
+const LEASES = 12;
 const MODEL = 'Pixel Tablet';
 const PERSON_EMULATOR = 'emulator-5554';
 
@@ -58,7 +59,7 @@ async function personsPart(standIns: AndroidStandIns) {
 
 describe('an agent on an Android host with a person on it (adb over stand-ins)', () => {
   it(
-    'makes the emulator a request wants in its own AVD home, and leaves the person’s AVD, emulator, server and phone alone through twenty leases and a restart',
+    'makes the emulator a request wants in its own AVD home, and leaves the person’s AVD, emulator, server and phone alone through twelve leases and a restart',
     { timeout: 120_000 },
     async () => {
       const world = await androidWorld();
@@ -127,7 +128,7 @@ describe('an agent on an Android host with a person on it (adb over stand-ins)',
       ];
       expect(stages).toEqual(['provisioning', 'booting']);
 
-      // Twenty leases, two at a time (the host's limit), the agent restarted halfway.
+      // Twelve leases, two at a time (the host's limit), the agent restarted halfway.
       const lease = async (name: string) => {
         await fleet.createRequest(name, want);
         await fleet.phase(name, 'Granted', 60_000);

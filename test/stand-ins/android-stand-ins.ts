@@ -168,7 +168,14 @@ export class AndroidStandIns {
     });
   }
 
+  // A tool the agent started just before it was killed may still write its state file while the
+  // folder goes: rm tries again on ENOTEMPTY.
   async cleanup(): Promise<void> {
-    await rm(join(this.dir, '..'), { recursive: true, force: true });
+    await rm(join(this.dir, '..'), {
+      recursive: true,
+      force: true,
+      maxRetries: 10,
+      retryDelay: 100,
+    });
   }
 }

@@ -126,8 +126,10 @@ export class SimctlStandIn {
     await writeFile(join(this.dir, 'xcrun.calls.jsonl'), '');
   }
 
+  // A tool the agent started just before it was killed may still write its state file while the
+  // folder goes: rm tries again on ENOTEMPTY.
   async cleanup(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true });
+    await rm(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 
   async #read(): Promise<StandInState> {

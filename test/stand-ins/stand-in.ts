@@ -98,8 +98,10 @@ export class StandIns {
     await writeFile(join(this.dir, `${tool}.calls.jsonl`), '');
   }
 
+  // A tool the agent started just before it was killed may still write its state file while the
+  // folder goes: rm tries again on ENOTEMPTY.
   async cleanup(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true });
+    await rm(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }
 
