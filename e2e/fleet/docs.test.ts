@@ -150,8 +150,16 @@ async function openConsole(): Promise<void> {
     expect(url, `the console's URL: ${typed.lines().join('\n')}`).toBeDefined();
     const page = await fetch(url ?? '', { redirect: 'manual' });
     expect(page.status).toBeLessThan(400);
-    const opened = await readFile(join(workDir, 'opened'), 'utf8').catch(() => '');
-    expect(opened.trim().split('\n')).toContain(url);
+    // The plugin prints the URL and then starts the opener, which writes its argument when it
+    // runs: wait for that, not for the line before it.
+    const openedLines = async () =>
+      (await readFile(join(workDir, 'opened'), 'utf8').catch(() => '')).trim().split('\n');
+    let opened = await openedLines();
+    while (!opened.includes(url ?? '') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      opened = await openedLines();
+    }
+    expect(opened).toContain(url);
     typed.pressCtrlC();
     expect(await typed.ended).toMatchObject({ exitCode: 0 });
   } finally {
