@@ -12,7 +12,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LeaseRequestObject, type GrantProgress } from '../api/index.js';
+import { LeaseObject, type GrantProgress } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
 import { Informer, KubeClient, simlockPath } from '../runtime/index.js';
 import type { AndroidStandIns } from '../test/stand-ins/android-stand-ins.js';
@@ -100,18 +100,20 @@ describe('an agent on an Android host with a person on it (adb over stand-ins)',
       });
       expect(status.devices.map((device) => device.id)).toEqual([PHONE]);
 
-      // Every status of the requests, as a watch delivers them.
+      // Every status of the Leases, as a watch delivers them: the agent writes each step there as it
+      // begins (the request shows the step of the moment, and a step of 0.1 s may pass between two
+      // of the controller's writes).
       const seen = new Map<string, { phase?: string; progress?: GrantProgress }[]>();
       const informer = new Informer(
         KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
-        { path: simlockPath('leaseRequest', { namespace: fleet.namespace }) },
+        { path: simlockPath('lease', { namespace: fleet.namespace }) },
       );
       cleanups.push(() => informer.stop());
       informer.on((event) => {
-        const request = LeaseRequestObject.safeParse(event.object);
-        if (!request.success || !request.data.status) return;
-        const name = request.data.metadata.name;
-        seen.set(name, [...(seen.get(name) ?? []), request.data.status]);
+        const lease = LeaseObject.safeParse(event.object);
+        if (!lease.success || !lease.data.status) return;
+        const name = lease.data.metadata.name;
+        seen.set(name, [...(seen.get(name) ?? []), lease.data.status]);
       });
       informer.start();
       await informer.waitForSync();
