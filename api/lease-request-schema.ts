@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CapacityReason, Platform, WaitingReason } from './reasons.js';
 import { ErrorCodeSchema } from './errors.js';
 import { GrantProgress } from './grant-progress.js';
+import { DeviceRecovery } from './device-recovery.js';
 import {
   capacityReasonOnlyWhenFull,
   DeviceClass,
@@ -192,6 +193,9 @@ export const LeaseRequestStatus = z.object({
   expiresAt: timestamp.optional().describe('When the lease ends, once granted (moves on extend).'),
   progress: GrantProgress.optional().describe(
     "While Dispatched: the agent's progress making or booting the device, copied from its Lease.",
+  ),
+  recovery: DeviceRecovery.optional().describe(
+    'While Granted: the device crashed and is being booted again, copied from its Lease.',
   ),
   error: ErrorBody.optional(),
   conditions: z

@@ -1,8 +1,9 @@
 // Lease: one dispatch of a request to a worker, answered by its agent.
 import { z } from 'zod';
 import { celRules, unchanged, name, timestamp, resourceObject } from './schema-parts.js';
-import { DeviceSpec, GrantedDevice } from './lease-request-schema.js';
+import { Condition, DeviceSpec, GrantedDevice } from './lease-request-schema.js';
 import { GrantProgress } from './grant-progress.js';
+import { DeviceRecovery } from './device-recovery.js';
 
 const LeaseSpecFields = z.object({
   worker: name,
@@ -58,6 +59,15 @@ export const LeaseStatus = z.object({
   progress: GrantProgress.optional().describe(
     'While Pending: the agent is making or booting the device (written only for slow steps).',
   ),
+  recovery: DeviceRecovery.optional().describe(
+    'While Granted: the device crashed and the agent is booting it again under this lease.',
+  ),
+  conditions: z
+    .array(Condition)
+    .max(8)
+    .optional()
+    .describe('DeviceRecovering: True while the device is booted again after a crash.')
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
 });
 export type LeaseStatus = z.infer<typeof LeaseStatus>;
 

@@ -6,3 +6,4 @@ export * from './worker-schema.js';
 export * from './lease-request-schema.js';
 export * from './lease-schema.js';
 export * from './grant-progress.js';
+export * from './device-recovery.js';

@@ -17,6 +17,19 @@ export const WorkerSpec = z.object({
     .max(63)
     .optional()
     .describe('Display name; a worker without one is shown by its name.'),
+  unquarantine: z
+    .array(
+      z.object({
+        device: z.string().min(1).max(128),
+        at: timestamp.describe('When an operator asked; a quarantine begun before it ends.'),
+      }),
+    )
+    .max(512)
+    .optional()
+    .describe(
+      'Devices an operator put back in service (`kubectl simlock device unquarantine`): the agent ends a quarantine that began before `at`.',
+    )
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['device'] }),
 });
 
 export const Health = z.enum(['starting', 'running', 'unhealthy']);
@@ -61,7 +74,14 @@ export const Device = z.object({
   state: DeviceState,
   presence: Presence.optional(),
   quarantine: z
-    .object({ reason: z.string().max(256), since: timestamp })
+    .object({
+      reason: z.string().max(256),
+      since: timestamp,
+      retries: count.optional().describe('Retries (boot and health check) made so far.'),
+      nextRetryAt: timestamp
+        .optional()
+        .describe('When the agent tries it again; absent once it waits for an operator.'),
+    })
     .optional()
     .describe('Why and since when a quarantined device is out of service.'),
 });

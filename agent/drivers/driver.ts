@@ -125,6 +125,13 @@ export interface Driver {
   /** Resolves when the driver's tools work; rejects with the reason when they do not. */
   checkHealth(): Promise<void>;
 
+  /**
+   * A cheap check that a booted virtual device answers (run on the probe interval while it is
+   * leased, and by a quarantine retry after its boot): resolves when it does, rejects with a
+   * DriverError saying what failed. Drivers without one rely on the listing alone.
+   */
+  checkDevice?(device: DriverDevice): Promise<void>;
+
   /** The argv that runs `tool` with `args` aimed at `device`, or a refusal. Runs nothing. */
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan;
 }
