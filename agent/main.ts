@@ -113,6 +113,7 @@ async function main(): Promise<void> {
     stageTimings,
     dataDir,
   });
+  metrics.watchDevices(core);
   const agent = new ClusterAgent({
     client,
     core,

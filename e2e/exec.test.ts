@@ -1,7 +1,7 @@
 // Exec through the fleet (DESIGN.md §6): the real proxy (TokenReview, SubjectAccessReview), a real
 // agent process with the fake driver, and the controller, against the real API server.
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SimlockError, type ExecTool } from '../api/index.js';
 import { execThroughProxy } from '../runtime/index.js';
 import { iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
@@ -89,11 +89,13 @@ async function refusal(promise: Promise<unknown>): Promise<SimlockError> {
 }
 
 async function agentMetric(outcome: string): Promise<number> {
+  return agentSeries(`simlock_agent_execs_total{outcome="${outcome}"}`);
+}
+
+async function agentSeries(series: string): Promise<number> {
   const endpoint = (await agent.status())?.endpoint ?? '';
   const text = await (await fetch(new URL('/metrics', endpoint))).text();
-  const line = text
-    .split('\n')
-    .find((row) => row.startsWith(`simlock_agent_execs_total{outcome="${outcome}"}`));
+  const line = text.split('\n').find((row) => row.startsWith(`${series} `));
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
@@ -104,6 +106,21 @@ async function proxyMetric(name: string): Promise<number> {
 }
 
 describe('exec through the proxy', () => {
+  it("serves the agent's devices by state on /metrics, as its Worker's view has them", async () => {
+    // The view is written a debounce after the grants: wait until it has all three leased.
+    const leased = await vi.waitFor(
+      async () => {
+        const devices = (await agent.status())?.devices ?? [];
+        const count = devices.filter((device) => device.state === 'leased').length;
+        expect(count).toBeGreaterThanOrEqual(3);
+        return count;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(await agentSeries('simlock_agent_devices{state="leased"}')).toBe(leased);
+    expect(await agentSeries('simlock_agent_devices{state="quarantined"}')).toBe(0);
+  });
+
   it('runs devicectl on a physical iOS lease aimed at the leased UDID and streams its exit code', async () => {
     const { exitCode, output } = await run('phone', 'devicectl', ['device', 'info', 'apps']);
     expect(exitCode).toBe(0);

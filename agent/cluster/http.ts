@@ -3,9 +3,15 @@
 // does not fit the lease is refused with a code and an HTTP status before anything runs. The local
 // API lets programs on this host lease without the cluster, in the agent's own queue.
 import express, { type Request, type Response } from 'express';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
-import { AgentExecRequest, DeviceSpec, MAX_EXEC_BODY_BYTES, sseFrame } from '../../api/index.js';
+import {
+  AgentExecRequest,
+  DeviceSpec,
+  DeviceState,
+  MAX_EXEC_BODY_BYTES,
+  sseFrame,
+} from '../../api/index.js';
 import {
   metricsHandler,
   sendError,
@@ -29,6 +35,24 @@ export class AgentMetrics {
   });
   constructor(defaults = false) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * `simlock_agent_devices{state}`: the devices of the Worker's view by state, read at each scrape
+   * (quarantined ones are what an operator is asked to look at, docs/OPERATIONS.md).
+   */
+  watchDevices(core: Pick<AgentCore, 'status'>): void {
+    new Gauge({
+      name: 'simlock_agent_devices',
+      help: "Devices in the Worker's view, by state.",
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const state of DeviceState.options) this.set({ state }, 0);
+        for (const device of core.status().devices) this.inc({ state: device.state });
+      },
+    });
   }
 }
 
