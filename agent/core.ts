@@ -325,7 +325,7 @@ export class AgentCore {
       const devices = this.inventory.devices((id) => this.presence.latest(id));
       if (!(await this.#ramSampler.sample(devices))) return;
     } catch (error) {
-      this.#logger.warn('reading the devices\' memory failed', { error: (error as Error).message });
+      this.#logger.warn("reading the devices' memory failed", { error: (error as Error).message });
       return;
     }
     const { limits, basis } = this.#resolveLimits();

@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { deviceResidentMb, parseProcessTable, readProcessTable } from './device-memory.js';
+import { createCommandRunner } from './drivers/command.js';
 
 const recorded = (name: string) =>
   readFileSync(new URL(`./testdata/${name}`, import.meta.url), 'utf8');
@@ -91,19 +96,32 @@ describe('deviceResidentMb', () => {
 });
 
 describe('readProcessTable', () => {
-  it('runs one ps as argv and parses its output', async () => {
-    const calls: (readonly string[])[] = [];
-    const rows = await readProcessTable(async (argv) => {
-      calls.push(argv);
-      return { exitCode: 0, stdout: recorded('ps-linux-procps.txt'), stderr: '' };
-    });
-    expect(calls).toEqual([['ps', '-ww', '-ax', '-o', 'pid=,ppid=,rss=,command=']]);
-    expect(rows).toHaveLength(12);
+  it('runs ps as argv, no shell, and parses its output (a stand-in ps on PATH)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'simlock-ps-'));
+    try {
+      const output = fileURLToPath(new URL('./testdata/ps-linux-procps.txt', import.meta.url));
+      await writeFile(
+        join(dir, 'ps'),
+        [
+          '#!/bin/sh',
+          '[ "$*" = "-ww -ax -o pid=,ppid=,rss=,command=" ] || { echo "ps: unexpected $*" >&2; exit 1; }',
+          `while IFS= read -r line; do printf '%s\\n' "$line"; done < '${output}'`,
+        ].join('\n'),
+        { mode: 0o755 },
+      );
+      const rows = await readProcessTable(createCommandRunner({ env: { PATH: dir } }));
+      expect(rows).toEqual(parseProcessTable(recorded('ps-linux-procps.txt')));
+      expect(rows).toHaveLength(12);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('fails when ps fails', async () => {
     await expect(
-      readProcessTable(async () => ({ exitCode: 1, stdout: '', stderr: 'ps: bad option\n' })),
+      readProcessTable(() =>
+        Promise.resolve({ exitCode: 1, stdout: '', stderr: 'ps: bad option\n' }),
+      ),
     ).rejects.toThrow('ps exited with 1: ps: bad option');
   });
 });

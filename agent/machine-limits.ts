@@ -73,7 +73,7 @@ function withMeasuredBasis(
     const rest = used.length - index - 1;
     const more = rest > 0 ? `, +${rest} more measured` : '';
     if (text.length + part.length + more.length > MAX_BASIS) {
-      const left = `${index === 0 ? ' ' : ', '}+${used.length - index} measured`;
+      const left = `${index === 0 ? ' ' : ', '}+${used.length - index} more measured`;
       return (text + left).slice(0, MAX_BASIS);
     }
     text += part;
