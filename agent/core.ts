@@ -24,7 +24,14 @@ import { silentLogger, type Clock, type Logger, type TimerHandle } from '../runt
 import { Listeners } from './listeners.js';
 import { LocalQueue, type LocalEntry, type LocalRequest } from './local-queue.js';
 import { PresenceWatcher } from './presence.js';
-import { deriveLimits, readMachine, type MachineFigures } from './machine-limits.js';
+import {
+  configuredLimits,
+  deriveLimits,
+  readMachine,
+  type DerivedLimits,
+  type MachineFigures,
+} from './machine-limits.js';
+import { DeviceRamSampler, type DeviceRamSamplerOptions, type ModelRam } from './model-ram.js';
 import { DiskWatch } from './disk.js';
 import { IdleSweeper } from './idle-sweeper.js';
 import { RunningExecs } from './running-execs.js';
@@ -45,6 +52,8 @@ export interface AgentCoreOptions {
   dataDir?: string;
   /** Reads free bytes at a path (default: the file system's; tests give their own). */
   readFreeBytes?: (path: string) => Promise<number>;
+  /** Measures the booted devices' RAM per model (ADR 0021); without it, the figures stay fixed. */
+  deviceRam?: Omit<DeviceRamSamplerOptions, 'clock'>;
 }
 
 export interface LocalLeaseRequest extends LocalRequest {
@@ -67,9 +76,15 @@ export class AgentCore {
   readonly execs: RunningExecs;
 
   readonly #config: AgentConfig;
-  /** The config's limits, or those derived from the machine; and where they come from. */
+  /**
+   * The config's limits, or those derived from the machine; and where they come from. The granter
+   * holds this object: a new RAM measurement replaces its fields in place (#sampleDeviceRam).
+   */
   readonly #limits: Limits;
-  readonly #limitsBasis: string;
+  #limitsBasis: string;
+  readonly #machine: MachineFigures;
+  readonly #ramSampler: DeviceRamSampler | undefined;
+  readonly #modelRam: ModelRam | undefined;
   readonly #driver: Driver;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -87,15 +102,14 @@ export class AgentCore {
   constructor(options: AgentCoreOptions) {
     this.#config = options.config;
     this.#driver = options.driver;
-    if (options.config.limits !== undefined) {
-      this.#limits = options.config.limits;
-      this.#limitsBasis = 'set in the agent config';
-    } else {
-      const derived = deriveLimits(options.machine ?? readMachine(), options.driver.platforms);
-      this.#limits = derived.limits;
-      this.#limitsBasis = derived.basis;
-    }
     this.#clock = options.clock;
+    this.#machine = options.machine ?? readMachine();
+    this.#modelRam = options.deviceRam?.models;
+    this.#ramSampler =
+      options.deviceRam && new DeviceRamSampler({ ...options.deviceRam, clock: this.#clock });
+    const resolved = this.#resolveLimits();
+    this.#limits = { ...resolved.limits };
+    this.#limitsBasis = resolved.basis;
     this.#logger = options.logger ?? silentLogger;
     this.#agentVersion = options.agentVersion;
 
@@ -267,6 +281,7 @@ export class AgentCore {
     }
     this.#publish();
     this.#serveLocal();
+    await this.#sampleDeviceRam();
     if (this.#running && this.inventory.isRead) {
       await this.sweepIdle();
     }
@@ -295,6 +310,29 @@ export class AgentCore {
   }
 
   // --- internals ---
+
+  #resolveLimits(): DerivedLimits {
+    const measured = this.#modelRam?.measured() ?? [];
+    return this.#config.limits !== undefined
+      ? configuredLimits(this.#config.limits, measured)
+      : deriveLimits(this.#machine, this.#driver.platforms, measured);
+  }
+
+  /** Measures the booted devices' RAM (at most once a minute) and applies new medians. */
+  async #sampleDeviceRam(): Promise<void> {
+    if (this.#ramSampler === undefined || !this.inventory.isRead) return;
+    try {
+      const devices = this.inventory.devices((id) => this.presence.latest(id));
+      if (!(await this.#ramSampler.sample(devices))) return;
+    } catch (error) {
+      this.#logger.warn("reading the devices' memory failed", { error: (error as Error).message });
+      return;
+    }
+    const { limits, basis } = this.#resolveLimits();
+    Object.assign(this.#limits, limits);
+    this.#limitsBasis = basis;
+    this.#publish();
+  }
 
   /** A host that cannot make devices says why, once when it starts and once when it ends. */
   #noteProvisionProblem(problem: string | undefined): void {

@@ -7,7 +7,11 @@ import { hideBin } from 'yargs/helpers';
 import { KubeClient, createLogger, systemClock, workQueueMetrics } from '../runtime/index.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
 import { AgentCore } from './core.js';
+import { createCommandRunner } from './drivers/command.js';
 import { createDriver } from './drivers/create.js';
+import { readProcessTable } from './device-memory.js';
+import { ModelRam } from './model-ram.js';
+import { modelRamPath, modelRamWriter, readModelRam } from './model-ram-file.js';
 import { resolveDataDir } from './data-dir.js';
 import { StageTimings } from './stage-timings.js';
 import { readStageTimings, stageTimingsPath, stageTimingsWriter } from './stage-timings-file.js';
@@ -92,6 +96,15 @@ async function main(): Promise<void> {
     await readStageTimings(timingsPath, log),
     stageTimingsWriter(timingsPath, log),
   );
+  // Simulators and emulators are measured; the fake driver's devices have no processes.
+  const measuresRam = config.drivers.some((name) => name === 'simctl' || name === 'adb');
+  const ramPath = modelRamPath(dataDir);
+  const deviceRam = measuresRam
+    ? {
+        models: new ModelRam(await readModelRam(ramPath, log), modelRamWriter(ramPath, log)),
+        readProcesses: () => readProcessTable(createCommandRunner()),
+      }
+    : undefined;
   const execApp = express();
   const execServer = await listen(execApp, {
     ...config.listen,
@@ -112,6 +125,7 @@ async function main(): Promise<void> {
     agentVersion: AGENT_VERSION,
     stageTimings,
     dataDir,
+    ...(deviceRam ? { deviceRam } : {}),
   });
   metrics.watchDevices(core);
   const agent = new ClusterAgent({

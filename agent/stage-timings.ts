@@ -38,7 +38,8 @@ function keyOf(stage: GrantStage, subject: StageSubject): string {
   return `${stage}/${subject.platform}/${subject.model.toLowerCase()}/${subject.os}`;
 }
 
-function median(values: readonly number[]): number {
+/** The middle value (the mean of the two middle ones for an even count), rounded. */
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1
