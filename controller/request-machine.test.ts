@@ -12,6 +12,7 @@ import {
   type LeaseFacts,
   type MachineContext,
   type RequestEvent,
+  type RecoveryFacts,
   type RequestLife,
 } from './request-machine.js';
 
@@ -892,7 +893,7 @@ describe('a device that crashes under the lease', () => {
   });
 
   it('a restart reads what the status shows: nothing told twice, the end told if it came since', () => {
-    const seen = (lease: LeaseFacts, shown: { recovery?: typeof recovery; condition?: object }) =>
+    const seen = (lease: LeaseFacts, shown: RecoveryFacts) =>
       run({ kind: 'new' }, [
         { type: 'requestSeen', phase: 'Granted', worker: 'mac-1', recovery: shown, lease },
       ]);
