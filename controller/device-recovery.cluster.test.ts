@@ -83,10 +83,7 @@ describe("a granted device's recovery", () => {
     );
 
     await agentWrites(fleet, 'r1', { recovery: null, conditions: [back] });
-    const after = await fleet.requestWhere(
-      'r1',
-      (r) => recoveringOf(r)?.status === 'False',
-    );
+    const after = await fleet.requestWhere('r1', (r) => recoveringOf(r)?.status === 'False');
     expect(after.status?.phase).toBe('Granted');
     expect(shown(after).recovery).toBeUndefined();
     expect(recoveringOf(after)).toMatchObject({

@@ -12,9 +12,22 @@ import {
   type LeaseStatus,
   type LeaseRequestStatus,
 } from '../api/index.js';
-import type { Effect, RecoveryFacts, RequestLife, Step } from './request-life.js';
+import { grantedLeaseSeen } from './lease-lifetime.js';
+import type {
+  Effect,
+  LeaseFacts,
+  MachineContext,
+  RecoveryFacts,
+  RequestLife,
+  Step,
+} from './request-life.js';
 
 type Granted = Extract<RequestLife, { kind: 'granted' }>;
+
+/** A granted request's Lease, seen: its lifetime (lease-lifetime.ts), then its device's recovery. */
+export function grantedSeen(life: Granted, lease: LeaseFacts, context: MachineContext): Step {
+  return recoverySeen(grantedLeaseSeen(life, lease, context), recoveryOf(lease.status));
+}
 
 /** The recovery a Lease's or a request's status shows; empty when its device never crashed. */
 export function recoveryOf(

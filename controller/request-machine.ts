@@ -18,8 +18,7 @@
 //   - the agent's time to answer counts from when our watch delivers the Lease, not the create;
 //   - the agent's progress (provisioning, booting) may come before the create answers: it is
 //     written at once, and its stage told once the dispatch has been;
-//   - a granted device that crashes is booted again under the same lease: its recovery is copied
-//     from the Lease as it is now, and told once (a restart reads what the status shows).
+//   - a granted device's recovery after a crash is copied as the Lease says it now, told once.
 import type { ErrorBody, GrantProgress } from '../api/index.js';
 import type {
   Effect,
@@ -31,9 +30,8 @@ import type {
   Step,
 } from './request-life.js';
 import { acknowledge, progressed } from './dispatch-progress.js';
-import { recoveryOf, recoverySeen } from './device-recovery.js';
+import { grantedSeen } from './device-recovery.js';
 import {
-  grantedLeaseSeen,
   holderRenewed,
   lifetimeTimerDue,
   release,
@@ -323,10 +321,7 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
       case 'Granted': {
         const leaseUid = life.kind === 'dispatched' ? (life.leaseUid ?? lease.uid) : lease.uid;
         const granted: RequestLife = { kind: 'granted', worker: life.worker, leaseUid };
-        const settled = recoverySeen(
-          grantedLeaseSeen(granted, lease, context),
-          recoveryOf(status),
-        );
+        const settled = grantedSeen(granted, lease, context);
         return {
           life: settled.life,
           effects: [
@@ -346,8 +341,7 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
         return refused({ code: 'LOST', message: `the worker marked it ${status.phase}` }, context);
     }
   }
-  if (life.kind === 'granted')
-    return recoverySeen(grantedLeaseSeen(life, lease, context), recoveryOf(status));
+  if (life.kind === 'granted') return grantedSeen(life, lease, context);
   if (status?.phase === 'Granted' && !lease.lettingGo) {
     // Granted, yet no dispatch of ours is current: the create of a dispatch given up was held by
     // the API server and landed after the withdrawal looked and found nothing. The agent holds a
