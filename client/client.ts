@@ -17,6 +17,7 @@ import { HolderSession } from './holder-session.js';
 import { getObject, listLeases, listRequests, listWorkers } from './kube.js';
 import { requestLease, watchSecondsFor, type OwnerReference } from './lease.js';
 import type { LeaseProgress } from './progress.js';
+import type { DeviceRecoveryNotice } from './recovery.js';
 
 export type ClientOptions = ConnectOptions & ProxyOptions;
 
@@ -42,6 +43,11 @@ export interface LeaseOptions {
   hold?: boolean | { renewSeconds?: number } | { session: HolderSession } | undefined;
   /** Problems that do not stop the call (a worker list that cannot be read). */
   warn?: ((message: string) => void) | undefined;
+  /**
+   * Once granted: told when the device crashes and is booted again under the lease, and when it
+   * is back (LeaseHandle.onRecovery; stopped on release).
+   */
+  onRecovery?: ((notice: DeviceRecoveryNotice) => void) | undefined;
 }
 
 export interface ListOptions {
@@ -120,6 +126,10 @@ export class SimlockClient {
         watchSeconds: watchSecondsFor(this.options.requestTimeoutMs ?? 30_000),
       });
       const handle = new LeaseHandle(granted.object, this.kube, this.proxy, own);
+      if (options.onRecovery)
+        handle.onRecovery(options.onRecovery, {
+          watchSeconds: watchSecondsFor(this.options.requestTimeoutMs ?? 30_000),
+        });
       // The request says its expiry once the controller has written it; the Lease always does.
       handle.expiresAt ??= await getObject(
         this.kube,

@@ -9,6 +9,7 @@ import type { KubeClient } from '../runtime/index.js';
 import { execOnLease, screenshotOfLease, type ExecOptions, type ProxyAccess } from './exec.js';
 import { extendLease, type ExtendBy, type Extended } from './extend.js';
 import type { HolderSession } from './holder-session.js';
+import { watchRecovery, type DeviceRecoveryNotice } from './recovery.js';
 import { releaseLease, type ReleaseOptions, type Released } from './release.js';
 
 export class LeaseHandle {
@@ -20,6 +21,8 @@ export class LeaseHandle {
   readonly worker: string | undefined;
   /** When it ends unless extended (RFC 3339); extend() moves it. */
   expiresAt: string | undefined;
+  /** The recovery watches started by onRecovery, stopped on release. */
+  private readonly recoveryWatches = new Set<() => Promise<void>>();
 
   constructor(
     readonly request: LeaseRequestObject,
@@ -60,9 +63,33 @@ export class LeaseHandle {
     return extended;
   }
 
+  /**
+   * Calls `listener` when the device crashes and its agent boots it again under this lease
+   * (`recovering`, with the cause and the estimate; again for each new crash), and when it is back
+   * (`recovered`). Execs meanwhile fail UNAVAILABLE; past the crash budget the lease ends
+   * LEASE_LOST. Answers the stop; release() stops it too.
+   */
+  onRecovery(
+    listener: (notice: DeviceRecoveryNotice) => void,
+    options: { watchSeconds?: number } = {},
+  ): () => Promise<void> {
+    const stopWatch = watchRecovery(this.client, this.namespace, this.name, {
+      onRecovery: listener,
+      // Below the client's default request timeout (30 s), which would cut a longer watch.
+      watchSeconds: options.watchSeconds ?? 25,
+    });
+    const stop = () => {
+      this.recoveryWatches.delete(stop);
+      return stopWatch();
+    };
+    this.recoveryWatches.add(stop);
+    return stop;
+  }
+
   /** Lets it go, and by default waits until the agent has reclaimed the device. */
   async release(options: ReleaseOptions = {}): Promise<Released> {
     try {
+      await Promise.all([...this.recoveryWatches].map((stop) => stop()));
       return await releaseLease(this.client, this.namespace, this.name, options);
     } finally {
       await this.ownSession?.stop();

@@ -35,6 +35,12 @@ export {
   type LeaseProgress,
   type WorkerWait,
 } from './progress.js';
+export {
+  RecoveryTracker,
+  watchRecovery,
+  type DeviceRecoveryNotice,
+  type WatchRecoveryOptions,
+} from './recovery.js';
 export { forceReleaseLease, releaseLease, type ReleaseOptions, type Released } from './release.js';
 export { waitForEnd, type WaitOptions, type WaitOutcome } from './wait.js';
 // The contract's error, codes and shapes, so that a program needs no second import.
@@ -43,6 +49,7 @@ export {
   SimlockError,
   type ErrorCode,
   type ExecTool,
+  type DeviceRecovery,
   type GrantProgress,
   type GrantStage,
   type GrantedDevice,

@@ -2,13 +2,23 @@
 // its agent answers or the dispatch times out (ADR 0005, 0016): a grant is then recorded as one
 // Event; an acknowledgement (a cold boot begun), a refusal or the timeout records the held one
 // first, with the time of the dispatch. Each stage of making or booting the device (Provisioning,
-// Booting, with the agent's estimate) is an Event of its own. Events are bookkeeping: one that cannot be written is logged, not retried (as
+// Booting, with the agent's estimate) is an Event of its own, as is each start and end of a granted
+// device's recovery after a crash (DeviceRecovering, DeviceRecovered). Events are bookkeeping: one that cannot be written is logged, not retried (as
 // client-go's event broadcaster drops what it cannot send), and never holds a request back.
-import { API_VERSION, LIFETIME_REASONS, RESOURCES, type GrantProgress } from '../api/index.js';
+import {
+  API_VERSION,
+  DEVICE_RECOVERY_EVENTS,
+  LIFETIME_REASONS,
+  RESOURCES,
+  type DeviceRecovery,
+  type GrantProgress,
+} from '../api/index.js';
 import {
   askedDevice,
   estimateText,
   eventsPath,
+  recoveredText,
+  recoveringText,
   stageText,
   type Clock,
   type KubeClient,
@@ -121,6 +131,21 @@ export class EventRecorder {
     const reason = capitalized(progress.stage);
     const message = `${capitalized(text)}${estimate !== undefined ? `, ${estimate}` : ''}`;
     this.record(request, 'Normal', reason, message);
+  }
+
+  /**
+   * The granted device crashed and its agent boots it again under the lease: `Device iPhone 17
+   * (…) crashed (shut down): booting it again, back in about 40 s` (reason DeviceRecovering).
+   */
+  recordRecovering(request: TrackedRequest, recovery: DeviceRecovery): void {
+    const message = capitalized(recoveringText(recovery, request.device));
+    this.record(request, 'Warning', DEVICE_RECOVERY_EVENTS.recovering, message);
+  }
+
+  /** The device is back under the lease: `Device iPhone 17 (…) is back after its crash (…)`. */
+  recordRecovered(request: TrackedRequest, cause: string | undefined): void {
+    const message = capitalized(recoveredText(request.device, cause));
+    this.record(request, 'Normal', DEVICE_RECOVERY_EVENTS.recovered, message);
   }
 
   /** Holds `Dispatched to <dispatchedTo>` (or records it now, with no hold). */

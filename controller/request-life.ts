@@ -1,6 +1,8 @@
 // A request's life: the states, events and effects of the request machine (request-machine.ts),
 // and TRANSITIONS, the table docs/ARCHITECTURE.md draws. Types only, and the table.
 import type {
+  Condition,
+  DeviceRecovery,
   ErrorBody,
   GrantProgress,
   GrantedDevice,
@@ -54,6 +56,8 @@ export type RequestLife =
       activity?: LeaseActivityFacts | undefined;
       /** The expiring-soon warning was given for the current expiry. */
       warned?: boolean;
+      /** The device's recovery after a crash, as the request's status shows it (device-recovery.ts). */
+      recovery?: RecoveryFacts | undefined;
     }
   | { kind: 'ended'; outcome: Outcome }
   /** The request is being deleted: its Lease goes, then its finalizer. */
@@ -74,6 +78,15 @@ export interface LeaseFacts {
   activity?: LeaseActivityFacts | undefined;
   /** Marked withdrawn or being deleted: it will never hold a device for the request. */
   lettingGo?: boolean;
+}
+
+/**
+ * A leased device's recovery after a crash (api/device-recovery.ts): the Lease's `recovery` and
+ * its DeviceRecovering condition, which the request's status copies while Granted.
+ */
+export interface RecoveryFacts {
+  recovery?: DeviceRecovery | undefined;
+  condition?: Condition | undefined;
 }
 
 /** The exec proxy's record of exec activity on the Lease, in milliseconds since the epoch. */
@@ -110,6 +123,8 @@ export type RequestEvent =
       phase: RequestPhase;
       worker: string | undefined;
       progress?: GrantProgress | undefined;
+      /** The device's recovery it shows (a restart does not tell it again). */
+      recovery?: RecoveryFacts | undefined;
       lease?: LeaseFacts;
     }
   /** Its deletionTimestamp is set. */
@@ -156,7 +171,9 @@ export type StatusChange =
   /** The lease's expiry, and whether it is within the warning time of it (ExpiringSoon). */
   | { kind: 'expiry'; expiresAt: number; expiringSoon: boolean }
   /** The agent's progress making or booting the device, copied while Dispatched (none: gone). */
-  | { kind: 'progress'; progress: GrantProgress | undefined };
+  | { kind: 'progress'; progress: GrantProgress | undefined }
+  /** The device's recovery after a crash, copied from the Lease while Granted. */
+  | { kind: 'recovery'; facts: RecoveryFacts };
 
 export type Effect =
   /** Add the release finalizer, then assess against the fleet (answered by `assessed`). */
@@ -181,6 +198,12 @@ export type Effect =
     }
   /** An Event of a stage of making or booting the device (Provisioning, Booting). */
   | { type: 'recordProgress'; progress: GrantProgress }
+  /**
+   * An Event of the device's recovery under the lease (DeviceRecovering, with the cause and the
+   * estimate; DeviceRecovered, with the cause it came back from).
+   */
+  | { type: 'recordRecovery'; step: 'recovering'; recovery: DeviceRecovery }
+  | { type: 'recordRecovery'; step: 'recovered'; cause: string | undefined }
   /** An Event of the lease's lifetime (Extended, ExpiringSoon), with its message. */
   | { type: 'recordLifetimeEvent'; reason: string; message: string; warning?: boolean }
   /** Move the Lease's expiry (an extension); the agent honours it. */
@@ -256,6 +279,8 @@ export const TRANSITIONS: readonly (readonly [LifeKind, RequestEvent['type'], Li
   ['dispatched', 'timerDue', 'withdrawing'],
   ['dispatched', 'timerDue', 'ended'],
   ['granted', 'leaseSeen', 'ended'],
+  // The device crashed and is booted again under the lease, then is back (device-recovery.ts).
+  ['granted', 'leaseSeen', 'granted'],
   ['granted', 'leaseGone', 'ended'],
   ['granted', 'timerDue', 'ended'],
   // The lease's lifetime (lease-lifetime.ts): extended, warned, released by an operator.

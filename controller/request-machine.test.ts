@@ -12,6 +12,7 @@ import {
   type LeaseFacts,
   type MachineContext,
   type RequestEvent,
+  type RecoveryFacts,
   type RequestLife,
 } from './request-machine.js';
 
@@ -830,6 +831,102 @@ describe("a lease's lifetime", () => {
       forcedBy,
     );
     expect(grantedAfter.life).toEqual({ kind: 'ended', outcome: 'Released' });
+  });
+});
+
+describe('a device that crashes under the lease', () => {
+  const since = new Date(NOW).toISOString();
+  const recovery = { since, cause: 'shut down', crashes: 1, crashBudget: 3, estimatedSeconds: 40 };
+  const crashed = {
+    type: 'DeviceRecovering',
+    status: 'True' as const,
+    reason: 'DeviceCrashed',
+    message: 'iPhone 16 shut down; booting it again',
+    lastTransitionTime: since,
+  };
+  const back = {
+    ...crashed,
+    status: 'False' as const,
+    reason: 'DeviceRecovered',
+    message: 'iPhone 16 is back',
+    lastTransitionTime: new Date(NOW + 40_000).toISOString(),
+  };
+  const grantedLease = (extra: Partial<LeaseStatus>): LeaseFacts =>
+    lease({ status: { ...statusOf('Granted'), ...extra } });
+  const recovering = grantedLease({ recovery, conditions: [crashed] });
+  const recovered = grantedLease({ conditions: [back] });
+
+  it('shows its recovery while granted, tells it once, and tells when it is back', () => {
+    const started = run(granted, [{ type: 'leaseSeen', lease: recovering }]);
+    expect(started.life).toMatchObject({ kind: 'granted', recovery: { recovery } });
+    expect(started.effects).toEqual([
+      {
+        type: 'writeStatus',
+        change: { kind: 'recovery', facts: { recovery, condition: crashed } },
+      },
+      { type: 'recordRecovery', step: 'recovering', recovery },
+    ]);
+    // The same again: nothing. A new estimate for the same crash: written, not told again.
+    expect(run(started.life, [{ type: 'leaseSeen', lease: recovering }]).effects).toEqual([]);
+    const later = grantedLease({
+      recovery: { ...recovery, estimatedSeconds: 60 },
+      conditions: [crashed],
+    });
+    expect(types(run(started.life, [{ type: 'leaseSeen', lease: later }]).effects)).toEqual([
+      'writeStatus',
+    ]);
+    const ended = run(started.life, [{ type: 'leaseSeen', lease: recovered }]);
+    expect(ended.life).toMatchObject({ kind: 'granted', recovery: { condition: back } });
+    expect(ended.effects).toEqual([
+      { type: 'writeStatus', change: { kind: 'recovery', facts: { condition: back } } },
+      { type: 'recordRecovery', step: 'recovered', cause: 'shut down' },
+    ]);
+    // A second crash (another since) is told again.
+    const again = grantedLease({
+      recovery: { ...recovery, since: back.lastTransitionTime, crashes: 2 },
+      conditions: [{ ...crashed, lastTransitionTime: back.lastTransitionTime }],
+    });
+    expect(types(run(ended.life, [{ type: 'leaseSeen', lease: again }]).effects)).toEqual([
+      'writeStatus',
+      'recordRecovery',
+    ]);
+  });
+
+  it('a restart reads what the status shows: nothing told twice, the end told if it came since', () => {
+    const seen = (lease: LeaseFacts, shown: RecoveryFacts) =>
+      run({ kind: 'new' }, [
+        { type: 'requestSeen', phase: 'Granted', worker: 'mac-1', recovery: shown, lease },
+      ]);
+    const still = seen(recovering, { recovery, condition: crashed });
+    expect(types(still.effects)).not.toContain('recordRecovery');
+    const since = seen(recovered, { recovery, condition: crashed });
+    expect(since.effects).toContainEqual({
+      type: 'recordRecovery',
+      step: 'recovered',
+      cause: 'shut down',
+    });
+  });
+
+  it('a recovery the controller missed whole is told as one end, once', () => {
+    const ended = run(granted, [
+      { type: 'leaseSeen', lease: recovered },
+      { type: 'leaseSeen', lease: recovered },
+    ]);
+    expect(ended.effects.filter((effect) => effect.type === 'recordRecovery')).toEqual([
+      { type: 'recordRecovery', step: 'recovered', cause: undefined },
+    ]);
+  });
+
+  it('past its crash budget the agent marks the Lease Lost: released, its Lease deleted', () => {
+    const lost = lease({ status: { phase: 'Lost', message: 'crashed 3 times in 10 minutes' } });
+    const started = run(granted, [{ type: 'leaseSeen', lease: recovering }]);
+    const { life, effects } = run(started.life, [{ type: 'leaseSeen', lease: lost }]);
+    expect(life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(effects).toContainEqual({
+      type: 'writeStatus',
+      change: { kind: 'released', reason: 'Lost', message: 'crashed 3 times in 10 minutes' },
+    });
+    expect(types(effects)).toContain('deleteLease');
   });
 });
 

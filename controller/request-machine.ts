@@ -17,7 +17,8 @@
 //     an ended one deletes it;
 //   - the agent's time to answer counts from when our watch delivers the Lease, not the create;
 //   - the agent's progress (provisioning, booting) may come before the create answers: it is
-//     written at once, and its stage told once the dispatch has been.
+//     written at once, and its stage told once the dispatch has been;
+//   - a granted device's recovery after a crash is copied as the Lease says it now, told once.
 import type { ErrorBody, GrantProgress } from '../api/index.js';
 import type {
   Effect,
@@ -29,8 +30,8 @@ import type {
   Step,
 } from './request-life.js';
 import { acknowledge, progressed } from './dispatch-progress.js';
+import { grantedSeen } from './device-recovery.js';
 import {
-  grantedLeaseSeen,
   holderRenewed,
   lifetimeTimerDue,
   release,
@@ -148,6 +149,7 @@ function recover(
         kind: 'granted',
         worker: event.worker ?? lease.worker ?? '',
         leaseUid: undefined,
+        ...(event.recovery ? { recovery: event.recovery } : {}),
       };
       return leaseSeen(granted, lease, context);
     }
@@ -319,7 +321,7 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
       case 'Granted': {
         const leaseUid = life.kind === 'dispatched' ? (life.leaseUid ?? lease.uid) : lease.uid;
         const granted: RequestLife = { kind: 'granted', worker: life.worker, leaseUid };
-        const settled = grantedLeaseSeen(granted, lease, context);
+        const settled = grantedSeen(granted, lease, context);
         return {
           life: settled.life,
           effects: [
@@ -339,7 +341,7 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
         return refused({ code: 'LOST', message: `the worker marked it ${status.phase}` }, context);
     }
   }
-  if (life.kind === 'granted') return grantedLeaseSeen(life, lease, context);
+  if (life.kind === 'granted') return grantedSeen(life, lease, context);
   if (status?.phase === 'Granted' && !lease.lettingGo) {
     // Granted, yet no dispatch of ours is current: the create of a dispatch given up was held by
     // the API server and landed after the withdrawal looked and found nothing. The agent holds a

@@ -19,6 +19,7 @@ import { RequestWrites } from './request-writes.js';
 import { endSilences, rememberAnswer, takenDevicesKey, type Answer } from './memos.js';
 import type { ControllerMetrics } from './metrics.js';
 import { next, type Effect, type RequestEvent } from './request-machine.js';
+import { recoveryOf } from './device-recovery.js';
 import type { RoutingPolicy } from './routing/index.js';
 import type { StatusWriter } from './status-writer.js';
 import {
@@ -121,6 +122,7 @@ export class RequestShell {
         phase: status?.phase ?? 'Pending',
         worker: status?.worker,
         progress: status?.progress,
+        recovery: recoveryOf(status),
         ...(lease ? { lease } : {}),
       });
     }
@@ -206,6 +208,10 @@ export class RequestShell {
         return this.recordEvent(request, effect.event);
       case 'recordProgress':
         return this.events.recordProgress(request, effect.progress, this.status.label(request));
+      case 'recordRecovery':
+        return effect.step === 'recovering'
+          ? this.events.recordRecovering(request, effect.recovery)
+          : this.events.recordRecovered(request, effect.cause);
       case 'recordLifetimeEvent':
         return this.events.record(
           request,

@@ -6,6 +6,7 @@
 // that meets a newer version (the user or the garbage collector changed the request) reads the
 // request again and is made onto that.
 import {
+  DEVICE_RECOVERING,
   EXPIRING_SOON_CONDITION,
   LIFETIME_REASONS,
   sameJson,
@@ -21,7 +22,7 @@ import {
 } from '../runtime/index.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { StatusChange } from './request-machine.js';
-import { desiredStatus, setCondition, writeLaneFor } from './status.js';
+import { copyCondition, desiredStatus, setCondition, writeLaneFor } from './status.js';
 import type { RequestRetry, RequestTimer, TrackedRequest } from './tracked-request.js';
 import type { WritePriority, WriteQueue } from './write-queue.js';
 
@@ -150,9 +151,31 @@ export class StatusWriter {
         // lane, with a Dispatched status not yet written (status.ts, writeLaneFor).
         request.progress = change.progress;
         break;
+      case 'recovery':
+        // As the Lease says it (device-recovery.ts), shown while Granted (status.ts).
+        request.recovery = change.facts.recovery;
+        request.conditions = copyCondition(
+          request.conditions,
+          DEVICE_RECOVERING,
+          change.facts.condition,
+        );
+        break;
       case 'released':
         request.releasedBecause = change.message;
         request.releasedReason = change.reason;
+        // A device still recovering when the lease ended (its Lease Lost past the crash budget)
+        // is not booted again for this request any more.
+        if (request.conditions.some((c) => c.type === DEVICE_RECOVERING && c.status === 'True'))
+          request.conditions = setCondition(
+            request.conditions,
+            {
+              type: DEVICE_RECOVERING,
+              status: 'False',
+              reason: change.reason,
+              message: change.message,
+            },
+            now,
+          );
         request.conditions = setCondition(
           request.conditions,
           { type: 'Granted', status: 'False', reason: change.reason, message: change.message },
@@ -197,6 +220,7 @@ export class StatusWriter {
     request.workers = [];
     request.position = undefined;
     request.progress = undefined;
+    request.recovery = undefined;
   }
 
   /** Writes the request's status as it is when the write's turn comes (see write-queue.ts). */

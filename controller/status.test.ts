@@ -58,6 +58,18 @@ describe('writeLaneFor', () => {
     expect(writeLaneFor(waiting(['b', 'disconnected']), waiting(['b', 'full']))).toBe('presence');
   });
 
+  it('puts a granted device that starts or ends its recovery in the presence lane', () => {
+    const granted = { phase: 'Granted', lease: 'l', device: { id: 'd' } };
+    const crashed = { type: 'DeviceRecovering', status: 'True', lastTransitionTime: 't0' };
+    const recovering = { ...granted, recovery: { since: 't0' }, conditions: [crashed] };
+    const back = { ...granted, conditions: [{ ...crashed, status: 'False' }] };
+    expect(writeLaneFor(granted, recovering)).toBe('presence');
+    expect(writeLaneFor(recovering, back)).toBe('presence');
+    // A new estimate for the same recovery is progress.
+    const later = { ...recovering, recovery: { since: 't0', estimatedSeconds: 60 } };
+    expect(writeLaneFor(recovering, later)).toBe('progress');
+  });
+
   it('puts a position that moved, and a request’s first reasons, in the progress lane', () => {
     const before = { ...waiting(['a', 'full']), position: 2 };
     expect(writeLaneFor(before, { ...waiting(['a', 'full']), position: 1 })).toBe('progress');

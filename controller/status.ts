@@ -1,8 +1,10 @@
 // The status a request should have, from the controller's memory of it. Per-worker reasons carry
 // no timestamps, so a walk that changes nothing produces the same status, and writes nothing.
 import {
+  DEVICE_RECOVERING,
   summarizeReasons,
   type Condition,
+  type DeviceRecovery,
   type ErrorBody,
   type GrantProgress,
   type GrantedDevice,
@@ -25,6 +27,8 @@ export interface RequestState {
   expiresAt?: number | undefined;
   /** While Dispatched: the agent's progress making or booting the device, from its Lease. */
   progress?: GrantProgress | undefined;
+  /** While Granted: the device crashed and is booted again, from its Lease. */
+  recovery?: DeviceRecovery | undefined;
   error?: ErrorBody | undefined;
   conditions: Condition[];
 }
@@ -45,6 +49,8 @@ export function desiredStatus(state: RequestState): LeaseRequestStatus {
   // Only on the way to a grant: an outcome, or the queue again, never shows a stage left over.
   if (state.progress !== undefined && state.phase === 'Dispatched')
     status.progress = state.progress;
+  // Only while the lease is held: a request released meanwhile (its Lease Lost) shows none.
+  if (state.recovery !== undefined && state.phase === 'Granted') status.recovery = state.recovery;
   if (state.error !== undefined) status.error = state.error;
   if (state.conditions.length > 0) status.conditions = state.conditions;
   if (state.generation !== undefined) status.observedGeneration = state.generation;
@@ -66,6 +72,20 @@ export function setCondition(
     ...conditions.filter((condition) => condition.type !== next.type),
     { ...next, lastTransitionTime },
   ].sort((a, b) => a.type.localeCompare(b.type));
+}
+
+/**
+ * Puts a condition copied from elsewhere (the Lease's DeviceRecovering) in place of the one of its
+ * type, as it is there (its transition time included); none: takes that type off.
+ */
+export function copyCondition(
+  conditions: Condition[],
+  type: string,
+  copied: Condition | undefined,
+): Condition[] {
+  const others = conditions.filter((condition) => condition.type !== type);
+  if (copied === undefined) return others;
+  return [...others, { ...copied, type }].sort((a, b) => a.type.localeCompare(b.type));
 }
 
 const OUTCOMES = new Set(['Granted', 'Failed', 'Released']);
@@ -110,14 +130,28 @@ export function presenceChanged(
 }
 
 /**
+ * The part of a granted request's status that says whether its device is being booted again after
+ * a crash, and since when: its holder acts on a change of it (stops driving the device, or starts
+ * again), so it is written at once, in the presence lane, as a worker away is.
+ */
+export function recoveryPart(status: Record<string, unknown> | undefined): string {
+  const recovery = status?.recovery as { since?: unknown } | undefined;
+  const conditions = Array.isArray(status?.conditions) ? (status.conditions as Condition[]) : [];
+  const condition = conditions.find((c) => c.type === DEVICE_RECOVERING);
+  return JSON.stringify([recovery?.since ?? null, condition?.status ?? null]);
+}
+
+/**
  * The write lane a changed status goes in (write-queue.ts): a change of its urgent part in the
- * first, at once; a change of which workers are away in the presence lane, at once too; anything
- * else is progress, written once the reason-write interval allows.
+ * first, at once; a change of which workers are away, or of its device's recovery, in the
+ * presence lane, at once too; anything else is progress, written once the reason-write interval
+ * allows.
  */
 export function writeLaneFor(
   written: Record<string, unknown> | undefined,
   next: Record<string, unknown>,
 ): 'dispatch' | 'presence' | 'progress' {
   if (urgentPart(written) !== urgentPart(next)) return 'dispatch';
-  return presenceChanged(written, next) ? 'presence' : 'progress';
+  if (presenceChanged(written, next)) return 'presence';
+  return recoveryPart(written) !== recoveryPart(next) ? 'presence' : 'progress';
 }

@@ -98,6 +98,7 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
     lease: status?.lease,
     device: status?.device,
     progress: status?.progress,
+    recovery: status?.recovery,
     error: status?.error,
     conditions: status?.conditions ?? [],
     memos: emptyMemos(),

@@ -17,5 +17,6 @@ export * from './workqueue.js';
 export * from './merge-patch.js';
 export * from './status-update.js';
 export * from './grant-progress-text.js';
+export * from './device-recovery-text.js';
 export * from './workqueue-metrics.js';
 export * from './permission-check.js';

@@ -1,9 +1,15 @@
 // `lease --hold` after the grant: stay in the foreground while the holder session is renewed,
-// warn when the lease is about to expire, and release it on exit, Ctrl-C or SIGTERM.
+// warn when the lease is about to expire, say when its device crashed and is booted again under
+// the lease and when it is back, and release it on exit, Ctrl-C or SIGTERM.
 import { EXPIRING_SOON_CONDITION, LeaseRequestObject, SimlockError } from '../../api/index.js';
 import { isNotFound, simlockPath, type KubeClient } from '../../runtime/index.js';
 import { INTERRUPTED_EXIT, TERMINATED_EXIT } from '../errors.js';
-import { getObject, releaseLease, type HolderSession } from '../../client/index.js';
+import {
+  RecoveryTracker,
+  getObject,
+  releaseLease,
+  type HolderSession,
+} from '../../client/index.js';
 import type { CliIO, StopSignal } from '../io.js';
 
 const POLL_MS = 1000;
@@ -20,6 +26,7 @@ export async function hold(
     `Holding lease ${name} (renewed every ${session.renewSeconds}s); Ctrl-C or SIGTERM releases it`,
   );
   let warned = false;
+  const recovery = new RecoveryTracker();
   let signal: StopSignal | undefined;
   void stopped.then((value) => (signal = value));
   try {
@@ -39,6 +46,9 @@ export async function hold(
         const why = status?.conditions?.find((c) => c.type === 'Granted')?.message ?? status?.phase;
         throw new SimlockError('LEASE_LOST', `lease ${name} ended while held: ${why ?? 'unknown'}`);
       }
+      // "lease X: device iPhone 17 (…) crashed (shut down): booting it again, back in about 40 s"
+      const notice = recovery.see(request);
+      if (notice) io.err(`lease ${name}: ${notice.text}`);
       const soon = status.conditions?.find((c) => c.type === EXPIRING_SOON_CONDITION);
       if (soon?.status === 'True' && !warned) {
         warned = true;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { EXPIRING_SOON_CONDITION } from '../../api/index.js';
 import { parseFlags, parseGlobals, usageError, type GlobalFlags } from '../flags.js';
 import { asList, resourceName, serialise, withKind } from '../format/output.js';
-import { isUnfinished, requestListLines } from '../format/requests.js';
+import { isListed, requestListLines } from '../format/requests.js';
 import { leaseColumns, renderTable } from '../format/tables.js';
 import type { CliIO } from '../io.js';
 import { listLeases, listRequests, workersForLabels } from '../../client/index.js';
@@ -56,8 +56,10 @@ function printed(
 async function listRequestsCommand(session: Session, io: CliIO): Promise<number> {
   const { client, globals } = session;
   const warn = warnTo(io);
+  // A granted request whose device is recovering is listed too, recovering (-o json: its
+  // status.recovery).
   const requests = (await listRequests(client, session.listNamespace, warn)).filter((request) =>
-    isUnfinished(request.object),
+    isListed(request.object),
   );
   const items = requests.map((request) => ({
     raw: request.raw,

@@ -13,6 +13,7 @@ import {
 import {
   agentEntryLine,
   controllerRequestLines,
+  isListed,
   isUnfinished,
   requestListLines,
   waitingSeconds,
@@ -353,5 +354,37 @@ describe('which requests, in which order', () => {
     expect(waitingSeconds(new Date(NOW + 5000), NOW)).toBe(0);
     expect(waitingSeconds(undefined, NOW)).toBe(0);
     expect(waitingSeconds('not a time', NOW)).toBe(0);
+  });
+});
+
+describe('a granted request whose device is recovering', () => {
+  const recovering = request('ci-9', {
+    status: {
+      phase: 'Granted',
+      worker: 'mac-1',
+      device: {
+        id: 'sim-1',
+        name: 'iPhone 16',
+        model: 'iPhone 16',
+        platform: 'ios',
+        os: '18.4',
+        physical: false,
+      },
+      recovery: {
+        since: ago(12),
+        cause: 'shut down',
+        crashes: 1,
+        crashBudget: 3,
+        estimatedSeconds: 40,
+      },
+    },
+  });
+
+  it('is listed with the waiting ones, recovering, with the cause and the estimate', () => {
+    expect(isListed(recovering)).toBe(true);
+    expect(isListed(request('ci-8', { status: { phase: 'Granted' } }))).toBe(false);
+    expect(requestListLines([recovering], [worker('mac-1', 'wrk_a')], { now: NOW })).toEqual([
+      'Request ci-9: ci, ios iPhone 16, recovering on wrk_a for 12s: device iPhone 16 (sim-1) crashed (shut down): booting it again, back in about 40 s',
+    ]);
   });
 });

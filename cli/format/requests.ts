@@ -1,8 +1,10 @@
 // `list --requests` (DESIGN.md §7.1): one line per waiting request, and under a request
 // waiting in the controller's queue one indented line per known worker with its reason; a
 // dispatched one whose worker makes or boots the device says which stage, with its estimate. A
-// request waiting in an agent's own queue is one line with its one reason after an em dash. Pure:
-// objects and the time in, lines out.
+// request waiting in an agent's own queue is one line with its one reason after an em dash. A
+// granted request whose device crashed and is booted again under the lease waits for its device
+// too: it is listed, recovering, with the cause and the estimate. Pure: objects and the time in,
+// lines out.
 import {
   reasonLine,
   type AgentQueueEntry,
@@ -11,7 +13,7 @@ import {
   type WorkerObject,
 } from '../../api/index.js';
 import { workerLabels } from '../../client/index.js';
-import { estimateText, stageText } from '../../runtime/index.js';
+import { estimateText, recoveringText, stageText } from '../../runtime/index.js';
 
 /** How people see a worker: its label, else its name. */
 export type WorkerDisplay = (name: string) => string;
@@ -44,6 +46,16 @@ export function stageLine(
 export function isUnfinished(request: LeaseRequestObject): boolean {
   const phase = request.status?.phase ?? 'Pending';
   return phase === 'Pending' || phase === 'Waiting' || phase === 'Dispatched';
+}
+
+/** Granted, and its device is being booted again after a crash (status.recovery). */
+export function isRecovering(request: LeaseRequestObject): boolean {
+  return request.status?.phase === 'Granted' && request.status.recovery !== undefined;
+}
+
+/** What `list --requests` shows: the unfinished requests, and the granted ones recovering. */
+export function isListed(request: LeaseRequestObject): boolean {
+  return isUnfinished(request) || isRecovering(request);
 }
 
 export interface RequestLineOptions {
@@ -79,6 +91,17 @@ export function controllerRequestLines(
   options: RequestLineOptions,
 ): string[] {
   const { spec, status } = request;
+  if (status?.phase === 'Granted' && status.recovery !== undefined) {
+    // `Request ci-5: ci, ios iPhone 16, recovering on wrk_a for 12s: device iPhone 16 (…)
+    // crashed (shut down): booting it again, back in about 40 s`
+    const on = options.worker(status.worker ?? '-');
+    const took = waitingSeconds(status.recovery.since, options.now);
+    return [
+      `Request ${requestName(request, options.withNamespace)}: ` +
+        present(spec.holder, asked(spec.platform, spec.model ?? spec.class)) +
+        `, recovering on ${on} for ${took}s: ${recoveringText(status.recovery, status.device)}`,
+    ];
+  }
   const since = status?.queuedAt ?? request.metadata.creationTimestamp;
   const head =
     `Request ${requestName(request, options.withNamespace)}: ` +
@@ -129,7 +152,7 @@ export function requestListLines(
   options: { now: number; withNamespace?: boolean },
 ): string[] {
   const worker = workerDisplay(workers);
-  const ordered = requests.filter(isUnfinished).sort(queueOrder);
+  const ordered = requests.filter(isListed).sort(queueOrder);
   const lines = ordered.flatMap((request) =>
     controllerRequestLines(request, { ...options, worker }),
   );

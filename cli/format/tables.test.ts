@@ -134,6 +134,19 @@ describe('leases', () => {
     ).toBeUndefined();
   });
 
+  it('reads a lease whose device is booted again after a crash as Recovering', () => {
+    const recovering: LeaseObject = {
+      ...lease,
+      status: {
+        ...lease.status!,
+        recovery: { since: at(-5), cause: 'shut down', crashes: 1, crashBudget: 3 },
+      },
+    };
+    expect(renderTable(leaseColumns(NOW, false), [recovering], { noHeaders: true })).toEqual([
+      'lease-x   mac-1   iPhone 16   Recovering   in 59m   60s',
+    ]);
+  });
+
   it('reads a pending lease as Pending, and a past expiry as expired', () => {
     const pending: LeaseObject = { ...lease, spec: { ...lease.spec, expiresAt: at(-1) } };
     delete pending.status;

@@ -81,7 +81,7 @@ export function leaseColumns(
     { header: 'name', cell: (lease) => lease.metadata.name },
     { header: 'worker', cell: (lease) => lease.spec.worker },
     { header: 'device', cell: (lease) => lease.status?.device?.name },
-    { header: 'phase', cell: (lease) => lease.status?.phase ?? 'Pending' },
+    { header: 'phase', cell: phaseOf },
     {
       header: 'expires',
       cell: (lease) => expires(lease.spec.expiresAt, now, expiringSoon(lease)),
@@ -94,6 +94,16 @@ export function leaseColumns(
   return withNamespace
     ? [{ header: 'namespace', cell: (lease) => lease.metadata.namespace }, ...columns]
     : columns;
+}
+
+/**
+ * PHASE: the Lease's; `Recovering` while granted and its device is booted again after a crash
+ * (as kubectl's STATUS says Terminating of a pod still Running).
+ */
+export function phaseOf(lease: LeaseObject): string {
+  const status = lease.status;
+  if (status?.phase === 'Granted' && status.recovery !== undefined) return 'Recovering';
+  return status?.phase ?? 'Pending';
 }
 
 /**

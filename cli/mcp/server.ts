@@ -2,7 +2,9 @@
 // call of the typed client (client/) on the session's leases. A tool never throws: a failure is a
 // tool error whose text starts with its code (NO_CAPACITY: …) and whose structured content is
 // the plugin's error JSON; the SDK answers arguments that do not fit a schema the same way,
-// naming the field.
+// naming the field. The device of a session's lease that crashes and is booted again under it is
+// told as a logging notification (`notifications/message`, logger `simlock`): warning when it
+// crashed, info when it is back, with the lease, the Event reason and the recovery.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { toSimlockError } from '../../client/index.js';
@@ -44,14 +46,27 @@ function guarded<A>(
 }
 
 export function createMcpServer(session: McpSession, version: string): McpServer {
-  const server = new McpServer({ name: 'simlock', version });
+  const server = new McpServer({ name: 'simlock', version }, { capabilities: { logging: {} } });
+  session.onRecovery = (notice) =>
+    void server.server
+      .sendLoggingMessage({
+        level: notice.kind === 'recovering' ? 'warning' : 'info',
+        logger: 'simlock',
+        data: {
+          lease: notice.lease,
+          event: notice.reason,
+          message: notice.text,
+          ...(notice.recovery ? { recovery: notice.recovery } : {}),
+        },
+      })
+      .catch(() => undefined);
   const tool = server.registerTool.bind(server);
   tool(
     'lease',
     {
       title: 'Lease a device',
       description:
-        'Ask for an iOS simulator, Android emulator or physical phone and wait for it. While it waits, progress notifications say its place in the queue and, worker by worker, why it waits. Answers the device, or the error code (NO_CAPACITY, UNKNOWN_MODEL, RUNTIME_MISSING, TIMEOUT, …) and its message. The lease is this session’s: it is released when the session ends.',
+        'Ask for an iOS simulator, Android emulator or physical phone and wait for it. While it waits, progress notifications say its place in the queue and, worker by worker, why it waits. Answers the device, or the error code (NO_CAPACITY, UNKNOWN_MODEL, RUNTIME_MISSING, TIMEOUT, …) and its message. The lease is this session’s: it is released when the session ends. Should its device crash, the agent boots it again under the lease: a logging notification (warning) says so and when it should be back, another (info) when it is; execs meanwhile fail UNAVAILABLE.',
       inputSchema: LeaseInput,
     },
     guarded((args, extra) => leaseTool(session, args, extra)),

@@ -1,10 +1,12 @@
 // One MCP session's leases. Each names the session's holder session (a coordination.k8s.io Lease
 // renewed while the server lives; client/holder-session.ts), so a server killed with SIGKILL lets
 // them go within one renewal interval (HolderGone, ADR 0008); a server whose client hangs up
-// (stdin closes) releases them at once. The session acts only on its own leases.
+// (stdin closes) releases them at once. The session acts only on its own leases, and hears when
+// the device of one crashes and is booted again under it (`onRecovery`: the server notifies).
 import { SimlockError } from '../../api/index.js';
 import {
   HolderSession,
+  type DeviceRecoveryNotice,
   type LeaseHandle,
   type LeaseProgress,
   type LeaseSpecInput,
@@ -18,6 +20,8 @@ export class McpSession {
   /** Aborted on close: leases still waiting are withdrawn. */
   private readonly closing = new AbortController();
   private closed: Promise<void> | undefined;
+  /** Told when the device of a lease of the session crashes and when it is back (server.ts). */
+  onRecovery: (notice: DeviceRecoveryNotice) => void = () => undefined;
 
   private constructor(
     readonly client: SimlockClient,
@@ -58,6 +62,8 @@ export class McpSession {
       signal: AbortSignal.any([options.signal, this.closing.signal]),
       onProgress: options.onProgress,
       hold: { session: this.holder },
+      // Watched until released (the handle stops it): the server tells the client.
+      onRecovery: (notice) => this.onRecovery(notice),
     });
     this.waiting.add(leasing);
     let handle: LeaseHandle;

@@ -7,6 +7,7 @@ import {
   AgentQueueEntry,
   Capacity,
   Device,
+  DeviceRecovery,
   ErrorBody,
   GrantProgress,
   GrantedDevice,
@@ -66,6 +67,13 @@ export const LeaseView = z.object({
   device: GrantedDevice.optional(),
   grantedAt: time.optional(),
   deleting: z.boolean(),
+  /** While granted: its device crashed and its agent boots it again under the lease. */
+  recovery: DeviceRecovery.optional(),
+  /**
+   * The recovery as people read it (runtime/device-recovery-text.ts, which the page cannot
+   * import): "device iPhone 17 (…) crashed (shut down): booting it again, back in about 40 s".
+   */
+  recoveryText: z.string().max(1024).optional(),
 });
 export type LeaseView = z.infer<typeof LeaseView>;
 

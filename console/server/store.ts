@@ -15,6 +15,7 @@ import {
 import {
   Informer,
   coordinationLeasePath,
+  recoveringText,
   simlockPath,
   type InformerEvent,
   type KubeClient,
@@ -297,6 +298,7 @@ export class ConsoleStore {
       return;
     }
     const { metadata, spec, status } = parsed.data;
+    const recovery = status?.phase === 'Granted' ? status.recovery : undefined;
     this.leases.set(key, {
       namespace: metadata.namespace ?? '',
       name: metadata.name,
@@ -307,6 +309,8 @@ export class ConsoleStore {
       ...optional('device', status?.device),
       ...optional('grantedAt', status?.grantedAt),
       deleting: metadata.deletionTimestamp !== undefined,
+      ...optional('recovery', recovery),
+      ...optional('recoveryText', recovery && recoveringText(recovery, status?.device)),
     });
     this.emit('lease', key);
   }

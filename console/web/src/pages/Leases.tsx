@@ -1,5 +1,6 @@
 // Leases: who holds which device where, until when (counting down), a release button for those
-// who may delete the request, and a screenshot of the device through the proxy and its agent.
+// who may delete the request, and a screenshot of the device through the proxy and its agent. A
+// lease whose device crashed and is booted again under it says so, with the cause and estimate.
 import { useCallback, useEffect, useState } from 'react';
 import { PLATFORM_NAMES } from '../../../../api/index.js';
 import { activeLeases, expiresIn, screenshotCommand, workerTitle } from '../../../model/views.js';
@@ -45,6 +46,11 @@ export function LeasesPage({ abilities }: { abilities: Abilities }) {
                 ) : (
                   '—'
                 )}
+                {lease.recovery ? (
+                  <div className="recovering" role="status" data-recovering={lease.recovery.since}>
+                    <span className="badge warn">Recovering</span> {lease.recoveryText}
+                  </div>
+                ) : null}
               </td>
               <td>{worker ? workerTitle(worker) : lease.worker}</td>
               <td>

@@ -1,0 +1,105 @@
+// The console's Leases page in a real Chromium, live: a lease whose device crashed and is booted
+// again under it shows a Recovering badge with the cause and the estimate, which goes once the
+// device is back, without a reload. The controller in-process, the test playing the agent (it
+// writes the Lease's recovery, then its end).
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEVICE_RECOVERING } from '../../api/index.js';
+import { startConsole, type RunningConsole } from '../../console/index.js';
+import type { Reconciler } from '../../controller/index.js';
+import { silentLogger, simlockPath } from '../../runtime/index.js';
+import { launchBrowser, type TestBrowser } from '../../test/browser.js';
+import { controllerFor } from '../../test/cluster/controller.js';
+import { TestFleet, iosStatus } from '../../test/cluster/fleet.js';
+import { useCluster } from '../../test/cluster/harness.js';
+import { EVERYTHING, person } from './people.js';
+
+const cluster = useCluster('console-recovery');
+let fleet: TestFleet;
+let controller: Reconciler;
+let consoleServer: RunningConsole;
+let browser: TestBrowser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  fleet = await TestFleet.create(cluster);
+  controller = controllerFor(cluster, fleet);
+  [browser] = await Promise.all([launchBrowser(), controller.start()]);
+  await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
+  const someone = await person(cluster.admin, fleet.namespace, 'operator', {
+    clusterRules: EVERYTHING,
+  });
+  consoleServer = await startConsole({
+    client: someone.client,
+    mode: 'local',
+    log: silentLogger,
+    simlockNamespace: fleet.namespace,
+    namespace: fleet.namespace,
+  });
+  context = await browser.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  await page.goto(consoleServer.openUrl);
+  await page.getByRole('heading', { name: 'Requests' }).waitFor();
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await consoleServer?.stop();
+  await controller?.stop();
+  await fleet?.cleanup();
+});
+
+async function patchLease(name: string, status: Record<string, unknown>): Promise<void> {
+  await fleet.admin.patch(
+    simlockPath('lease', { namespace: fleet.namespace, name, subresource: 'status' }),
+    { status },
+  );
+}
+
+describe("the console's Leases page", () => {
+  it('shows a lease recovering, with the cause and the estimate, until its device is back', async () => {
+    await fleet.createRequest('ci-1', { platform: 'ios', model: 'iPhone 16' });
+    await fleet.grant('ci-1');
+    await page.getByRole('link', { name: 'Leases', exact: true }).click();
+    const row = page.locator(`#leases tr[data-lease="${fleet.namespace}/ci-1"]`);
+    await row.waitFor();
+    expect(await row.locator('.recovering').count()).toBe(0);
+
+    const since = new Date().toISOString();
+    await patchLease('ci-1', {
+      recovery: { since, cause: 'shut down', crashes: 1, crashBudget: 3, estimatedSeconds: 40 },
+      conditions: [
+        {
+          type: DEVICE_RECOVERING,
+          status: 'True',
+          reason: 'DeviceCrashed',
+          message: 'iPhone 16 (sim-1) shut down; booting it again',
+          lastTransitionTime: since,
+        },
+      ],
+    });
+    const recovering = row.locator('.recovering');
+    await recovering.waitFor();
+    expect((await recovering.textContent())?.replace(/\s+/g, ' ').trim()).toBe(
+      'Recovering device iPhone 16 (sim-1) crashed (shut down): booting it again, back in about 40 s',
+    );
+
+    await patchLease('ci-1', {
+      recovery: null,
+      conditions: [
+        {
+          type: DEVICE_RECOVERING,
+          status: 'False',
+          reason: 'DeviceRecovered',
+          message: 'iPhone 16 (sim-1) is back',
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+    });
+    await recovering.waitFor({ state: 'detached' });
+    // Still held, on the page as before.
+    expect(await row.count()).toBe(1);
+  });
+});
