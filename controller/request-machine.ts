@@ -17,8 +17,7 @@
 //     an ended one deletes it;
 //   - the agent's time to answer counts from when our watch delivers the Lease, not the create;
 //   - the agent's progress (provisioning, booting) may come before the create answers: it is
-//     written at once, and its stage told once the dispatch has been;
-//   - a granted device's recovery after a crash is copied as the Lease says it now, told once.
+//     written at once, its stage told once the dispatch has been; so is a crashed device's recovery.
 import type { ErrorBody, GrantProgress } from '../api/index.js';
 import type {
   Effect,
