@@ -21,7 +21,7 @@ import {
   median,
   seconds,
   startBenchControlPlane,
-} from './cluster.js';
+} from './harness/index.js';
 import { applyLeaseCrd } from './lease-watch-cost/apply-crd.js';
 import {
   WATCH_VARIANTS,

@@ -25,7 +25,7 @@ import {
   outDir,
   seconds,
   startBenchControlPlane,
-} from './cluster.js';
+} from './harness/index.js';
 import { applyVariant, createProbe } from './status-write-cost/apply-variant.js';
 import { formatTables, ruleCosts, rows } from './status-write-cost/summary.js';
 import {

@@ -1,5 +1,5 @@
 // The ceiling: kube-scheduler binding N small pods onto W Ready, untainted Nodes.
-import { createNamespace, inParallel, stopChild } from '../cluster.js';
+import { createNamespace, inParallel, stopChild } from '../harness/index.js';
 import {
   endOfSide,
   sideResult,

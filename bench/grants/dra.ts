@@ -5,7 +5,7 @@
 // Event; with the finalizer preset on the claim (`dra-preset-finalizer`), one fewer.
 import { z } from 'zod';
 import type { KubeClient } from '../../runtime/index.js';
-import { createNamespace, inParallel, stopChild } from '../cluster.js';
+import { createNamespace, inParallel, stopChild } from '../harness/index.js';
 import {
   endOfSide,
   sideResult,

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Informer, type KubeObject } from '../../runtime/index.js';
-import { createNamespace, inParallel, stopChild } from '../cluster.js';
+import { createNamespace, inParallel, stopChild } from '../harness/index.js';
 import {
   endOfSide,
   sideResult,

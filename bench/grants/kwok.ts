@@ -5,7 +5,7 @@
 // the agents' are (kubelets are not throttled by the scheduler's limit either).
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createNamespace, inParallel, stopChild } from '../cluster.js';
+import { createNamespace, inParallel, stopChild } from '../harness/index.js';
 import {
   endOfSide,
   sideResult,

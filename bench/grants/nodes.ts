@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Informer, type KubeClient, type KubeObject } from '../../runtime/index.js';
-import { inParallel, onInterrupt, stopChild, waitUntil } from '../cluster.js';
+import { inParallel, onInterrupt, stopChild, waitUntil } from '../harness/index.js';
 import { clientLimitFlags, type SideContext } from './measure.js';
 
 export function nodeObject(name: string, annotations: Record<string, string> = {}) {

@@ -8,6 +8,7 @@ import { Informer, simlockPath, type KubeObject } from '../../runtime/index.js';
 import type { HostedWorker } from '../agent-host.js';
 import {
   createNamespace,
+  FLEET_LABEL,
   inParallel,
   log,
   percentile,
@@ -15,7 +16,7 @@ import {
   startAgentHost,
   startController,
   waitUntil,
-} from '../cluster.js';
+} from '../harness/index.js';
 import {
   delta,
   endOfSide,
@@ -25,8 +26,6 @@ import {
   type SideResult,
 } from './measure.js';
 import { profileApiServer } from './apiserver-profile.js';
-
-const FLEET_LABEL = 'simlock.dev/fleet';
 
 function workerScript(name: string, slots: number): HostedWorker {
   return {

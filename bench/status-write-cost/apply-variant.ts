@@ -11,7 +11,7 @@ import {
   statusReplacement,
   type KubeClient,
 } from '../../runtime/index.js';
-import { waitUntil, waitUntilWatchable } from '../cluster.js';
+import { waitUntil, waitUntilWatchable } from '../harness/index.js';
 import { statusTheItemRuleRefuses, statusWithAWorkerTwice } from './statuses.js';
 import { EXPECTED, replaceCrd, type Crd, type Variant } from './variants.js';
 
