@@ -5,7 +5,7 @@ import { createWriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AgentHostCommand, AgentHostReport, HostedWorker } from '../agent-host.js';
 import { onInterrupt } from './interrupt.js';
-import { stopChild } from './stop-child.js';
+import { stopChild } from './processes.js';
 
 /** The label that marks a benchmark's Workers as its fleet (the hosted agents' `fleetLabel` its value). */
 export const FLEET_LABEL = 'simlock.dev/fleet';

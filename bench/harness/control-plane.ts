@@ -28,18 +28,7 @@ export async function startBenchControlPlane(
 ): Promise<BenchControlPlane> {
   const controlPlane = await startControlPlane({ ...options, log });
   try {
-    const run = promisify(execFile);
-    const kubectl = join(controlPlane.binDir, 'kubectl');
-    const kubeconfig = ['--kubeconfig', controlPlane.kubeconfigPath];
-    await run(kubectl, [...kubeconfig, 'apply', '--server-side', '-f', join(REPO_ROOT, 'crds')]);
-    await run(kubectl, [
-      ...kubeconfig,
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd',
-      '--all',
-    ]);
+    await applyCrds(controlPlane, join(REPO_ROOT, 'crds'));
   } catch (error) {
     await controlPlane.stop();
     throw error;
@@ -55,6 +44,24 @@ export async function startBenchControlPlane(
       await controlPlane.stop();
     },
   };
+}
+
+/** Applies the CRDs of a folder (kubectl, server-side) and waits until every CRD is established. */
+export async function applyCrds(controlPlane: ControlPlane, folder: string): Promise<void> {
+  const run = promisify(execFile);
+  const kubectl = join(controlPlane.binDir, 'kubectl');
+  const kubeconfig = ['--kubeconfig', controlPlane.kubeconfigPath];
+  await run(kubectl, [...kubeconfig, 'apply', '--server-side', '-f', folder], {
+    maxBuffer: 1 << 22,
+  });
+  await run(kubectl, [
+    ...kubeconfig,
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd',
+    '--all',
+  ]);
 }
 
 /**

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { freePort } from '../../tools/index.js';
 import { onInterrupt } from './interrupt.js';
 import { REPO_ROOT } from './paths.js';
-import { stopChild } from './stop-child.js';
+import { stopChild } from './processes.js';
 import { waitUntil } from './wait-until.js';
 
 export interface ControllerProcess {

@@ -17,6 +17,7 @@ export {
 } from './apiserver-writes.js';
 export { CommandLine } from './command-line.js';
 export {
+  applyCrds,
   createNamespace,
   startBenchControlPlane,
   waitUntilWatchable,
@@ -35,5 +36,5 @@ export { cpuCount, machineName } from './machine.js';
 export { OUT_DIR, REPO_ROOT, outDir } from './paths.js';
 export { log, seconds } from './progress.js';
 export { median, percentile } from './statistics.js';
-export { stopChild } from './stop-child.js';
+export { startLogged, stopChild } from './processes.js';
 export { waitUntil } from './wait-until.js';
