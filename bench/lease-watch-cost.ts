@@ -12,13 +12,14 @@
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   CommandLine,
+  REPO_ROOT,
   createNamespace,
   log,
   machineName,
   median,
+  readCrd,
   seconds,
   startBenchControlPlane,
 } from './harness/index.js';
@@ -31,9 +32,6 @@ import {
   type WatchVariant,
 } from './lease-watch-cost/variants.js';
 import { measureWatches, type WatchMeasurement } from './lease-watch-cost/workload.js';
-import { readCrd } from './status-write-cost/variants.js';
-
-const root = fileURLToPath(new URL('../', import.meta.url));
 
 const line = new CommandLine();
 line.only(['--watchers', '--leases', '--in-flight', '--runs', '--variants', '--json']);
@@ -55,7 +53,7 @@ function orderOf(run: number): WatchVariant[] {
 
 async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
-  const generated = await readCrd(join(root, 'crds', 'simlock.dev_leases.yaml'));
+  const generated = await readCrd(join(REPO_ROOT, 'crds', 'simlock.dev_leases.yaml'));
   log(`machine: ${machineName()}; load ${os.loadavg()[0]?.toFixed(1)}`);
   const cluster = await startBenchControlPlane();
   const { admin } = cluster;

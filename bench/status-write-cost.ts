@@ -16,15 +16,17 @@
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   CommandLine,
+  REPO_ROOT,
   createNamespace,
   log,
   machineName,
   outDir,
+  readCrd,
   seconds,
   startBenchControlPlane,
+  type Crd,
 } from './harness/index.js';
 import { applyVariant, createProbe } from './status-write-cost/apply-variant.js';
 import { formatTables, ruleCosts, rows } from './status-write-cost/summary.js';
@@ -32,9 +34,7 @@ import {
   countRules,
   crdVariant,
   isVariant,
-  readCrd,
   VARIANTS,
-  type Crd,
   type Variant,
 } from './status-write-cost/variants.js';
 import {
@@ -44,8 +44,6 @@ import {
   type Measurement,
   type Workload,
 } from './status-write-cost/workload.js';
-
-const root = fileURLToPath(new URL('../', import.meta.url));
 
 const line = new CommandLine();
 line.only(['--requests', '--writes-per-request', '--workers', '--runs', '--variants', '--json']);
@@ -75,7 +73,7 @@ function orderOf(run: number): Variant[] {
 async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const dir = await outDir('status-write-cost');
-  const generated = await readCrd(join(root, 'crds', 'simlock.dev_leaserequests.yaml'));
+  const generated = await readCrd(join(REPO_ROOT, 'crds', 'simlock.dev_leaserequests.yaml'));
   const crds = new Map<Variant, Crd>();
   for (const variant of variants) {
     const { crd, removedRules } = crdVariant(generated, variant);

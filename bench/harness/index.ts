@@ -1,8 +1,9 @@
 // What the benchmarks share, one job a file: a control plane of their own (etcd and kube-apiserver,
 // with the CRDs), the controller as a real process, a process of in-process fake-driver agents
-// (bench/agent-host.ts), the API server's own count of writes, CPU time by process, command-line
-// options, the machine's name, progress lines and the statistics. The benchmarks print figures;
-// nothing here asserts. Importing it makes SIGINT and SIGTERM stop what a benchmark started.
+// (bench/agent-host.ts), the API server's own count of writes, CPU time by process, a CRD read
+// from crds/ and replaced, command-line options, the machine's name, progress lines and the
+// statistics. The benchmarks print figures; nothing here asserts. What a benchmark starts here is
+// stopped when it is interrupted (interrupt.ts).
 export {
   FLEET_LABEL,
   startAgentHost,
@@ -30,6 +31,7 @@ export {
   type ControllerStartOptions,
 } from './controller-process.js';
 export { cpuBetween, cpuSeconds } from './cpu-time.js';
+export { Crd, crdPath, readCrd, replaceCrd, type Json } from './crd.js';
 export { inParallel } from './in-parallel.js';
 export { onInterrupt } from './interrupt.js';
 export { cpuCount, machineName } from './machine.js';
