@@ -26,7 +26,6 @@ import {
 import { applyLeaseCrd } from './lease-watch-cost/apply-crd.js';
 import {
   WATCH_VARIANTS,
-  isWatchVariant,
   leaseCrdFor,
   selectsWorkerField,
   type WatchVariant,
@@ -39,11 +38,7 @@ const watchers = line.integer('--watchers', 1000);
 const leases = line.integer('--leases', 2000);
 const inFlight = line.integer('--in-flight', 32);
 const runs = line.integer('--runs', 3);
-const variants: WatchVariant[] = (line.list('--variants') ?? [...WATCH_VARIANTS]).map((name) => {
-  if (!isWatchVariant(name))
-    throw new Error(`unknown variant ${name}; known: ${WATCH_VARIANTS.join(',')}`);
-  return name;
-});
+const variants = line.choices('--variants', WATCH_VARIANTS, 'variant');
 const jsonPath = line.optionalValue('--json');
 
 function orderOf(run: number): WatchVariant[] {

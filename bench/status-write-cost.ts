@@ -30,13 +30,7 @@ import {
 } from './harness/index.js';
 import { applyVariant, createProbe } from './status-write-cost/apply-variant.js';
 import { formatTables, ruleCosts, rows } from './status-write-cost/summary.js';
-import {
-  countRules,
-  crdVariant,
-  isVariant,
-  VARIANTS,
-  type Variant,
-} from './status-write-cost/variants.js';
+import { countRules, crdVariant, VARIANTS, type Variant } from './status-write-cost/variants.js';
 import {
   IN_FLIGHT,
   measureWorkload,
@@ -51,14 +45,10 @@ const requests = line.integer('--requests', 500);
 const writesPerRequest = line.integer('--writes-per-request', 4);
 const workerCounts = (line.list('--workers') ?? ['100', '1000']).map(Number);
 const runs = line.integer('--runs', 3);
-const variantNames = line.list('--variants') ?? [...VARIANTS];
 const jsonPath = line.optionalValue('--json');
 for (const count of workerCounts)
   if (!Number.isInteger(count) || count < 0) throw new Error('--workers takes integers');
-const variants: Variant[] = variantNames.map((name) => {
-  if (!isVariant(name)) throw new Error(`unknown variant ${name}; known: ${VARIANTS.join(',')}`);
-  return name;
-});
+const variants = line.choices('--variants', VARIANTS, 'variant');
 const workloads: Workload[] = [
   ...workerCounts.map((workers) => ({ kind: 'waiting' as const, workers })),
   { kind: 'granted' },

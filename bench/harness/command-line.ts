@@ -39,6 +39,15 @@ export class CommandLine {
       .filter((item) => item.length > 0);
   }
 
+  /** A comma-separated list of names from `known` (all of them when left out); refuses others. */
+  choices<T extends string>(name: string, known: readonly T[], what: string): T[] {
+    return (this.list(name) ?? [...known]).map((item) => {
+      if (!(known as readonly string[]).includes(item))
+        throw new Error(`unknown ${what} ${item}; known: ${known.join(',')}`);
+      return item as T;
+    });
+  }
+
   /** Refuses anything not in `known` (a typo must not run a 10-minute benchmark with defaults). */
   only(known: readonly string[]): void {
     for (const [index, arg] of this.argv.entries()) {

@@ -10,10 +10,6 @@ import type { Crd } from '../harness/index.js';
 export const WATCH_VARIANTS = ['label', 'field', 'none'] as const;
 export type WatchVariant = (typeof WATCH_VARIANTS)[number];
 
-export function isWatchVariant(name: string): name is WatchVariant {
-  return (WATCH_VARIANTS as readonly string[]).includes(name);
-}
-
 const SELECTABLE_WORKER = { jsonPath: '.spec.worker' };
 
 /**

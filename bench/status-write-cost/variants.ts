@@ -11,10 +11,6 @@ import { Crd, type Json } from '../harness/index.js';
 export const VARIANTS = ['generated', 'no-status-cel', 'no-cel', 'map-workers'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
-export function isVariant(name: string): name is Variant {
-  return (VARIANTS as readonly string[]).includes(name);
-}
-
 const RULES = 'x-kubernetes-validations';
 
 /** What the API server should refuse under a variant. */
