@@ -45,6 +45,14 @@ function boundaries(self) {
     );
 }
 
+// bench/ reaches the tests' machinery (test/, e2e/) and tools/ through their index.ts too, and its
+// programs reach what they share (bench/harness/) through its index.ts: each index says what is
+// used from outside. Other folders' test files may still import test/ files directly.
+const benchThroughIndex = ['test', 'e2e', 'tools', 'harness'].map((other) => ({
+  regex: `^\\.\\.?/(.*/)?${other}/(?!index\\.js$)`,
+  message: `Import ${other}/ only through ${other}/index.js.`,
+}));
+
 // api/ is the contract: shapes and pure rules, no I/O (DESIGN.md §2). Its files may not import
 // the network, the file system or processes, nor call fetch; a client that does lives in runtime/
 // (runtime/exec-client.ts).
@@ -92,7 +100,13 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [...boundaries(self), ...(self === 'api' ? noIoInApi : [])] },
+        {
+          patterns: [
+            ...boundaries(self),
+            ...(self === 'api' ? noIoInApi : []),
+            ...(self === 'bench' ? benchThroughIndex : []),
+          ],
+        },
       ],
     },
   })),

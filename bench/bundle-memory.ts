@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { buildBundles } from '../bin/bundle.mjs';
 import { packageRoot } from '../runtime/index.js';
-import { CommandLine, machineName, median } from './cluster.js';
+import { CommandLine, machineName, median } from './harness/index.js';
 
 const COMPONENTS = ['agent', 'controller', 'proxy', 'console'] as const;
 const Memory = z.object({ rss: z.number(), heapUsed: z.number(), external: z.number() });

@@ -10,8 +10,7 @@ import { dirname } from 'node:path';
 import { startConsole } from '../console/index.js';
 import { silentLogger, simlockPath, type KubeClient } from '../runtime/index.js';
 import type { WorkerStatus } from '../api/index.js';
-import { launchBrowser } from '../test/browser.js';
-import { iosCapacity, iosStatus, iphoneSimulator } from '../test/fixtures/workers.js';
+import { iosCapacity, iosStatus, iphoneSimulator, launchBrowser } from '../test/index.js';
 import {
   CommandLine,
   createNamespace,
@@ -20,7 +19,7 @@ import {
   machineName,
   percentile,
   startBenchControlPlane,
-} from './cluster.js';
+} from './harness/index.js';
 
 const args = new CommandLine();
 args.only(['--workers', '--requests', '--writes', '--json']);

@@ -26,7 +26,7 @@ import { measureSimctl } from './driver-libraries/listing-simctl.js';
 import { measureRealAdb } from './driver-libraries/real-adb.js';
 import type { ListingFigures, ParseComparison } from './driver-libraries/listing.js';
 import { measureStarts, type StartProgram } from './driver-libraries/start-time.js';
-import { CommandLine, machineName } from './cluster.js';
+import { CommandLine, machineName } from './harness/index.js';
 
 const args = new CommandLine();
 args.only(['--libs', '--runs', '--json']);

@@ -8,7 +8,7 @@
 //   node --import tsx bench/heap-summary.ts [--before A.heapsnapshot] --after B.heapsnapshot [--top 25]
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { CommandLine } from './cluster.js';
+import { CommandLine } from './harness/index.js';
 
 const Snapshot = z.object({
   snapshot: z.object({

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { Informer, simlockPath, type KubeClient, type KubeObject } from '../runtime/index.js';
 import type { HostedWorker } from './agent-host.js';
 import {
+  FLEET_LABEL,
   CommandLine,
   cpuCount,
   createNamespace,
@@ -29,10 +30,9 @@ import {
   waitUntil,
   type AgentHost,
   log,
-} from './cluster.js';
+} from './harness/index.js';
 
 const WORKERS = 100;
-const FLEET_LABEL = 'simlock.dev/fleet';
 const PHONE = 'bench-phone-1';
 
 const line = new CommandLine();

@@ -12,28 +12,25 @@
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   CommandLine,
+  REPO_ROOT,
   createNamespace,
   log,
   machineName,
   median,
+  readCrd,
   seconds,
   startBenchControlPlane,
-} from './cluster.js';
+} from './harness/index.js';
 import { applyLeaseCrd } from './lease-watch-cost/apply-crd.js';
 import {
   WATCH_VARIANTS,
-  isWatchVariant,
   leaseCrdFor,
   selectsWorkerField,
   type WatchVariant,
 } from './lease-watch-cost/variants.js';
 import { measureWatches, type WatchMeasurement } from './lease-watch-cost/workload.js';
-import { readCrd } from './status-write-cost/variants.js';
-
-const root = fileURLToPath(new URL('../', import.meta.url));
 
 const line = new CommandLine();
 line.only(['--watchers', '--leases', '--in-flight', '--runs', '--variants', '--json']);
@@ -41,11 +38,7 @@ const watchers = line.integer('--watchers', 1000);
 const leases = line.integer('--leases', 2000);
 const inFlight = line.integer('--in-flight', 32);
 const runs = line.integer('--runs', 3);
-const variants: WatchVariant[] = (line.list('--variants') ?? [...WATCH_VARIANTS]).map((name) => {
-  if (!isWatchVariant(name))
-    throw new Error(`unknown variant ${name}; known: ${WATCH_VARIANTS.join(',')}`);
-  return name;
-});
+const variants = line.choices('--variants', WATCH_VARIANTS, 'variant');
 const jsonPath = line.optionalValue('--json');
 
 function orderOf(run: number): WatchVariant[] {
@@ -55,7 +48,7 @@ function orderOf(run: number): WatchVariant[] {
 
 async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
-  const generated = await readCrd(join(root, 'crds', 'simlock.dev_leases.yaml'));
+  const generated = await readCrd(join(REPO_ROOT, 'crds', 'simlock.dev_leases.yaml'));
   log(`machine: ${machineName()}; load ${os.loadavg()[0]?.toFixed(1)}`);
   const cluster = await startBenchControlPlane();
   const { admin } = cluster;

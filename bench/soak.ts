@@ -21,9 +21,7 @@
 import os from 'node:os';
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FLEET_LABEL } from '../test/cluster/fleet.js';
-import { pairAddresses, partitionsUnavailable } from '../test/cluster/partition.js';
-import { Replicas } from '../test/cluster/replicas.js';
+import { FLEET_LABEL, Replicas, pairAddresses, partitionsUnavailable } from '../test/index.js';
 import {
   CommandLine,
   apiserverWrites,
@@ -38,7 +36,7 @@ import {
   totalWrites,
   waitUntil,
   type WriteCounts,
-} from './cluster.js';
+} from './harness/index.js';
 import { CpuSampler } from './soak/cpu.js';
 import { heapAfterCollection, writeHeapSnapshot } from './soak/inspector.js';
 import { FAULT_KINDS, SoakFaults, faultKinds, logLevel } from './soak/faults.js';

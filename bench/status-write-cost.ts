@@ -16,27 +16,21 @@
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   CommandLine,
+  REPO_ROOT,
   createNamespace,
   log,
   machineName,
   outDir,
+  readCrd,
   seconds,
   startBenchControlPlane,
-} from './cluster.js';
+  type Crd,
+} from './harness/index.js';
 import { applyVariant, createProbe } from './status-write-cost/apply-variant.js';
 import { formatTables, ruleCosts, rows } from './status-write-cost/summary.js';
-import {
-  countRules,
-  crdVariant,
-  isVariant,
-  readCrd,
-  VARIANTS,
-  type Crd,
-  type Variant,
-} from './status-write-cost/variants.js';
+import { countRules, crdVariant, VARIANTS, type Variant } from './status-write-cost/variants.js';
 import {
   IN_FLIGHT,
   measureWorkload,
@@ -45,22 +39,16 @@ import {
   type Workload,
 } from './status-write-cost/workload.js';
 
-const root = fileURLToPath(new URL('../', import.meta.url));
-
 const line = new CommandLine();
 line.only(['--requests', '--writes-per-request', '--workers', '--runs', '--variants', '--json']);
 const requests = line.integer('--requests', 500);
 const writesPerRequest = line.integer('--writes-per-request', 4);
 const workerCounts = (line.list('--workers') ?? ['100', '1000']).map(Number);
 const runs = line.integer('--runs', 3);
-const variantNames = line.list('--variants') ?? [...VARIANTS];
 const jsonPath = line.optionalValue('--json');
 for (const count of workerCounts)
   if (!Number.isInteger(count) || count < 0) throw new Error('--workers takes integers');
-const variants: Variant[] = variantNames.map((name) => {
-  if (!isVariant(name)) throw new Error(`unknown variant ${name}; known: ${VARIANTS.join(',')}`);
-  return name;
-});
+const variants = line.choices('--variants', VARIANTS, 'variant');
 const workloads: Workload[] = [
   ...workerCounts.map((workers) => ({ kind: 'waiting' as const, workers })),
   { kind: 'granted' },
@@ -75,7 +63,7 @@ function orderOf(run: number): Variant[] {
 async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const dir = await outDir('status-write-cost');
-  const generated = await readCrd(join(root, 'crds', 'simlock.dev_leaserequests.yaml'));
+  const generated = await readCrd(join(REPO_ROOT, 'crds', 'simlock.dev_leaserequests.yaml'));
   const crds = new Map<Variant, Crd>();
   for (const variant of variants) {
     const { crd, removedRules } = crdVariant(generated, variant);

@@ -15,7 +15,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { heartbeatLeaseName, type WorkerStatus } from '../api/index.js';
-import { iosCapacity, iosStatus } from '../test/fixtures/workers.js';
+import { iosCapacity, iosStatus } from '../test/index.js';
 import {
   coordinationLeasePath,
   microTime,
@@ -23,6 +23,7 @@ import {
   type KubeClient,
 } from '../runtime/index.js';
 import {
+  FLEET_LABEL,
   CommandLine,
   cpuCount,
   createNamespace,
@@ -34,9 +35,7 @@ import {
   startController,
   waitUntil,
   log,
-} from './cluster.js';
-
-const FLEET_LABEL = 'simlock.dev/fleet';
+} from './harness/index.js';
 
 const line = new CommandLine();
 line.only(['--workers', '--requests', '--churn', '--seconds', '--progress-rates', '--json']);

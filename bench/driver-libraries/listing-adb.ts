@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AdbDriver, createCommandRunner, parseAdbDevices } from '../../agent/index.js';
-import { StandIns, type StandInRule } from '../../test/stand-ins/stand-in.js';
+import { StandIns, type StandInRule } from '../../test/index.js';
 import { FakeAdbServer } from './fake-adb-server.js';
 import { importLibrary, LIBRARIES, quietAppiumLog, type Library } from './libraries.js';
 import {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createCommandRunner, SimctlDriver } from '../../agent/index.js';
-import { StandIns } from '../../test/stand-ins/stand-in.js';
+import { StandIns } from '../../test/index.js';
 import { importLibrary, LIBRARIES } from './libraries.js';
 import {
   compareIds,

@@ -6,8 +6,8 @@
 // adb's own client and less than `xcrun simctl`; the counts, not the milliseconds, carry over to
 // a real host.
 import { performance } from 'node:perf_hooks';
-import type { StandIns } from '../../test/stand-ins/stand-in.js';
-import { median } from '../cluster.js';
+import type { StandIns } from '../../test/index.js';
+import { median } from '../harness/index.js';
 
 export interface ListingFigures {
   name: string;

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { z } from 'zod';
-import { median } from '../cluster.js';
+import { median } from '../harness/index.js';
 import { FakeAdbServer } from './fake-adb-server.js';
 import { importLibrary, LIBRARIES, quietAppiumLog } from './libraries.js';
 import { withPath } from './listing.js';

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { median } from '../cluster.js';
+import { median } from '../harness/index.js';
 
 export interface StartProgram {
   name: string;

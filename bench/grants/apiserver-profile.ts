@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { ControlPlane } from '../../tools/controlplane/start.js';
+import type { ControlPlane } from '../../tools/index.js';
 
 /** Starts a profile of `profileSeconds`; the answer resolves to the file written (or an error). */
 export function profileApiServer(

@@ -5,22 +5,10 @@
 // Event; with the finalizer preset on the claim (`dra-preset-finalizer`), one fewer.
 import { z } from 'zod';
 import type { KubeClient } from '../../runtime/index.js';
-import { createNamespace, inParallel, stopChild } from '../cluster.js';
-import {
-  endOfSide,
-  sideResult,
-  startOfSide,
-  type SideContext,
-  type SideResult,
-} from './measure.js';
-import {
-  PodWatch,
-  createNodes,
-  deleteNodes,
-  podObject,
-  startScheduler,
-  waitForProcess,
-} from './nodes.js';
+import { inParallel } from '../harness/index.js';
+import type { SideContext, SideResult } from './measure.js';
+import { startPodStage } from './pod-stage.js';
+import { runSide } from './side.js';
 
 const DRIVER = 'bench.simlock.dev';
 /** The finalizer kube-scheduler puts on a claim before it writes the allocation. */
@@ -98,69 +86,56 @@ async function checkAllocations(
 
 export async function draSide(context: SideContext, presetFinalizer: boolean): Promise<SideResult> {
   const { admin } = context.cluster;
-  const { size, tag, options } = context;
+  const { size, tag } = context;
   const namespace = `claims-${tag}`;
   const deviceClass = `bench-${tag}`;
-  await createNamespace(admin, namespace);
-  await admin.create(`${RESOURCE}/deviceclasses`, {
-    apiVersion: 'resource.k8s.io/v1',
-    kind: 'DeviceClass',
-    metadata: { name: deviceClass },
-    spec: { selectors: [{ cel: { expression: `device.driver == "${DRIVER}"` } }] },
+  const stage = await startPodStage(context, {
+    namespace,
+    scheduler: 'kube-scheduler-dra',
+    withNodes: async (nodes) => {
+      await admin.create(`${RESOURCE}/deviceclasses`, {
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'DeviceClass',
+        metadata: { name: deviceClass },
+        spec: { selectors: [{ cel: { expression: `device.driver == "${DRIVER}"` } }] },
+      });
+      // As many devices as simlock's workers have simulators: a fifth more than their share.
+      const slots = Math.min(128, Math.ceil((size.requests / size.workers) * 1.2));
+      await inParallel(nodes, 20, async (node) => {
+        await admin.create(`${RESOURCE}/resourceslices`, sliceObject(node, slots));
+      });
+      return {
+        stop: async () => {
+          await inParallel(nodes, 20, (node) =>
+            admin.delete(`${RESOURCE}/resourceslices/${node}`).then(() => undefined),
+          );
+          await admin.delete(`${RESOURCE}/deviceclasses/${deviceClass}`);
+        },
+      };
+    },
   });
-  const nodes = await createNodes(context);
-  // As many devices as simlock's workers have simulators: a fifth more than their share.
-  const slots = Math.min(128, Math.ceil((size.requests / size.workers) * 1.2));
-  await inParallel(nodes, 20, async (node) => {
-    await admin.create(`${RESOURCE}/resourceslices`, sliceObject(node, slots));
-  });
-  const scheduler = startScheduler(context, 'kube-scheduler-dra');
-  const pods = new PodWatch(admin, namespace);
-  await pods.start();
   const claimsPath = `${RESOURCE}/namespaces/${namespace}/resourceclaims`;
-  const podsPath = `/api/v1/namespaces/${namespace}/pods`;
-  const createPair = async (name: string) => {
-    await admin.create(claimsPath, claimObject(name, deviceClass, presetFinalizer));
-    await admin.create(podsPath, podObject(name, name));
-  };
-  try {
-    // Ready means it allocates and binds: one claim and pod first, outside the count.
-    await createPair('warm-up');
-    await waitForProcess(
-      scheduler,
-      'kube-scheduler',
-      () => pods.bound.has('warm-up'),
-      'allocation',
-    );
-    pods.clear();
-    const start = await startOfSide(admin);
-    const names = Array.from({ length: size.requests }, (_, index) => `claim-${index}`);
-    await inParallel(names, options.concurrency, createPair);
+  return runSide(context, {
+    item: 'claim',
+    create: async (name) => {
+      await admin.create(claimsPath, claimObject(name, deviceClass, presetFinalizer));
+      await stage.createPod(name, name);
+    },
     // A pod is bound only after its claim's allocation is written (PreBind): bound means allocated.
-    const end = await endOfSide(admin, start, {
-      done: () => pods.bound.size >= size.requests,
-      what: 'every claim allocated',
-      timeoutMs: options.sideTimeoutMs,
-      keep: (key) =>
-        key.includes('pods') || key.includes('events') || key.includes('resourceclaims'),
-      creates: {
-        'POST pods': size.requests,
-        'POST resource.k8s.io/resourceclaims': size.requests,
-      },
-    });
-    const { allocated, doubleAllocations } = await checkAllocations(admin, namespace);
-    return sideResult(end, pods.bound.size, size.requests, {
-      doubleAllocations,
-      // Claims left without a device although their pod counted (never seen so far).
-      failed: Math.max(0, pods.bound.size + 1 - allocated),
-    });
-  } finally {
-    await pods.stop();
-    await stopChild(scheduler, 'SIGTERM');
-    await inParallel(nodes, 20, (node) =>
-      admin.delete(`${RESOURCE}/resourceslices/${node}`).then(() => undefined),
-    );
-    await admin.delete(`${RESOURCE}/deviceclasses/${deviceClass}`);
-    await deleteNodes(admin, nodes);
-  }
+    done: stage.pods.bound,
+    what: 'every claim allocated',
+    // Ready means it allocates and binds.
+    warmUp: { processes: stage.processes, what: 'allocation' },
+    keep: (key) => key.includes('pods') || key.includes('events') || key.includes('resourceclaims'),
+    creates: ['POST pods', 'POST resource.k8s.io/resourceclaims'],
+    extra: async () => {
+      const { allocated, doubleAllocations } = await checkAllocations(admin, namespace);
+      return {
+        doubleAllocations,
+        // Claims left without a device although their pod counted (never seen so far).
+        failed: Math.max(0, stage.pods.bound.size + 1 - allocated),
+      };
+    },
+    stop: () => stage.stop(),
+  });
 }

@@ -30,7 +30,14 @@
 // setting's before and after in one program).
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cpuCount, log, machineName, outDir, seconds, startBenchControlPlane } from '../cluster.js';
+import {
+  cpuCount,
+  log,
+  machineName,
+  outDir,
+  seconds,
+  startBenchControlPlane,
+} from '../harness/index.js';
 import { bindsSide } from './binds.js';
 import { draSide } from './dra.js';
 import { kueueSide } from './kueue.js';

@@ -5,24 +5,11 @@
 // the agents' are (kubelets are not throttled by the scheduler's limit either).
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createNamespace, inParallel, stopChild } from '../cluster.js';
-import {
-  endOfSide,
-  sideResult,
-  startOfSide,
-  type SideContext,
-  type SideResult,
-} from './measure.js';
-import {
-  PodWatch,
-  createNodes,
-  deleteNodes,
-  podObject,
-  startLogged,
-  startScheduler,
-  waitForProcess,
-} from './nodes.js';
+import { startLogged, stopChild } from '../harness/index.js';
+import type { SideContext, SideResult } from './measure.js';
+import { startPodStage } from './pod-stage.js';
 import { peerFolder } from './peers.js';
+import { runSide } from './side.js';
 
 const NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 /** kwok's default is 4; a pod is one status write, so as many in flight as the creates. */
@@ -48,60 +35,41 @@ async function kwokConfig(folder: string, path: string): Promise<void> {
 }
 
 export async function kwokSide(context: SideContext): Promise<SideResult> {
-  const { admin, controlPlane } = context.cluster;
-  const { size, tag, dir, options } = context;
+  const { controlPlane } = context.cluster;
+  const { tag, dir } = context;
   const folder = await peerFolder('kwok');
   const configPath = join(dir, `kwok-${tag}.yaml`);
   await kwokConfig(folder, configPath);
-  const namespace = `kwok-${tag}`;
-  await createNamespace(admin, namespace);
-  const nodes = await createNodes(context, { [NODE_ANNOTATION]: tag });
-  const kwok = startLogged(
-    join(folder, 'bin', 'kwok'),
-    [
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--config=${configPath}`,
-      '--manage-all-nodes=false',
-      `--manage-nodes-with-annotation-selector=${NODE_ANNOTATION}=${tag}`,
-      '--node-lease-duration-seconds=0',
-      '--cidr=127.64.0.1/10',
-      '--node-ip=127.0.0.1',
-    ],
-    join(dir, `kwok-${tag}.log`),
-  );
-  const scheduler = startScheduler(context, 'kube-scheduler-kwok');
-  const pods = new PodWatch(admin, namespace);
-  await pods.start();
-  try {
-    // Ready means both work: one pod to Running first, outside the count.
-    await admin.create(`/api/v1/namespaces/${namespace}/pods`, podObject('warm-up'));
-    await waitForProcess(
-      kwok,
-      'kwok',
-      () => {
-        if (scheduler.exitCode !== null) throw new Error('kube-scheduler exited; see its log');
-        return pods.running.has('warm-up');
-      },
-      'pod Running',
-    );
-    pods.clear();
-    const start = await startOfSide(admin);
-    const names = Array.from({ length: size.requests }, (_, index) => `pod-${index}`);
-    await inParallel(names, options.concurrency, async (name) => {
-      await admin.create(`/api/v1/namespaces/${namespace}/pods`, podObject(name));
-    });
-    const end = await endOfSide(admin, start, {
-      done: () => pods.running.size >= size.requests,
-      what: 'every pod Running',
-      timeoutMs: options.sideTimeoutMs,
-      keep: (key) => key.includes('pods') || key.includes('events'),
-      creates: { 'POST pods': size.requests },
-    });
-    return sideResult(end, pods.running.size, size.requests);
-  } finally {
-    await pods.stop();
-    await stopChild(scheduler, 'SIGTERM');
-    await stopChild(kwok, 'SIGTERM');
-    await deleteNodes(admin, nodes);
-  }
+  const stage = await startPodStage(context, {
+    namespace: `kwok-${tag}`,
+    scheduler: 'kube-scheduler-kwok',
+    nodeAnnotations: { [NODE_ANNOTATION]: tag },
+    withNodes: () => {
+      const kwok = startLogged(
+        join(folder, 'bin', 'kwok'),
+        [
+          `--kubeconfig=${controlPlane.kubeconfigPath}`,
+          `--config=${configPath}`,
+          '--manage-all-nodes=false',
+          `--manage-nodes-with-annotation-selector=${NODE_ANNOTATION}=${tag}`,
+          '--node-lease-duration-seconds=0',
+          '--cidr=127.64.0.1/10',
+          '--node-ip=127.0.0.1',
+        ],
+        join(dir, `kwok-${tag}.log`),
+      );
+      return { processes: { kwok }, stop: () => stopChild(kwok, 'SIGTERM') };
+    },
+  });
+  return runSide(context, {
+    item: 'pod',
+    create: (name) => stage.createPod(name),
+    done: stage.pods.running,
+    what: 'every pod Running',
+    // Ready means both work: the warm-up pod Running.
+    warmUp: { processes: stage.processes, what: 'pod Running' },
+    keep: (key) => key.includes('pods') || key.includes('events'),
+    creates: ['POST pods'],
+    stop: () => stage.stop(),
+  });
 }

@@ -11,7 +11,7 @@ import {
   writesBetween,
   type BenchControlPlane,
   type WriteCounts,
-} from '../cluster.js';
+} from '../harness/index.js';
 import type { Options, Size } from './options.js';
 
 export interface SideResult {

@@ -1,5 +1,5 @@
 // The grants benchmark's command line: sizes, rate limits, runs and which sides to run.
-import { CommandLine } from '../cluster.js';
+import { CommandLine } from '../harness/index.js';
 
 export interface Size {
   workers: number;

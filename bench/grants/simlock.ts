@@ -7,26 +7,18 @@ import { REQUEST_FINALIZER } from '../../api/index.js';
 import { Informer, simlockPath, type KubeObject } from '../../runtime/index.js';
 import type { HostedWorker } from '../agent-host.js';
 import {
+  FLEET_LABEL,
   createNamespace,
-  inParallel,
   log,
   percentile,
   seconds,
   startAgentHost,
   startController,
   waitUntil,
-} from '../cluster.js';
-import {
-  delta,
-  endOfSide,
-  sideResult,
-  startOfSide,
-  type SideContext,
-  type SideResult,
-} from './measure.js';
+} from '../harness/index.js';
 import { profileApiServer } from './apiserver-profile.js';
-
-const FLEET_LABEL = 'simlock.dev/fleet';
+import { delta, type SideContext, type SideResult } from './measure.js';
+import { runSide } from './side.js';
 
 function workerScript(name: string, slots: number): HostedWorker {
   return {
@@ -118,24 +110,12 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
   });
   requests.start();
   await requests.waitForSync();
-  try {
-    const controllerBefore = await controller.metrics();
-    const agentsBefore = await host.writes();
-    const start = await startOfSide(admin);
-    const started = start.started;
-    const profile =
-      options.apiserverProfileSeconds === undefined
-        ? undefined
-        : profileApiServer(
-            controlPlane,
-            options.apiserverProfileSeconds,
-            join(dir, `kube-apiserver-${tag}.pprof`),
-          ).then(
-            (path) => log(`  kube-apiserver profile: ${path}`),
-            (error: unknown) => log(`  kube-apiserver profile failed: ${String(error)}`),
-          );
-    const names = Array.from({ length: size.requests }, (_, index) => `lr-${index}`);
-    await inParallel(names, options.concurrency, async (name) => {
+  let controllerBefore: Record<string, number> = {};
+  let agentsBefore: Record<string, number> = {};
+  let profile: Promise<void> | undefined;
+  return runSide(context, {
+    item: 'lr',
+    create: async (name) => {
       await admin.create(simlockPath('leaseRequest', { namespace }), {
         apiVersion: 'simlock.dev/v1alpha1',
         kind: 'LeaseRequest',
@@ -143,73 +123,107 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
         metadata: { name, finalizers: [REQUEST_FINALIZER] },
         spec: { platform: 'ios', model: 'iPhone 16', holder: 'bench' },
       });
-    });
-    // The last view writes are debounced by the agents (1 s): endOfSide lets them land.
-    const end = await endOfSide(admin, start, {
-      done: () => granted.size + failed.size >= size.requests,
-      what: 'every request granted',
-      timeoutMs: options.sideTimeoutMs,
-      keep: (key) => key.includes('simlock.dev/') || key.includes('events'),
-      creates: { 'POST simlock.dev/leaserequests': size.requests },
-    });
-    await profile;
-    const controllerAfter = await controller.metrics();
-    const agentsAfter = await host.writes();
-    const clientWrites: Record<string, number> = {
-      controller: delta(controllerBefore, controllerAfter, 'simlock_api_writes_total'),
-      controllerStatus: delta(controllerBefore, controllerAfter, 'simlock_status_writes_total'),
-      controllerWalks: delta(controllerBefore, controllerAfter, 'simlock_walks_total'),
-      controllerWalkSeconds: delta(
+    },
+    done: granted,
+    settled: () => granted.size + failed.size,
+    what: 'every request granted',
+    // The last view writes are debounced by the agents (1 s): the end of the side lets them land.
+    keep: (key) => key.includes('simlock.dev/') || key.includes('events'),
+    creates: ['POST simlock.dev/leaserequests'],
+    beforeClock: async () => {
+      controllerBefore = await controller.metrics();
+      agentsBefore = await host.writes();
+    },
+    clockStarted: () => {
+      if (options.apiserverProfileSeconds === undefined) return;
+      profile = profileApiServer(
+        controlPlane,
+        options.apiserverProfileSeconds,
+        join(dir, `kube-apiserver-${tag}.pprof`),
+      ).then(
+        (path) => log(`  kube-apiserver profile: ${path}`),
+        (error: unknown) => log(`  kube-apiserver profile failed: ${String(error)}`),
+      );
+    },
+    extra: async (_end, start) => {
+      await profile;
+      const clientWrites = clientWritesSince(
         controllerBefore,
-        controllerAfter,
-        'simlock_walk_duration_seconds_sum',
+        await controller.metrics(),
+        agentsBefore,
+        await host.writes(),
+      );
+      const timeline = await timelineOf(seen, start.started, join(dir, `timeline-${tag}.json`));
+      return { failed: failed.size, timeline, clientWrites };
+    },
+    stop: async () => {
+      await requests.stop();
+      await controller.stop();
+      await host.stop();
+    },
+  });
+}
+
+/** The writes the controller and the agents counted themselves during the side. */
+function clientWritesSince(
+  controllerBefore: Record<string, number>,
+  controllerAfter: Record<string, number>,
+  agentsBefore: Record<string, number>,
+  agentsAfter: Record<string, number>,
+): Record<string, number> {
+  const total = (writes: Record<string, number>) =>
+    Object.values(writes).reduce((sum, value) => sum + value, 0);
+  return {
+    controller: delta(controllerBefore, controllerAfter, 'simlock_api_writes_total'),
+    controllerStatus: delta(controllerBefore, controllerAfter, 'simlock_status_writes_total'),
+    controllerWalks: delta(controllerBefore, controllerAfter, 'simlock_walks_total'),
+    controllerWalkSeconds: delta(
+      controllerBefore,
+      controllerAfter,
+      'simlock_walk_duration_seconds_sum',
+    ),
+    agents: total(agentsAfter) - total(agentsBefore),
+  };
+}
+
+/**
+ * How the requests went, from when each was first seen in each phase (ms since the clock
+ * started); with BENCH_TIMELINE set, every request's phases are written to `path` too.
+ */
+async function timelineOf(
+  seen: Map<string, Record<string, number>>,
+  started: number,
+  path: string,
+): Promise<Record<string, number | null>> {
+  const phases = [...seen.values()];
+  const after = (from: string, to: string) =>
+    phases.flatMap((entry) =>
+      entry[from] !== undefined && entry[to] !== undefined ? [entry[to] - entry[from]] : [],
+    );
+  if (process.env.BENCH_TIMELINE) {
+    await writeFile(
+      path,
+      JSON.stringify(
+        [...seen].map(([name, entry]) => [
+          name,
+          Object.fromEntries(
+            Object.entries(entry).map(([phase, at]) => [phase, Math.round(at - started)]),
+          ),
+        ]),
       ),
-      agents:
-        Object.values(agentsAfter).reduce((sum, value) => sum + value, 0) -
-        Object.values(agentsBefore).reduce((sum, value) => sum + value, 0),
-    };
-    const phases = [...seen.values()];
-    const after = (from: string, to: string) =>
-      phases.flatMap((entry) =>
-        entry[from] !== undefined && entry[to] !== undefined ? [entry[to] - entry[from]] : [],
-      );
-    if (process.env.BENCH_TIMELINE) {
-      await writeFile(
-        join(dir, `timeline-${tag}.json`),
-        JSON.stringify(
-          [...seen].map(([name, entry]) => [
-            name,
-            Object.fromEntries(
-              Object.entries(entry).map(([phase, at]) => [phase, Math.round(at - started)]),
-            ),
-          ]),
-        ),
-      );
-    }
-    const timeline = {
-      waited: phases.filter((entry) => entry.Waiting !== undefined).length,
-      createdToGrantedP50Ms: percentile(after('Created', 'Granted'), 50),
-      createdToGrantedP99Ms: percentile(after('Created', 'Granted'), 99),
-      // Only requests seen Dispatched (a status written when the grant took over a second).
-      dispatchedSamples: after('Dispatched', 'Granted').length,
-      dispatchedToGrantedP50Ms:
-        after('Dispatched', 'Granted').length > 0
-          ? percentile(after('Dispatched', 'Granted'), 50)
-          : null,
-      dispatchedToGrantedP99Ms:
-        after('Dispatched', 'Granted').length > 0
-          ? percentile(after('Dispatched', 'Granted'), 99)
-          : null,
-      lastCreatedMs: Math.max(...phases.map((entry) => (entry.Created ?? started) - started)),
-    };
-    return sideResult(end, granted.size, size.requests, {
-      failed: failed.size,
-      timeline,
-      clientWrites,
-    });
-  } finally {
-    await requests.stop();
-    await controller.stop();
-    await host.stop();
+    );
   }
+  const dispatchedToGranted = after('Dispatched', 'Granted');
+  return {
+    waited: phases.filter((entry) => entry.Waiting !== undefined).length,
+    createdToGrantedP50Ms: percentile(after('Created', 'Granted'), 50),
+    createdToGrantedP99Ms: percentile(after('Created', 'Granted'), 99),
+    // Only requests seen Dispatched (a status written when the grant took over a second).
+    dispatchedSamples: dispatchedToGranted.length,
+    dispatchedToGrantedP50Ms:
+      dispatchedToGranted.length > 0 ? percentile(dispatchedToGranted, 50) : null,
+    dispatchedToGrantedP99Ms:
+      dispatchedToGranted.length > 0 ? percentile(dispatchedToGranted, 99) : null,
+    lastCreatedMs: Math.max(...phases.map((entry) => (entry.Created ?? started) - started)),
+  };
 }

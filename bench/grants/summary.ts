@@ -1,5 +1,5 @@
 // Medians of the runs, one row per size and client QPS, and the tables printed from them.
-import { median } from '../cluster.js';
+import { median } from '../harness/index.js';
 import { apiserverMsPerItem, type SideResult } from './measure.js';
 import { SIDES, type SideName, type Size } from './options.js';
 

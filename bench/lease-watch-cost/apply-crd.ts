@@ -2,8 +2,7 @@
 // list with a field selector on spec.worker is answered (selectable) or refused with 400 (not),
 // and a watch of Leases opens again (the new handler's watch cache is built).
 import { KubeApiError, simlockPath, type KubeClient } from '../../runtime/index.js';
-import { waitUntil, waitUntilWatchable } from '../cluster.js';
-import { replaceCrd, type Crd } from '../status-write-cost/variants.js';
+import { replaceCrd, waitUntil, waitUntilWatchable, type Crd } from '../harness/index.js';
 import { selectsWorkerField } from './variants.js';
 
 export async function applyLeaseCrd(

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readCrd } from '../status-write-cost/variants.js';
+import { readCrd } from '../harness/index.js';
 import { leaseCrdFor, selectsWorkerField, watchQuery } from './variants.js';
 
 const crdPath = fileURLToPath(new URL('../../crds/simlock.dev_leases.yaml', import.meta.url));

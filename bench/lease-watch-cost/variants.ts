@@ -5,14 +5,10 @@
 //          CRD with selectableFields: [.spec.worker] (Kubernetes 1.32+), as generated
 //   none   no agent watches: the writes alone, what the watches add to is measured against it
 import { WORKER_LABEL } from '../../api/index.js';
-import type { Crd } from '../status-write-cost/variants.js';
+import type { Crd } from '../harness/index.js';
 
 export const WATCH_VARIANTS = ['label', 'field', 'none'] as const;
 export type WatchVariant = (typeof WATCH_VARIANTS)[number];
-
-export function isWatchVariant(name: string): name is WatchVariant {
-  return (WATCH_VARIANTS as readonly string[]).includes(name);
-}
 
 const SELECTABLE_WORKER = { jsonPath: '.spec.worker' };
 

@@ -12,7 +12,7 @@ import {
   statusReplacement,
   type KubeClient,
 } from '../../runtime/index.js';
-import { cpuBetween, cpuSeconds, inParallel, waitUntil } from '../cluster.js';
+import { cpuBetween, cpuSeconds, inParallel, waitUntil } from '../harness/index.js';
 import { watchQuery, type WatchVariant } from './variants.js';
 
 const WATCH_IDLE_MS = 30 * 60_000;

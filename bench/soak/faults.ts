@@ -4,9 +4,9 @@
 // again every ~3 minutes; (3) an agent cut off from the API server for a minute, several times.
 // After each fault the waiting reasons must converge to the truth; around each partition the
 // cut-off worker must read disconnected in time, and reconcile when it comes back.
-import type { ControlPlane } from '../../tools/controlplane/start.js';
-import type { Replicas } from '../../test/cluster/replicas.js';
-import { log } from '../cluster.js';
+import type { Replicas } from '../../test/index.js';
+import type { ControlPlane } from '../../tools/index.js';
+import { log } from '../harness/index.js';
 import { HEARTBEAT_SECONDS, agentName, type SoakAgent } from './fleet.js';
 import { HarnessError, type HarnessWrites } from './harness-writes.js';
 import type { SoakLoad } from './load.js';

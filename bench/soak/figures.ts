@@ -1,7 +1,7 @@
 // The soak's figures and verdicts, from what the watch recorded and the faults measured: leases per
 // minute, grant latency in calm and fault minutes, failover and re-route times, memory, API writes
 // per lease, and each invariant with its count of violations.
-import { percentile } from '../cluster.js';
+import { percentile } from '../harness/index.js';
 import type { FaultWindow, PartitionResult, SoakFaults } from './faults.js';
 import type { RequestRecord, SoakWatch } from './watch.js';
 

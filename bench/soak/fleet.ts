@@ -7,14 +7,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PROXY_SERVICE_ACCOUNT, proxyToken } from '../../e2e/fleet/local-fleet.js';
+import { PROXY_SERVICE_ACCOUNT, proxyToken } from '../../e2e/index.js';
 import type { KubeClient } from '../../runtime/index.js';
-import { startAgent, type AgentProcess } from '../../test/cluster/agents.js';
-import { NetworkPartition, pairAddresses } from '../../test/cluster/partition.js';
-import { serviceAccountToken } from '../../test/cluster/service-account-token.js';
-import { ensureBundles, launchArgs } from '../../test/launch.js';
-import { freePort } from '../../tools/controlplane/start.js';
-import { inParallel, onInterrupt, stopChild, waitUntil } from '../cluster.js';
+import {
+  NetworkPartition,
+  ensureBundles,
+  launchArgs,
+  pairAddresses,
+  serviceAccountToken,
+  startAgent,
+  type AgentProcess,
+} from '../../test/index.js';
+import { freePort } from '../../tools/index.js';
+import { inParallel, onInterrupt, stopChild, waitUntil } from '../harness/index.js';
 
 export const FLEET = 'soak';
 export const NAMESPACE = 'soak';

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../tools/controlplane/start.js';
+import { freePort } from '../../tools/index.js';
 import { heapAfterCollection, writeHeapSnapshot } from './inspector.js';
 
 // A process that keeps 32 MiB (arrays of 2^17 doubles) and makes as much garbage every 50 ms; it

@@ -11,9 +11,9 @@ import {
   statusReplacement,
   type KubeClient,
 } from '../../runtime/index.js';
-import { waitUntil, waitUntilWatchable } from '../cluster.js';
+import { replaceCrd, waitUntil, waitUntilWatchable, type Crd } from '../harness/index.js';
 import { statusTheItemRuleRefuses, statusWithAWorkerTwice } from './statuses.js';
-import { EXPECTED, replaceCrd, type Crd, type Variant } from './variants.js';
+import { EXPECTED, type Variant } from './variants.js';
 
 const CRD_PATH =
   '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/leaserequests.simlock.dev';

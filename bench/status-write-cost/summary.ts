@@ -1,7 +1,7 @@
 // The figures of the status-write benchmark from its measurements: medians over runs per workload
 // and variant, with the run-to-run spread, and what the CEL rules cost (generated against the
 // variants without them), paired run by run, since the variants of a run met the same machine.
-import { median } from '../cluster.js';
+import { median } from '../harness/index.js';
 import type { Measurement } from './workload.js';
 
 export interface Spread {

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { countRules, crdVariant, readCrd, type Crd } from './variants.js';
+import { readCrd, type Crd } from '../harness/index.js';
+import { countRules, crdVariant } from './variants.js';
 
 const crdPath = fileURLToPath(
   new URL('../../crds/simlock.dev_leaserequests.yaml', import.meta.url),

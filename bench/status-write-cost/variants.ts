@@ -6,42 +6,12 @@
 //                  (managed fields then track each worker's entry, not the list as one field, and
 //                  the API server refuses a worker named twice)
 // What each variant should make the API server refuse is what the probes check (apply-variant.ts).
-import { readFile } from 'node:fs/promises';
-import { parse } from 'yaml';
-import { z } from 'zod';
-import type { KubeClient } from '../../runtime/index.js';
+import { Crd, type Json } from '../harness/index.js';
 
 export const VARIANTS = ['generated', 'no-status-cel', 'no-cel', 'map-workers'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
-export function isVariant(name: string): name is Variant {
-  return (VARIANTS as readonly string[]).includes(name);
-}
-
 const RULES = 'x-kubernetes-validations';
-
-type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
-const Json: z.ZodType<Json> = z.lazy(() =>
-  z.union([
-    z.string(),
-    z.number(),
-    z.boolean(),
-    z.null(),
-    z.array(Json),
-    z.record(z.string(), Json),
-  ]),
-);
-
-/** The parts of a CRD the variants touch; the rest is kept as it stands. */
-const Crd = z.looseObject({
-  apiVersion: z.literal('apiextensions.k8s.io/v1'),
-  kind: z.literal('CustomResourceDefinition'),
-  metadata: z.looseObject({ name: z.string() }),
-  spec: z.looseObject({
-    versions: z.array(z.looseObject({ schema: z.looseObject({ openAPIV3Schema: Json }) })),
-  }),
-});
-export type Crd = z.infer<typeof Crd>;
 
 /** What the API server should refuse under a variant. */
 export interface Expectation {
@@ -59,27 +29,6 @@ export const EXPECTED: Record<Variant, Expectation> = {
   'no-cel': { itemRule: false, specRules: false, duplicateWorker: false },
   'map-workers': { itemRule: true, specRules: true, duplicateWorker: true },
 };
-
-const StoredCrd = z.object({ metadata: z.object({ resourceVersion: z.string() }) });
-
-/** The CRD's path on the API server. */
-export function crdPath(crd: Crd): string {
-  return `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
-}
-
-/** Replaces the CRD on the API server by `crd`, onto the version stored now. */
-export async function replaceCrd(admin: KubeClient, crd: Crd): Promise<void> {
-  const path = crdPath(crd);
-  const stored = StoredCrd.parse(await admin.get(path));
-  await admin.replace(path, {
-    ...crd,
-    metadata: { ...crd.metadata, resourceVersion: stored.metadata.resourceVersion },
-  });
-}
-
-export async function readCrd(path: string): Promise<Crd> {
-  return Crd.parse(parse(await readFile(path, 'utf8')));
-}
 
 const WORKERS = ['properties', 'status', 'properties', 'workers'];
 

@@ -12,7 +12,7 @@ import {
   statusReplacement,
   type KubeClient,
 } from '../../runtime/index.js';
-import { cpuBetween, cpuSeconds, inParallel, percentile, waitUntil } from '../cluster.js';
+import { cpuBetween, cpuSeconds, inParallel, percentile, waitUntil } from '../harness/index.js';
 import { grantedStatus, waitingStatus, workerName } from './statuses.js';
 import type { Variant } from './variants.js';
 

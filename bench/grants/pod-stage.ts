@@ -1,13 +1,65 @@
-// What the pod-based sides share (binds, DRA, KWOK): Nodes made through the API, small pods,
-// kube-scheduler as a process, and a watch that sees which pods are bound.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+// The stage the pod-based sides share (binds, DRA, KWOK): Nodes made through the API, small pods,
+// kube-scheduler as a process, and a watch that sees which pods are bound and which Running.
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Informer, type KubeClient, type KubeObject } from '../../runtime/index.js';
-import { inParallel, onInterrupt, stopChild, waitUntil } from '../cluster.js';
+import { createNamespace, inParallel, startLogged, stopChild } from '../harness/index.js';
 import { clientLimitFlags, type SideContext } from './measure.js';
 
-export function nodeObject(name: string, annotations: Record<string, string> = {}) {
+/** A pod-based side's stage, set up by startPodStage. */
+export interface PodStage {
+  /** What runs, by name: kube-scheduler and what runs beside the Nodes (a side waits on them). */
+  processes: Record<string, ChildProcess>;
+  pods: PodWatch;
+  /** Creates a small pod in the side's namespace (with `claimName`, using that claim's device). */
+  createPod(name: string, claimName?: string): Promise<void>;
+  /** Takes the stage down in the reverse order (a later side's pods must not land on its Nodes). */
+  stop(): Promise<void>;
+}
+
+/** What a side sets up beside its Nodes (kwok, DRA's slices), and how it is taken down. */
+export interface BesideNodes {
+  processes?: Record<string, ChildProcess>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Sets a pod-based side's stage up: its namespace, W Nodes, what runs beside the Nodes
+ * (`withNodes`), kube-scheduler (its log named `scheduler`), and a watch of the namespace's pods.
+ */
+export async function startPodStage(
+  context: SideContext,
+  stage: {
+    namespace: string;
+    scheduler: string;
+    nodeAnnotations?: Record<string, string>;
+    withNodes?: (nodes: string[]) => BesideNodes | Promise<BesideNodes>;
+  },
+): Promise<PodStage> {
+  const { admin } = context.cluster;
+  await createNamespace(admin, stage.namespace);
+  const nodes = await createNodes(context, stage.nodeAnnotations);
+  const beside = await stage.withNodes?.(nodes);
+  const scheduler = startScheduler(context, stage.scheduler);
+  const pods = new PodWatch(admin, stage.namespace);
+  await pods.start();
+  const podsPath = `/api/v1/namespaces/${stage.namespace}/pods`;
+  return {
+    processes: { ...beside?.processes, 'kube-scheduler': scheduler },
+    pods,
+    async createPod(name, claimName) {
+      await admin.create(podsPath, podObject(name, claimName));
+    },
+    async stop() {
+      await pods.stop();
+      await stopChild(scheduler, 'SIGTERM');
+      await beside?.stop();
+      await deleteNodes(admin, nodes);
+    },
+  };
+}
+
+function nodeObject(name: string, annotations: Record<string, string> = {}) {
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -38,7 +90,7 @@ function nodeStatus(pods: number) {
 }
 
 /** A small pod; with `claimName`, its container uses the one device of that ResourceClaim. */
-export function podObject(name: string, claimName?: string) {
+function podObject(name: string, claimName?: string) {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -64,7 +116,7 @@ export function podObject(name: string, claimName?: string) {
  * W Ready, untainted Nodes with room for twice their share of pods. Annotations mark them for a
  * node agent (kwok manages only Nodes so annotated).
  */
-export async function createNodes(
+async function createNodes(
   context: SideContext,
   annotations: Record<string, string> = {},
 ): Promise<string[]> {
@@ -83,30 +135,14 @@ export async function createNodes(
 }
 
 /** Its Nodes would take a later side's pods: each side deletes its own. */
-export async function deleteNodes(admin: KubeClient, nodes: readonly string[]): Promise<void> {
+async function deleteNodes(admin: KubeClient, nodes: readonly string[]): Promise<void> {
   await inParallel(nodes, 20, (name) =>
     admin.delete(`/api/v1/nodes/${name}`).then(() => undefined),
   );
 }
 
-/** A process of ours, logged to a file, killed if the benchmark is interrupted. */
-export function startLogged(
-  binary: string,
-  args: string[],
-  logPath: string,
-  env: NodeJS.ProcessEnv = process.env,
-): ChildProcess {
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
-  const forget = onInterrupt(() => stopChild(child, 'SIGKILL'));
-  child.once('exit', forget);
-  const logFile = createWriteStream(logPath);
-  child.stdout?.pipe(logFile);
-  child.stderr?.pipe(logFile);
-  return child;
-}
-
 /** kube-scheduler (the pinned binary), no leader election, with the side's client rate limit. */
-export function startScheduler(context: SideContext, name: string): ChildProcess {
+function startScheduler(context: SideContext, name: string): ChildProcess {
   const { controlPlane } = context.cluster;
   return startLogged(
     join(controlPlane.binDir, 'kube-scheduler'),
@@ -159,22 +195,4 @@ function podNode(object: KubeObject): string | undefined {
 
 function podPhase(object: KubeObject): string | undefined {
   return (object.status as { phase?: string } | undefined)?.phase;
-}
-
-/** Waits until `ready` holds, failing at once if the process it waits on has exited. */
-export async function waitForProcess(
-  child: ChildProcess,
-  name: string,
-  ready: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 60_000,
-): Promise<void> {
-  await waitUntil(
-    () => {
-      if (child.exitCode !== null) throw new Error(`${name} exited; see its log`);
-      return ready();
-    },
-    timeoutMs,
-    what,
-  );
 }
