@@ -2,7 +2,7 @@
 // removed) is deleted and the healthy ones are taken in; in default-recorded the record decides,
 // a simulator merely named like simlock's is reported and left, and the person's simulators are
 // listed the same before and after, never named in a call.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -148,6 +148,21 @@ describe('the simctl doctor', { timeout: 60_000 }, () => {
     expect(await callsNaming([PERSON, PERSON_OLD, LOOKALIKE, 'all', 'unavailable'])).toEqual([]);
     const deletes = (await standIn.calls()).filter((argv) => argv.includes('delete'));
     expect(deletes).toEqual([['simctl', 'delete', broken.id]]);
+  });
+
+  it('in default-recorded: an unreadable record is reported, never touched, and nothing is deleted', async () => {
+    const recordPath = join(dataDir, 'simctl-created.json');
+    await writeFile(recordPath, '{"version": 1, "created": [');
+    const recorded = driver({ deviceSet: 'default-recorded' });
+    const report = await recorded.inspect();
+    expect(report.findings.map((finding) => [finding.kind, finding.subject, finding.fix])).toEqual([
+      ['simctl.record-unreadable', recordPath, undefined],
+    ]);
+    expect(await recorded.repair(report.findings)).toEqual([
+      { finding: report.findings[0], done: false, said: 'left for a person' },
+    ]);
+    expect(await readFile(recordPath, 'utf8')).toBe('{"version": 1, "created": [');
+    expect(await standIn.calls()).toEqual([]);
   });
 
   it('knows simlock’s names, and only those', () => {
