@@ -1,6 +1,8 @@
 // simlock-agent: the device-host daemon.
 //   node --import tsx agent/main.ts --config agent.yaml [--name mac-mini-1] [--kubeconfig FILE]
 // Flags override the config file field by field (see docs/AGENT.md).
+//   node --import tsx agent/main.ts doctor --config agent.yaml [--fix] [-o json]
+// checks (and repairs) the agent's own devices and files on this host (doctor-command.ts).
 import express from 'express';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
@@ -20,10 +22,22 @@ import { AgentMetrics, createExecApp, createLocalApp } from './cluster/http.js';
 import { tokenReviewVerifier } from './cluster/token-verifier.js';
 import { ListenError, listen } from './listen.js';
 import { AGENT_VERSION } from './view.js';
+import { removePidFile, writePidFile } from './agent-pid.js';
+import { doctorCommand } from './doctor-command.js';
 
 async function main(): Promise<void> {
+  // The doctor is a command of its own; without one the daemon runs, with its flags as ever.
+  if (process.argv[2] === 'doctor') {
+    const io = {
+      out: (text: string) => process.stdout.write(text),
+      err: (text: string) => process.stderr.write(text),
+    };
+    process.exitCode = await doctorCommand(hideBin(process.argv).slice(1), io);
+    return;
+  }
   const argv = await yargs(hideBin(process.argv))
     .scriptName('simlock-agent')
+    .epilogue('simlock-agent doctor --help: check and repair the agent’s own devices and files')
     .option('config', { type: 'string', describe: 'config file (YAML or JSON)' })
     .option('kubeconfig', { type: 'string' })
     .option('context', { type: 'string' })
@@ -90,6 +104,10 @@ async function main(): Promise<void> {
   // The exec server listens first: its address is the endpoint written in the Worker. Its routes
   // are mounted once the agent exists (express takes routes after listen).
   const dataDir = resolveDataDir({ dataDir: config.dataDir });
+  // Tells `simlock-agent doctor --fix` that an agent uses this data directory.
+  await writePidFile(dataDir).catch((error: unknown) => {
+    log.warn('cannot write the pid file; doctor --fix will not know this agent runs', { error });
+  });
   const driver = await createDriver(config, { clock, dataDir });
   const timingsPath = stageTimingsPath(dataDir);
   const stageTimings = new StageTimings(
@@ -158,6 +176,7 @@ async function main(): Promise<void> {
     await agent.stop();
     execServer.close();
     localServer.close();
+    await removePidFile(dataDir).catch(() => undefined);
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown());

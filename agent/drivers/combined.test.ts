@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.js';
 import { CombinedDriver } from './combined.js';
 import { createDriver } from './create.js';
+import type { DoctorFinding } from './doctor-finding.js';
+import type { Driver } from './driver.js';
 import { FakeDriver } from './fake/fake.js';
 import type { SimctlDriver } from './simctl/simctl.js';
 
@@ -150,5 +152,55 @@ describe('drivers from the config', () => {
       { clock, dataDir: join(tmpdir(), 'simlock-agent-data') },
     );
     expect((recorded as SimctlDriver).deviceSetPath).toBeUndefined();
+  });
+});
+
+describe('the doctor through several drivers', () => {
+  /** A driver that reports `findings` about its own place and records what it is asked to repair. */
+  function placeDriver(kind: string, findings: DoctorFinding[]) {
+    const repaired: DoctorFinding[] = [];
+    const unused = () => Promise.reject(new Error('not in this test'));
+    const driver: Driver = {
+      kind,
+      platforms: ['ios'],
+      listDevices: unused,
+      boot: unused,
+      shutdown: unused,
+      erase: unused,
+      readResetBaseline: unused,
+      reset: unused,
+      readPresence: unused,
+      checkHealth: unused,
+      execArgv: () => ({ ok: false, code: 'UNAVAILABLE', message: 'not in this test' }),
+      inspect: () =>
+        Promise.resolve({ findings, tallies: [{ source: kind, what: 'taken in', count: 1 }] }),
+      repair: (wanted) => {
+        repaired.push(...wanted);
+        return Promise.resolve(wanted.map((finding) => ({ finding, done: true, said: 'fixed' })));
+      },
+    };
+    return { driver, repaired };
+  }
+  const finding = (source: string, subject: string): DoctorFinding => ({
+    kind: `${source}.leftover`,
+    source,
+    subject,
+    problem: 'a leftover',
+    fix: 'delete it',
+    severity: 'problem',
+  });
+
+  it('gathers every driver’s findings and sends each repair to the driver that found it', async () => {
+    const simctl = placeDriver('simctl', [finding('simctl', 'A')]);
+    const adb = placeDriver('adb', [finding('adb', 'B'), finding('adb', 'C')]);
+    const { phones } = drivers(); // a driver without a place of its own: no inspect
+    const combined = new CombinedDriver([simctl.driver, phones, adb.driver]);
+    const inspection = await combined.inspect();
+    expect(inspection.findings.map((f) => f.subject)).toEqual(['A', 'B', 'C']);
+    expect(inspection.tallies.map((tally) => tally.source)).toEqual(['simctl', 'adb']);
+    const repairs = await combined.repair(inspection.findings);
+    expect(repairs.map((repair) => repair.finding.subject)).toEqual(['A', 'B', 'C']);
+    expect(simctl.repaired.map((f) => f.subject)).toEqual(['A']);
+    expect(adb.repaired.map((f) => f.subject)).toEqual(['B', 'C']);
   });
 });

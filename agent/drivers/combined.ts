@@ -11,6 +11,7 @@ import {
   type ExecPlan,
   type ResetBaseline,
 } from './driver.js';
+import type { DoctorFinding, DoctorInspection, DoctorRepair } from './doctor-finding.js';
 
 function mergeCatalogs(catalogs: Catalog[]): Catalog {
   const key = (value: object): string => JSON.stringify(value);
@@ -121,6 +122,30 @@ export class CombinedDriver implements Driver {
         : [],
     );
     if (failures.length > 0) throw new DriverError(failures.join('; '));
+  }
+
+  /** Each driver's own place, one after another (a doctor run is not in a hurry). */
+  async inspect(): Promise<DoctorInspection> {
+    const combined: DoctorInspection = { findings: [], tallies: [] };
+    for (const driver of this.#drivers) {
+      if (driver.inspect === undefined) continue;
+      const inspection = await driver.inspect();
+      combined.findings.push(...inspection.findings);
+      combined.tallies.push(...inspection.tallies);
+    }
+    return combined;
+  }
+
+  /** Each finding goes to the driver that reported it (its `source`). */
+  async repair(findings: readonly DoctorFinding[]): Promise<DoctorRepair[]> {
+    const repairs: DoctorRepair[] = [];
+    for (const driver of this.#drivers) {
+      const mine = findings.filter((finding) => finding.source === driver.kind);
+      if (mine.length > 0 && driver.repair !== undefined) {
+        repairs.push(...(await driver.repair(mine)));
+      }
+    }
+    return repairs;
   }
 
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {

@@ -1,6 +1,7 @@
 // The one interface every device driver implements (DESIGN.md §5). A driver knows its tools
 // (simctl, devicectl, adb, emulator): it runs them as argv, never through a shell, and always aims
 // them at one device by its id. Everything above the drivers reads only these shapes.
+import type { DoctorFinding, DoctorInspection, DoctorRepair } from './doctor-finding.js';
 import {
   EXEC_TOOLS,
   ExecTool,
@@ -131,6 +132,15 @@ export interface Driver {
    * DriverError saying what failed. Drivers without one rely on the listing alone.
    */
   checkDevice?(device: DriverDevice): Promise<void>;
+
+  /**
+   * `simlock-agent doctor`: compares the driver's own place with what its tools list, and says
+   * what is wrong there (leftovers, half-made devices, stale files), never naming or touching
+   * anything outside it. Drivers without a place of their own have none.
+   */
+  inspect?(): Promise<DoctorInspection>;
+  /** `doctor --fix`: repairs those of `findings` that are still there on a second look. */
+  repair?(findings: readonly DoctorFinding[]): Promise<DoctorRepair[]>;
 
   /** The argv that runs `tool` with `args` aimed at `device`, or a refusal. Runs nothing. */
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan;

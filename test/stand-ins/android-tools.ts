@@ -4,7 +4,16 @@
 // the executables, read and written under a lock by every call: AVD homes by path, adb servers by
 // port, running emulators by console port, USB phones, installed images and device profiles.
 // Outputs and error texts follow the real tools (sources in adb/testdata/README.md).
-import { appendFileSync, mkdirSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type {
   AndroidState,
@@ -196,7 +205,13 @@ function emulator(state: AndroidState, argv: string[], env: NodeJS.ProcessEnv, i
   const home = avdHomeOf(env);
   const avds = state.homes[home] ?? {};
   if (argv[0] === '-list-avds') {
-    io.out += Object.keys(avds)
+    // As the real one (android/avd/scanner.c): every <name>.ini in the AVD home, nothing else.
+    const names = existsSync(home)
+      ? readdirSync(home)
+          .filter((entry) => entry.endsWith('.ini'))
+          .map((entry) => entry.slice(0, -4))
+      : [];
+    io.out += names
       .sort()
       .map((name) => `${name}\n`)
       .join('');

@@ -37,6 +37,8 @@ import {
   loopbackPortFree,
 } from './adb-servers.js';
 import { AvdHomes, defaultAvdHome, type AvdPlace, type PlacedAvd } from './avd-homes.js';
+import { AvdDoctor } from './avd-doctor.js';
+import type { DoctorFinding, DoctorInspection, DoctorRepair } from '../doctor-finding.js';
 import { AvdMaker, findSdkRoot, type ProvisionSettings } from './avd-maker.js';
 import { AdbPhones } from './phones.js';
 
@@ -313,6 +315,22 @@ export class AdbDriver implements Driver {
 
   async checkHealth(): Promise<void> {
     await runChecked(this.#run, ['adb', 'version'], { timeoutMs: 30_000 });
+  }
+
+  /** The doctor's look at the agent's AVD home and adb server (avd-doctor.ts); phones: none. */
+  inspect(): Promise<DoctorInspection> {
+    return this.#emulators
+      ? this.#doctor().inspect()
+      : Promise.resolve({ findings: [], tallies: [] });
+  }
+
+  repair(findings: readonly DoctorFinding[]): Promise<DoctorRepair[]> {
+    return this.#doctor().repair(findings);
+  }
+
+  #doctor(): AvdDoctor {
+    const { ownHome, adopt } = this.#homes;
+    return new AvdDoctor({ servers: this.#servers, ownHome, adopt, wipeDir: this.#wipeDir });
   }
 
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {

@@ -47,6 +47,8 @@ const SimDevice = z.object({
   name: z.string().max(128),
   state: z.string().max(64),
   isAvailable: z.boolean().default(true),
+  /** Why an unavailable simulator is so ("runtime profile not found…"); the doctor shows it. */
+  availabilityError: z.string().max(512).optional(),
   deviceTypeIdentifier: z.string().max(256).optional(),
 });
 

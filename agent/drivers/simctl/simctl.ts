@@ -16,6 +16,8 @@ import {
 } from '../driver.js';
 import { createCommandRunner, runChecked, type CommandRunner } from '../command.js';
 import { CreatedRecord } from './created-record.js';
+import type { DoctorFinding, DoctorInspection, DoctorRepair } from '../doctor-finding.js';
+import { SimctlDoctor } from './simctl-doctor.js';
 import { simctl, simctlExecArgv } from './simctl-exec.js';
 import {
   catalogOf,
@@ -226,6 +228,15 @@ export class SimctlDriver implements Driver {
     return Promise.reject(new DriverError(`simctl has no physical device (${device.id})`));
   }
 
+  /** The doctor's look at the own set (or the record): simctl-doctor.ts. */
+  inspect(): Promise<DoctorInspection> {
+    return this.#doctor().inspect();
+  }
+
+  repair(findings: readonly DoctorFinding[]): Promise<DoctorRepair[]> {
+    return this.#doctor().repair(findings);
+  }
+
   async checkHealth(): Promise<void> {
     const set = this.deviceSetPath;
     if (set !== undefined) await this.#makeSetFolder();
@@ -243,6 +254,15 @@ export class SimctlDriver implements Driver {
       code: 'UNAVAILABLE',
       message: `${device.id} is not a simulator the agent created or adopted`,
     };
+  }
+
+  #doctor(): SimctlDoctor {
+    return new SimctlDoctor({
+      run: this.#run,
+      setDir: this.deviceSetPath,
+      record: this.#record,
+      adopted: this.#adopted,
+    });
   }
 
   // --- where a device lives -----------------------------------------------------------------
