@@ -19,3 +19,4 @@ export * from './status-update.js';
 export * from './grant-progress-text.js';
 export * from './workqueue-metrics.js';
 export * from './permission-check.js';
+export * from './worker-unquarantine.js';
