@@ -48,9 +48,8 @@ export async function requestUnquarantine(
     if (listed?.quarantine === undefined) {
       throw new SimlockError(
         'NOT_FOUND',
-        listed === undefined
-          ? `device "${device}" not found on worker "${worker}"`
-          : `device "${device}" is not quarantined on worker "${worker}" (it is ${listed.state})`,
+        `device "${device}" is not quarantined on worker "${worker}"` +
+          (listed === undefined ? '' : ` (it is ${listed.state})`),
         { worker, device },
       );
     }
