@@ -156,6 +156,8 @@ export class AgentCore {
         backoffMs: this.#config.quarantine.retryBackoffSeconds.map((seconds) => seconds * 1000),
       },
       logger: this.#logger,
+      // A device back in service may be what a local request waits for.
+      onReturned: () => this.#serveLocal(),
     });
     this.#differ = new ViewDiffer({ clock: this.#clock, debounceMs: this.#config.viewDebounceMs });
     this.views = this.#differ.changes;

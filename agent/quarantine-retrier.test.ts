@@ -3,7 +3,7 @@
 // deleted if the agent made it and waits for an operator if not; an operator's unquarantine puts
 // it back; and a retry never gives a grant the device it is booting.
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
+import { FakeClock, sleep } from './clock.js';
 import { parseAgentConfig, type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { DriverError, type DriverDevice } from './drivers/driver.js';
@@ -16,11 +16,14 @@ const MINUTE = 60_000;
 /** The fake driver whose next `failures` boots fail (the first one is the grant's). */
 class FlakyBootDriver extends FakeDriver {
   bootFailuresLeft = 0;
+  /** A failing boot fails after this long on `clock` (by default at once). */
+  failAfter: { clock: FakeClock; ms: number } | undefined;
   checks: string[] = [];
 
   override async boot(device: DriverDevice): Promise<void> {
     if (this.bootFailuresLeft > 0) {
       this.bootFailuresLeft -= 1;
+      if (this.failAfter) await sleep(this.failAfter.clock, this.failAfter.ms);
       this.operations.push({ operation: 'boot', deviceId: device.id });
       throw new DriverError(`fake: boot of ${device.id} timed out`);
     }
@@ -215,6 +218,36 @@ describe('quarantine retries', () => {
     await clock.advance(MINUTE + BOOT_MS);
     await core.quarantines.idle();
     expect(device('a')).toMatchObject({ state: 'ready' });
+    core.stop();
+  });
+
+  it('ends the quarantine an operator asked to end during a retry, once the retry fails', async () => {
+    const agent = await startAgent({ devices: [sim('a')] }, 2);
+    const { clock, core, driver, device } = agent;
+    await quarantineByGrant(agent);
+    driver.failAfter = { clock, ms: BOOT_MS };
+    await clock.advance(Date.parse(device('a')?.quarantine?.nextRetryAt ?? '') - clock.now());
+    // The retry is booting: the request waits for it.
+    expect(await core.unquarantine('a', clock.now())).toBe('after-retry');
+    expect(device('a')?.state).toBe('quarantined');
+    await clock.advance(BOOT_MS);
+    await core.quarantines.idle();
+    expect(device('a')?.quarantine).toBeUndefined();
+    const granting = core.grant('lease-2', iphone16);
+    await clock.advance(BOOT_MS);
+    expect(await granting).toMatchObject({ kind: 'granted', lease: { device: { id: 'a' } } });
+    core.stop();
+  });
+
+  it('shuts a running quarantined device down when an operator ends its quarantine', async () => {
+    const agent = await startAgent({ devices: [sim('a', true)] }, 0);
+    const { clock, core, driver, device } = agent;
+    core.inventory.quarantine('a', 'reclaim failed: erase timed out');
+    await clock.advance(1);
+    expect(await core.unquarantine('a', clock.now())).toBe('ended');
+    expect(driver.operations).toEqual([{ operation: 'shutdown', deviceId: 'a' }]);
+    // Shut down and free: no longer listed in the view, free for a cold grant.
+    expect(device('a')).toBeUndefined();
     core.stop();
   });
 });

@@ -32,6 +32,8 @@ export interface QuarantineRetrierOptions {
   limits: Limits;
   settings: QuarantineSettings;
   logger: Logger;
+  /** A device is back in service (a retry passed, an operator ended its quarantine). */
+  onReturned?: () => void;
 }
 
 /** What an operator's unquarantine did. */
@@ -158,6 +160,7 @@ export class QuarantineRetrier {
     if (inventory.quarantineRecord(id)?.retrying !== true) return;
     inventory.hold(id, undefined);
     logger.info('a quarantined device passed its retry; back in service', { device: id, attempt });
+    this.#options.onReturned?.();
   }
 
   async #failed(id: string, attempt: number, failure: string): Promise<void> {
@@ -254,7 +257,10 @@ export class QuarantineRetrier {
       return { shutDown: device };
     });
     if (typeof decided === 'string') {
-      if (decided === 'ended') logger.info('an operator ended a quarantine', { device: id });
+      if (decided === 'ended') {
+        logger.info('an operator ended a quarantine', { device: id });
+        this.#options.onReturned?.();
+      }
       return decided;
     }
     try {
@@ -264,6 +270,7 @@ export class QuarantineRetrier {
       logger.info('an operator ended a quarantine; the device is shut down and free', {
         device: id,
       });
+      this.#options.onReturned?.();
     } catch (error) {
       inventory.quarantine(id, `shutdown after unquarantine failed: ${(error as Error).message}`);
       logger.warn('could not shut down an unquarantined device; quarantined again', {
