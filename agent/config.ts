@@ -173,6 +173,17 @@ export const AgentConfig = z
           ),
       })
       .default({ shutdownAfterSeconds: 600, deleteAfterSeconds: 86_400, warm: {} }),
+    quarantine: z
+      .strictObject({
+        retryBackoffSeconds: z
+          .array(z.number().int().min(1).max(604_800))
+          .max(16)
+          .default([60, 300, 1800])
+          .describe(
+            'A quarantined simulator or emulator is tried again (booted and checked) after each of these waits in turn; once they are used up, a device the agent made is deleted and any other waits for an operator (kubectl simlock device unquarantine). Empty: never retried.',
+          ),
+      })
+      .default({ retryBackoffSeconds: [60, 300, 1800] }),
     disk: z
       .strictObject({
         lowBelowGiB: z

@@ -34,6 +34,7 @@ import {
 import { DeviceRamSampler, type DeviceRamSamplerOptions, type ModelRam } from './model-ram.js';
 import { DiskWatch } from './disk.js';
 import { IdleSweeper } from './idle-sweeper.js';
+import { QuarantineRetrier, type UnquarantineOutcome } from './quarantine-retrier.js';
 import { RunningExecs } from './running-execs.js';
 import type { StageTimings } from './stage-timings.js';
 import { buildWorkerStatus, HealthTracker, ViewDiffer, type ViewChange } from './view.js';
@@ -92,6 +93,8 @@ export class AgentCore {
   readonly #differ: ViewDiffer;
   readonly #disk: DiskWatch | undefined;
   readonly #sweeper: IdleSweeper;
+  /** Tries quarantined devices again, and ends a quarantine an operator asks to end. */
+  readonly quarantines: QuarantineRetrier;
   readonly #expiryTimers = new Map<string, TimerHandle>();
   readonly #expiresAt = new Map<string, number>();
   #refreshTimer: TimerHandle | undefined;
@@ -157,6 +160,19 @@ export class AgentCore {
       },
       logger: this.#logger,
     });
+    this.quarantines = new QuarantineRetrier({
+      driver: this.#driver,
+      inventory: this.inventory,
+      granter: this.granter,
+      clock: this.#clock,
+      limits: this.#limits,
+      settings: {
+        backoffMs: this.#config.quarantine.retryBackoffSeconds.map((seconds) => seconds * 1000),
+      },
+      logger: this.#logger,
+      // A device back in service may be what a local request waits for.
+      onReturned: () => this.#serveLocal(),
+    });
     this.#differ = new ViewDiffer({ clock: this.#clock, debounceMs: this.#config.viewDebounceMs });
     this.views = this.#differ.changes;
 
@@ -175,6 +191,7 @@ export class AgentCore {
     this.#running = true;
     await Promise.all([this.refresh(), this.checkHealth()]);
     this.presence.start();
+    this.quarantines.start();
     this.#scheduleRefresh();
     this.#scheduleHealth();
   }
@@ -182,6 +199,7 @@ export class AgentCore {
   stop(): void {
     this.#running = false;
     this.presence.stop();
+    this.quarantines.stop();
     this.#differ.stop();
     for (const timer of [this.#refreshTimer, this.#healthTimer, ...this.#expiryTimers.values()]) {
       if (timer !== undefined) this.#clock.clearTimeout(timer);
@@ -260,6 +278,11 @@ export class AgentCore {
   /** The argv to run a tool on a lease's device, or why not. */
   execArgv(leaseId: string, tool: string, args: readonly string[]): ExecPlan {
     return this.granter.execArgv(leaseId, tool, args);
+  }
+
+  /** Ends a quarantine begun before `askedAtMs` (an operator's spec.unquarantine entry). */
+  unquarantine(deviceId: string, askedAtMs: number): Promise<UnquarantineOutcome> {
+    return this.quarantines.unquarantine(deviceId, askedAtMs);
   }
 
   /** Forgets a physical device unplugged for good, so it no longer shows as absent. */

@@ -113,6 +113,7 @@ describe('granting virtual leases', () => {
     expect(stateOf('a')?.quarantinedFor).toEqual({
       reason: 'boot failed: fake: boot of a fails (scripted)',
       sinceMs: clock.now(),
+      retries: 0,
     });
   });
 

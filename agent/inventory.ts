@@ -12,6 +12,21 @@ import type {
 } from './drivers/driver.js';
 import { Listeners } from './listeners.js';
 import type { InventoryState, PlannedDevice } from './planner.js';
+import { quarantineReason, type QuarantineRecord } from './quarantine-plan.js';
+
+/** What a new quarantine of a device gets for retries (set by the quarantine retrier). */
+export type QuarantinePolicy = (
+  device: DriverDevice | undefined,
+  sinceMs: number,
+) => Pick<QuarantineRecord, 'nextRetryAtMs' | 'waitsForOperator'>;
+
+/** A quarantine as the planner and the view read it. */
+export interface QuarantineView {
+  reason: string;
+  sinceMs: number;
+  retries: number;
+  nextRetryAtMs?: number;
+}
 
 /** The states the agent sets; the others (ready, shutdown, absent) follow from the listing. */
 export type AgentHeldState = 'booting' | 'leased' | 'reclaiming' | 'quarantined' | 'deleting';
@@ -27,8 +42,9 @@ export class Inventory {
   /** Physical devices seen at least once; shown absent while the driver does not list them. */
   readonly #physicalSeen = new Map<string, DriverDevice>();
   readonly #held = new Map<string, AgentHeldState>();
-  /** Why and since when each quarantined device is quarantined. */
-  readonly #quarantines = new Map<string, { reason: string; sinceMs: number }>();
+  /** Why and since when each quarantined device is quarantined, and its retries. */
+  readonly #quarantines = new Map<string, QuarantineRecord>();
+  #quarantinePolicy: QuarantinePolicy = () => ({ waitsForOperator: true });
   readonly #readySince = new Map<string, number>();
   readonly #shutDownSince = new Map<string, number>();
   /** Local power changes (our own boot/shutdown) by sequence, so an older listing cannot undo them. */
@@ -116,13 +132,55 @@ export class Inventory {
 
   /** Takes a device out of service, saying why (the view shows it, with since when). */
   quarantine(id: string, reason: string): void {
-    this.#quarantines.set(id, { reason: reason.slice(0, 256), sinceMs: this.#clock.now() });
+    const sinceMs = this.#clock.now();
+    this.#quarantines.set(id, {
+      cause: reason.slice(0, 256),
+      sinceMs,
+      retries: 0,
+      ...this.#quarantinePolicy(this.driverDevice(id), sinceMs),
+    });
+    // A device quarantined again (a retry's shutdown failed) is told as a change all the same.
+    if (this.#held.get(id) === 'quarantined') this.changes.emit();
     this.hold(id, 'quarantined');
   }
 
-  /** Why and since when a device is quarantined, if it is. */
-  quarantineOf(id: string): { reason: string; sinceMs: number } | undefined {
+  /** How a new quarantine's retries are set (quarantine-retrier.ts); by default none. */
+  setQuarantinePolicy(policy: QuarantinePolicy): void {
+    this.#quarantinePolicy = policy;
+  }
+
+  /** Why and since when a device is quarantined, and its retries, if it is. */
+  quarantineOf(id: string): QuarantineView | undefined {
+    const record = this.quarantineRecord(id);
+    if (record === undefined) return undefined;
+    return {
+      reason: quarantineReason(record),
+      sinceMs: record.sinceMs,
+      retries: record.retries,
+      ...(record.nextRetryAtMs !== undefined ? { nextRetryAtMs: record.nextRetryAtMs } : {}),
+    };
+  }
+
+  /** The quarantine of a device as kept, if it is quarantined. */
+  quarantineRecord(id: string): Readonly<QuarantineRecord> | undefined {
     return this.#held.get(id) === 'quarantined' ? this.#quarantines.get(id) : undefined;
+  }
+
+  /** Every quarantine kept, by device id. */
+  quarantines(): [string, Readonly<QuarantineRecord>][] {
+    return [...this.#quarantines].filter(([id]) => this.#held.get(id) === 'quarantined');
+  }
+
+  /** Records a retry's start or its outcome on a quarantined device (nothing if it is not). */
+  updateQuarantine(id: string, update: Partial<Omit<QuarantineRecord, 'cause' | 'sinceMs'>>): void {
+    const record = this.quarantineRecord(id);
+    if (record === undefined) return;
+    const next: QuarantineRecord = { ...record, ...update };
+    for (const [key, value] of Object.entries(update)) {
+      if (value === undefined) delete next[key as keyof typeof update];
+    }
+    this.#quarantines.set(id, next);
+    this.changes.emit();
   }
 
   /** Sets (or with undefined, clears) the agent's own state of a device. */
@@ -231,6 +289,10 @@ export class Inventory {
 
   #stateOf(device: DriverDevice, listed: boolean): InventoryState | undefined {
     const held = this.#held.get(device.id);
+    // A quarantine retry boots the device: it takes a running slot (the view still says quarantined).
+    if (held === 'quarantined' && this.#quarantines.get(device.id)?.retrying === true) {
+      return 'booting';
+    }
     if (held !== undefined) return held;
     if (device.physical) return listed ? 'ready' : 'absent';
     switch (device.power) {

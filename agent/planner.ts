@@ -47,8 +47,8 @@ export interface PlannedDevice extends Omit<Device, 'state'> {
   shutDownSinceMs?: number;
   /** Made by the agent in its own place: idle, it may be deleted. */
   deletable?: boolean;
-  /** Why and since when, for a quarantined device. */
-  quarantinedFor?: { reason: string; sinceMs: number };
+  /** Why and since when, for a quarantined device, with its retries and the next one's time. */
+  quarantinedFor?: { reason: string; sinceMs: number; retries?: number; nextRetryAtMs?: number };
 }
 
 export interface PlanInput {

@@ -63,10 +63,17 @@ function viewDevice(device: PlannedDevice): Device | undefined {
     state: device.state,
   };
   if (device.physical && device.presence !== undefined) entry.presence = device.presence;
-  if (device.quarantinedFor !== undefined) {
+  const quarantine = device.quarantinedFor;
+  if (quarantine !== undefined) {
+    // Quarantined while a retry boots it too (the planner counts it booting: it takes a slot).
+    entry.state = 'quarantined';
     entry.quarantine = {
-      reason: clip(device.quarantinedFor.reason, 256),
-      since: new Date(device.quarantinedFor.sinceMs).toISOString(),
+      reason: clip(quarantine.reason, 256),
+      since: new Date(quarantine.sinceMs).toISOString(),
+      ...(quarantine.retries !== undefined ? { retries: quarantine.retries } : {}),
+      ...(quarantine.nextRetryAtMs !== undefined
+        ? { nextRetryAt: new Date(quarantine.nextRetryAtMs).toISOString() }
+        : {}),
     };
   }
   return entry;

@@ -199,6 +199,8 @@ describe('helm lint and helm template', () => {
     ]);
     expect(rules(objects, 'ClusterRole', 'simlock-agent')).toEqual([
       simlock(['workers', 'workers/status'], ['get', 'create', 'update', 'patch']),
+      // Its Worker watched for the operators' spec.unquarantine.
+      simlock(['workers'], ['list', 'watch']),
       simlock(['leases'], ['get', 'list', 'watch', 'patch', 'update']),
       simlock(['leases/status'], ['get', 'patch', 'update']),
       { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },

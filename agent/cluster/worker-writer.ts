@@ -18,6 +18,7 @@ import {
 } from '../../runtime/index.js';
 import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
+import { UnquarantineWatch } from './unquarantine-watch.js';
 
 export interface WorkerWriterOptions {
   client: KubeClient;
@@ -35,6 +36,8 @@ export class WorkerWriter {
   /** One key, `status`: the Worker status is written one write at a time, the latest view winning. */
   private readonly statusQueue: WorkQueue<'status'>;
   private unsubscribe: (() => void) | undefined;
+  /** The operators' spec.unquarantine, read off the Worker as it changes. */
+  private readonly unquarantines: UnquarantineWatch;
 
   constructor(private readonly options: WorkerWriterOptions) {
     this.statusQueue = new WorkQueue({
@@ -42,6 +45,11 @@ export class WorkerWriter {
       clock: options.clock,
       observer: options.queueMetrics?.observer('Worker'),
       reconcile: () => this.writeLatestStatus(),
+    });
+    this.unquarantines = new UnquarantineWatch(options.client, {
+      worker: options.config.name,
+      core: options.core,
+      log: options.log,
     });
   }
 
@@ -52,6 +60,7 @@ export class WorkerWriter {
   /** Writes every new view from now on, and the current one. */
   follow(): void {
     this.unsubscribe = this.options.core.views.add(() => this.statusQueue.add('status'));
+    this.unquarantines.start();
   }
 
   /** Writes the current view (once the core has one). */
@@ -62,6 +71,7 @@ export class WorkerWriter {
   /** Stops following; the last view is written before it resolves (as long as the API takes it). */
   async stop(): Promise<void> {
     this.unsubscribe?.();
+    await this.unquarantines.stop();
     await this.statusQueue.idle();
     await this.statusQueue.shutDown();
   }

@@ -1,9 +1,12 @@
 // `kubectl simlock device list [--worker W]`: the devices the agents report in Worker status.
+// `kubectl simlock device unquarantine <worker> <device-id>`: an operator puts a quarantined device
+// back in service (an entry in the Worker's spec.unquarantine, which its agent acts on).
 import { z } from 'zod';
 import { SimlockError } from '../../api/index.js';
-import { parseFlags, parseGlobals } from '../flags.js';
-import { asList, serialise } from '../format/output.js';
-import { deviceColumns, deviceRows, renderTable } from '../format/tables.js';
+import { requestUnquarantine } from '../../runtime/index.js';
+import { objectName, parseFlags, parseGlobals, rejectOutput } from '../flags.js';
+import { asList, resourceName, serialise } from '../format/output.js';
+import { deviceColumns, deviceRows, quarantined, renderTable } from '../format/tables.js';
 import type { CliIO } from '../io.js';
 import { listWorkers } from '../../client/index.js';
 import { connect } from '../options.js';
@@ -54,5 +57,34 @@ export async function deviceList(argv: Record<string, unknown>, io: CliIO): Prom
     noHeaders: globals.noHeaders,
   });
   for (const line of lines) io.out(line);
+  return 0;
+}
+
+const UnquarantineFlags = z.object({
+  worker: objectName,
+  deviceId: z.string().min(1).max(128),
+});
+
+export async function deviceUnquarantine(
+  argv: Record<string, unknown>,
+  io: CliIO,
+): Promise<number> {
+  const globals = parseGlobals(argv);
+  rejectOutput(globals, ['json', 'yaml'], 'device unquarantine');
+  const flags = parseFlags(UnquarantineFlags, argv, {
+    worker: '<worker>',
+    deviceId: '<device-id>',
+  });
+  const { client } = connect(globals);
+  const now = io.now();
+  const done = await requestUnquarantine(client, flags.worker, flags.deviceId, new Date(now));
+  const text = serialise(done, globals.output);
+  if (text !== undefined) {
+    io.out(text);
+    return 0;
+  }
+  io.out(
+    `${resourceName('worker', done.worker)}: device ${done.device} unquarantined (was quarantined ${quarantined(done.quarantine, now)}); its agent puts it back in service`,
+  );
   return 0;
 }

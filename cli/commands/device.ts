@@ -1,4 +1,4 @@
-// `device list [--worker W]`.
+// `device list [--worker W] | unquarantine <worker> <device-id>`.
 import type { Argv } from 'yargs';
 import type { CommandRunner } from './runner.js';
 
@@ -18,6 +18,18 @@ export function deviceCommand(cli: Argv, run: CommandRunner): Argv {
             }),
         run(async () => (await import('../actions/device.js')).deviceList),
       )
-      .demandCommand(1, 'name a device command: list'),
+      .command(
+        'unquarantine <worker> <device-id>',
+        "Put a quarantined device back in service (the Worker's spec.unquarantine)",
+        (sub) =>
+          sub
+            .positional('worker', { type: 'string', describe: 'worker name' })
+            .positional('device-id', {
+              type: 'string',
+              describe: 'the device id, as device list shows it',
+            }),
+        run(async () => (await import('../actions/device.js')).deviceUnquarantine),
+      )
+      .demandCommand(1, 'name a device command: list or unquarantine'),
   );
 }

@@ -18,6 +18,7 @@ import {
   renderTable,
   workerColumns,
   type Column,
+  type DeviceRow,
 } from './tables.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
@@ -240,6 +241,29 @@ describe('devices', () => {
     const [header, line] = renderTable(deviceColumns(NOW), deviceRows([broken]), { wide: true });
     expect(header).toMatch(/CLASS\s+QUARANTINED$/);
     expect(line).toMatch(/quarantined\s+<none>\s+phone\s+12m: boot failed: timed out$/);
+  });
+
+  it('says with -o wide when a quarantined device is tried next, or that it waits for an operator', () => {
+    const row = (quarantine: NonNullable<DeviceRow['device']['quarantine']>) =>
+      deviceRows([
+        workerObject({
+          status: iosStatus({
+            devices: [iphoneSimulator('sim-2', { state: 'quarantined', quarantine })],
+          }),
+        }),
+      ]);
+    const retrying = renderTable(
+      deviceColumns(NOW),
+      row({ reason: 'boot failed', since: at(-720), retries: 1, nextRetryAt: at(240) }),
+      { wide: true },
+    );
+    expect(retrying[1]).toMatch(/12m, retry 2 in 4m: boot failed$/);
+    const waiting = renderTable(
+      deviceColumns(NOW),
+      row({ reason: 'boot failed; retry 3 failed: no answer', since: at(-7200), retries: 3 }),
+      { wide: true },
+    );
+    expect(waiting[1]).toMatch(/120m, waits for operator: boot failed; retry 3 failed: no answer$/);
   });
 
   it('reads presence as present, or the reason it is not', () => {

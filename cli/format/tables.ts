@@ -215,13 +215,23 @@ export function deviceColumns(now = Date.now()): Column<DeviceRow>[] {
   ];
 }
 
-/** How long and why a device is out of service: "12m: boot failed: …"; empty when it is not. */
+/**
+ * How long and why a device is out of service, and what comes next: "12m, retry 2 in 4m: boot
+ * failed: …", "2h, waits for operator: …" (retries used up); empty when it is not quarantined.
+ */
 export function quarantined(
   value: DeviceRow['device']['quarantine'],
   now: number,
 ): string | undefined {
   if (value === undefined) return undefined;
-  return `${humanDuration(now - Date.parse(value.since))}: ${value.reason}`;
+  const since = humanDuration(now - Date.parse(value.since));
+  const next =
+    value.nextRetryAt !== undefined
+      ? `, retry ${(value.retries ?? 0) + 1} in ${humanDuration(Math.max(0, Date.parse(value.nextRetryAt) - now))}`
+      : value.retries !== undefined
+        ? ', waits for operator'
+        : '';
+  return `${since}${next}: ${value.reason}`;
 }
 
 /** `present`, the reason it is not (`locked`, `untrusted`, `not-present`), or empty: never read. */

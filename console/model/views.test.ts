@@ -8,6 +8,7 @@ import {
   heartbeatState,
   inspectorRows,
   liveness,
+  quarantineText,
   screenshotCommand,
   stageSummary,
   waitingRequests,
@@ -36,6 +37,23 @@ describe('console views', () => {
   it('names a worker by its label, else its name', () => {
     expect(workerTitle(worker('host-17', { label: 'Mac mini 17' }))).toBe('Mac mini 17');
     expect(workerTitle(worker('host-17'))).toBe('host-17');
+  });
+
+  it('says why and since when a device is quarantined, and its next retry or the operator it waits for', () => {
+    const now = Date.parse('2026-03-01T12:00:00Z');
+    const since = '2026-03-01T11:48:00Z';
+    expect(
+      quarantineText(
+        { reason: 'boot failed', since, retries: 1, nextRetryAt: '2026-03-01T12:04:10Z' },
+        now,
+      ),
+    ).toBe('quarantined 12m 00s: boot failed · retry 2 in 4m 10s');
+    expect(quarantineText({ reason: 'boot failed', since, retries: 3 }, now)).toBe(
+      'quarantined 12m 00s: boot failed · 3 retries failed, waits for an operator',
+    );
+    expect(quarantineText({ reason: 'reset failed', since }, now)).toBe(
+      'quarantined 12m 00s: reset failed',
+    );
   });
 
   it('writes durations for people', () => {

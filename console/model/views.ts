@@ -29,6 +29,22 @@ export function formatDuration(milliseconds: number): string {
   return `${Math.floor(hours / 24)}d ${hours % 24}h`;
 }
 
+/**
+ * A quarantined device, in one line: since how long, why, and what comes next ("retry 2 in 4m
+ * 10s", or that it waits for an operator once its retries are used up).
+ */
+export function quarantineText(quarantine: NonNullable<Device['quarantine']>, now: number): string {
+  const since = `quarantined ${formatDuration(now - Date.parse(quarantine.since))}: ${quarantine.reason}`;
+  if (quarantine.nextRetryAt !== undefined) {
+    const wait = formatDuration(Date.parse(quarantine.nextRetryAt) - now);
+    return `${since} · retry ${(quarantine.retries ?? 0) + 1} in ${wait}`;
+  }
+  if (quarantine.retries !== undefined) {
+    return `${since} · ${quarantine.retries} ${quarantine.retries === 1 ? 'retry' : 'retries'} failed, waits for an operator`;
+  }
+  return since;
+}
+
 /** The time from `iso` to `now`; undefined for a missing or unreadable time. */
 export function ageOf(iso: string | undefined, now: number): number | undefined {
   if (iso === undefined) return undefined;

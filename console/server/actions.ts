@@ -8,6 +8,7 @@ import {
   chartProxyUrl,
   KubeApiError,
   KubeUnavailableError,
+  requestUnquarantine,
   screenshotThroughProxy,
   simlockPath,
   type KubeClient,
@@ -44,6 +45,15 @@ export function asSimlockError(error: unknown): SimlockError {
 export async function setDrained(person: Person, worker: string, drained: boolean): Promise<void> {
   try {
     await person.client.patch(simlockPath('worker', { name: worker }), { spec: { drained } });
+  } catch (error) {
+    throw asSimlockError(error);
+  }
+}
+
+/** Asks the worker's agent to put a quarantined device back in service (its spec.unquarantine). */
+export async function unquarantine(person: Person, worker: string, device: string): Promise<void> {
+  try {
+    await requestUnquarantine(person.client, worker, device, new Date());
   } catch (error) {
     throw asSimlockError(error);
   }

@@ -9,7 +9,14 @@ import { z } from 'zod';
 import { SimlockError } from '../../api/index.js';
 import { sendError, type Logger } from '../../runtime/index.js';
 import { FocusBody } from '../model/wire.js';
-import { asSimlockError, httpStatusOf, release, screenshot, setDrained } from './actions.js';
+import {
+  asSimlockError,
+  httpStatusOf,
+  release,
+  screenshot,
+  setDrained,
+  unquarantine,
+} from './actions.js';
 import { SESSION_COOKIE, type Person, type Sessions } from './sessions.js';
 import type { ConsoleStore } from './store.js';
 import { Subscriber } from './stream.js';
@@ -165,6 +172,14 @@ export function createConsoleApp(options: AppOptions): express.Express {
     });
   app.post('/api/workers/:name/drain', drain(true));
   app.post('/api/workers/:name/undrain', drain(false));
+  app.post(
+    '/api/workers/:name/devices/:device/unquarantine',
+    personal(async (req, res, person) => {
+      const device = z.string().min(1).max(128).parse(req.params.device);
+      await unquarantine(person, objectName.parse(req.params.name), device);
+      res.json({ ok: true });
+    }),
+  );
 
   app.post(
     '/api/namespaces/:namespace/requests/:name/release',

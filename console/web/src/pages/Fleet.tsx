@@ -7,6 +7,7 @@ import {
   formatDuration,
   heartbeatState,
   platformSlots,
+  quarantineText,
   workerTitle,
 } from '../../../model/views.js';
 import type { Abilities, WorkerView } from '../../../model/wire.js';
@@ -62,7 +63,7 @@ export function FleetPage({ abilities }: { abilities: Abilities }) {
             {open.has(worker.name) ? (
               <tr className="details" data-worker={worker.name}>
                 <td colSpan={8}>
-                  <WorkerDetails worker={worker} />
+                  <WorkerDetails worker={worker} abilities={abilities} now={now} />
                 </td>
               </tr>
             ) : null}
@@ -158,7 +159,15 @@ function WorkerRow(props: {
   );
 }
 
-function WorkerDetails({ worker }: { worker: WorkerView }) {
+function WorkerDetails({
+  worker,
+  abilities,
+  now,
+}: {
+  worker: WorkerView;
+  abilities: Abilities;
+  now: number;
+}) {
   const title = workerTitle(worker);
   return (
     <div id={`details-${worker.name}`} className="worker-details">
@@ -177,7 +186,26 @@ function WorkerDetails({ worker }: { worker: WorkerView }) {
             <td>
               {PLATFORM_NAMES[device.platform]} {device.os}
             </td>
-            <td className="device-state">{device.state}</td>
+            <td className="device-state">
+              {device.state}
+              {device.quarantine ? (
+                <div className="sub device-quarantine">
+                  {quarantineText(device.quarantine, now)}{' '}
+                  {/* Unquarantine patches the Worker's spec, as drain does: the same permission. */}
+                  {abilities.drainWorkers ? (
+                    <ActionButton
+                      label="Unquarantine"
+                      describe={`Unquarantine ${device.name} on ${title}`}
+                      run={() =>
+                        post(
+                          `/api/workers/${path(worker.name)}/devices/${path(device.id)}/unquarantine`,
+                        )
+                      }
+                    />
+                  ) : null}
+                </div>
+              ) : null}
+            </td>
             <td>
               {!device.physical
                 ? 'virtual'
