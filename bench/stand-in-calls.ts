@@ -1,6 +1,7 @@
-// What one call of a stand-in device tool (test/stand-ins/) costs: wall time and CPU (this process
-// and its children) per call, for each kind of stand-in, called as the drivers call tools (through
-// createCommandRunner, an external process found on PATH). `--calls N` (default 100) per kind.
+// What one call of a stand-in device tool (test/stand-ins/) costs: wall time and CPU (this process,
+// where the stand-in server runs, and its children) per call, for each kind of stand-in, called as
+// the drivers call tools (createCommandRunner: an external process found on PATH), each launch in
+// turn: a Node process per call, then the shims and their server (ADR 0022). `--calls N` (100).
 // Run: tools/with-node.sh node --import tsx bench/stand-in-calls.ts
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -49,13 +50,6 @@ await writeFile(join(floorDir, 'exits'), '#!/bin/bash\nexit 0\n', { mode: 0o755 
 await measure('a bash script that exits', createCommandRunner(), [join(floorDir, 'exits')]);
 await rm(floorDir, { recursive: true });
 
-const rules = await StandIns.create({ tool: [{ argv: ['hello'], stdout: 'hi\n' }] });
-await measure('rules stand-in (stand-in.ts)', createCommandRunner({ env: rules.env }), [
-  'tool',
-  'hello',
-]);
-await rules.cleanup();
-
 const host = readFileSync(
   join(
     import.meta.dirname,
@@ -63,18 +57,28 @@ const host = readFileSync(
   ),
   'utf8',
 );
-const simctl = await SimctlStandIn.create({ host });
-await measure('xcrun simctl list -j devices', createCommandRunner({ env: simctl.env }), [
-  'xcrun',
-  'simctl',
-  'list',
-  '-j',
-  'devices',
-]);
-await simctl.cleanup();
+for (const launch of ['processes', 'server'] as const) {
+  console.log(`${launch}:`);
+  const rules = await StandIns.create({ tool: [{ argv: ['hello'], stdout: 'hi\n' }] }, { launch });
+  await measure('rules stand-in (stand-in.ts)', createCommandRunner({ env: rules.env }), [
+    'tool',
+    'hello',
+  ]);
+  await rules.cleanup();
 
-const world = await androidWorld();
-const adb = createCommandRunner({ env: world.standIns.env });
-await measure('adb devices', adb, ['adb', 'devices']);
-await measure('emulator -list-avds', adb, ['emulator', '-list-avds']);
-await world.standIns.cleanup();
+  const simctl = await SimctlStandIn.create({ host, launch });
+  await measure('xcrun simctl list -j devices', createCommandRunner({ env: simctl.env }), [
+    'xcrun',
+    'simctl',
+    'list',
+    '-j',
+    'devices',
+  ]);
+  await simctl.cleanup();
+
+  const world = await androidWorld({ launch });
+  const adb = createCommandRunner({ env: world.standIns.env });
+  await measure('adb devices', adb, ['adb', 'devices']);
+  await measure('emulator -list-avds', adb, ['emulator', '-list-avds']);
+  await world.standIns.cleanup();
+}

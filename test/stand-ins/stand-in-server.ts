@@ -20,6 +20,8 @@ import { basename } from 'node:path';
 export type StandInLaunch = 'server' | 'processes';
 
 export function defaultLaunch(): StandInLaunch {
+  // The server reads each call from /proc: elsewhere (a Mac) the stand-ins stay Node processes.
+  if (process.platform !== 'linux') return 'processes';
   return process.env.SIMLOCK_STAND_INS === 'processes' ? 'processes' : 'server';
 }
 
