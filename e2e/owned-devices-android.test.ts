@@ -82,9 +82,6 @@ describe('an agent on an Android host with a person on it (adb over stand-ins)',
           adb: { serverPort: AGENT_SERVER_PORT },
           reclaim: 'erase-keep-warm',
           limits: { running: 2, platforms: { android: { running: 2 } } },
-          // Each stand-in call is a Node process: list and probe less often than startAgent's 0.5 s, 0.2 s.
-          probeIntervalMs: 2000,
-          refreshIntervalMs: 2000,
         },
         { env: { PATH, ANDROID_HOME, ANDROID_AVD_HOME } },
       );

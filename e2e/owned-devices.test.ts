@@ -58,10 +58,6 @@ describe('an agent on a Mac with a person on it (simctl over a stand-in)', () =>
           dataDir,
           reclaim: 'erase-keep-warm',
           limits: { running: 3, platforms: { ios: { running: 3 } } },
-          // Each stand-in call is a Node process: list less often than startAgent's 0.5 s, so the
-          // listings do not take the suite's two cores from the files running beside this one.
-          refreshIntervalMs: 2000,
-          probeIntervalMs: 2000,
         },
         { env: { PATH: standIn.env.PATH } },
       );

@@ -1,14 +1,16 @@
 // Test helper: stateful stand-ins for `adb`, `emulator` and `avdmanager`, executables written to a
-// temp dir that tests put first on PATH (like StandIns in stand-in.ts). They keep one JSON state
+// temp dir that tests put first on PATH (like StandIns in stand-in.ts; shims answered by a stand-in
+// server, stand-in-server.ts). They keep one JSON state
 // (android-tools.ts does the work), an Android SDK folder with the installed system images, and a
 // default AVD home, and log every call with the AVD home and adb server it used.
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AndroidState, CallRecord, PhoneRecord, Profile } from './android-state.js';
 import type { CommandRunner, DetachedSpawner } from '../../agent/index.js';
 import { CALLS_FILE, runTool, STATE_FILE, withState, writeAvdFiles } from './android-tools.js';
+import { defaultLaunch, StandInServer, type StandInLaunch } from './stand-in-server.js';
 
 export type { AndroidState, CallRecord, PhoneRecord, Profile } from './android-state.js';
 
@@ -23,6 +25,8 @@ export interface AndroidStandInsOptions {
   profiles: Profile[];
   images: InstalledImage[];
   phones?: PhoneRecord[];
+  /** Shims answered by a stand-in server (the default), or a Node process per call. */
+  launch?: StandInLaunch;
 }
 
 const TOOLS = ['adb', 'emulator', 'avdmanager'] as const;
@@ -35,14 +39,23 @@ export class AndroidStandIns {
     readonly sdkRoot: string,
     /** ANDROID_AVD_HOME of the environment the tests give the agent: the person's AVDs. */
     readonly defaultAvdHome: string,
+    private readonly server: StandInServer | undefined,
   ) {}
 
   static async create(options: AndroidStandInsOptions): Promise<AndroidStandIns> {
     const root = await mkdtemp(join(tmpdir(), 'simlock-android-'));
+    // The executables' entry, main() of android-tools.ts, run for each call in the server.
+    const server =
+      (options.launch ?? defaultLaunch()) === 'server'
+        ? await StandInServer.start((call) =>
+            runTool(call.tool, dirname(call.file), call.argv, call.env, call.readLine),
+          )
+        : undefined;
     const standIns = new AndroidStandIns(
       join(root, 'bin'),
       join(root, 'sdk'),
       join(root, 'home', '.android', 'avd'),
+      server,
     );
     await mkdir(standIns.dir, { recursive: true });
     await mkdir(standIns.defaultAvdHome, { recursive: true });
@@ -59,6 +72,10 @@ export class AndroidStandIns {
     await writeFile(join(standIns.dir, CALLS_FILE), '');
     for (const tool of TOOLS) {
       const file = join(standIns.dir, tool);
+      if (server !== undefined) {
+        await server.writeShim(file);
+        continue;
+      }
       // Node strips the types of android-tools.ts as it loads it (Node 22.18 and later).
       await writeFile(
         file,
@@ -171,6 +188,7 @@ export class AndroidStandIns {
   // A tool the agent started just before it was killed may still write its state file while the
   // folder goes: rm tries again on ENOTEMPTY.
   async cleanup(): Promise<void> {
+    await this.server?.close();
     await rm(join(this.dir, '..'), {
       recursive: true,
       force: true,

@@ -14,6 +14,7 @@ import {
   type AdbDriverOptions,
 } from '../../agent/index.js';
 import { AndroidStandIns } from './android-stand-ins.js';
+import type { StandInLaunch } from './stand-in-server.js';
 
 export const PHONE = '0A281FDD4003QK';
 export const UNAUTHORIZED_PHONE = 'R58N12ABCDE';
@@ -33,7 +34,9 @@ export interface AndroidWorld {
   setupCalls: number;
 }
 
-export async function androidWorld(): Promise<AndroidWorld> {
+export async function androidWorld(
+  options: { launch?: StandInLaunch } = {},
+): Promise<AndroidWorld> {
   const profiles = parseDeviceProfiles(
     await readFile(adbTestdata('avdmanager-list-device.txt'), 'utf8'),
   );
@@ -47,6 +50,7 @@ export async function androidWorld(): Promise<AndroidWorld> {
     });
   }
   const standIns = await AndroidStandIns.create({
+    ...options,
     profiles,
     images,
     phones: [

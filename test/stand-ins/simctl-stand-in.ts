@@ -1,5 +1,5 @@
 // Test helper: a stateful stand-in for `xcrun simctl`. An executable `xcrun` written to a temp
-// dir that tests put first on PATH; it keeps its device sets in a JSON file beside it (the default
+// dir that tests put first on PATH (a shim its stand-in server answers: stand-in-server.ts); it keeps its device sets in a JSON file beside it (the default
 // set and any `--set <path>`, each with its simulators), serves the host's device types and
 // runtimes from recorded testdata, and answers list -j, create, boot, bootstatus, shutdown, erase,
 // delete and the holder subcommands in simctl's formats and exit codes (simctl-outputs.ts). Every
@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BOOTSTATUS_ALREADY_BOOTED, BOOTSTATUS_BOOTED, SIMCTL_REFUSALS } from './simctl-outputs.js';
 import { SIMCTL_STAND_IN_SOURCE } from './simctl-stand-in-script.js';
+import { scriptHandler } from './stand-in-script-host.js';
+import { defaultLaunch, StandInServer, type StandInLaunch } from './stand-in-server.js';
 
 /** One simulator as the stand-in keeps it. */
 export interface StandInSimulator {
@@ -34,7 +36,10 @@ interface StandInState {
 export const DEFAULT_SET = 'default';
 
 export class SimctlStandIn {
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    private readonly server: StandInServer | undefined,
+  ) {}
 
   /**
    * `host` is a recorded `simctl list -j devicetypes runtimes` output: what the stand-in can make.
@@ -43,8 +48,14 @@ export class SimctlStandIn {
   static async create(options: {
     host: string;
     defaultSet?: Array<Partial<StandInSimulator> & Pick<StandInSimulator, 'udid' | 'name'>>;
+    launch?: StandInLaunch;
   }): Promise<SimctlStandIn> {
-    const standIn = new SimctlStandIn(await mkdtemp(join(tmpdir(), 'simlock-simctl-')));
+    const dir = await mkdtemp(join(tmpdir(), 'simlock-simctl-'));
+    const server =
+      (options.launch ?? defaultLaunch()) === 'server'
+        ? await StandInServer.start(scriptHandler(SIMCTL_STAND_IN_SOURCE, 'simctl-stand-in.cjs'))
+        : undefined;
+    const standIn = new SimctlStandIn(dir, server);
     await standIn.setHost(options.host);
     await writeFile(
       join(standIn.dir, 'simctl-outputs.json'),
@@ -57,8 +68,12 @@ export class SimctlStandIn {
     const seeded = (options.defaultSet ?? []).map((device) => simulator(device));
     await standIn.#write({ sets: { [DEFAULT_SET]: seeded }, nextCreateFails: null });
     const xcrun = join(standIn.dir, 'xcrun');
-    await writeFile(xcrun, `#!${process.execPath}\n${SIMCTL_STAND_IN_SOURCE}`);
-    await chmod(xcrun, 0o755);
+    if (server !== undefined) {
+      await server.writeShim(xcrun);
+    } else {
+      await writeFile(xcrun, `#!${process.execPath}\n${SIMCTL_STAND_IN_SOURCE}`);
+      await chmod(xcrun, 0o755);
+    }
     return standIn;
   }
 
@@ -129,6 +144,7 @@ export class SimctlStandIn {
   // A tool the agent started just before it was killed may still write its state file while the
   // folder goes: rm tries again on ENOTEMPTY.
   async cleanup(): Promise<void> {
+    await this.server?.close();
     await rm(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 

@@ -4,6 +4,8 @@
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { scriptHandler } from './stand-in-script-host.js';
+import { defaultLaunch, StandInServer, type StandInLaunch } from './stand-in-server.js';
 
 export interface StandInResponse {
   stdout?: string;
@@ -22,7 +24,8 @@ export interface StandInRule extends StandInResponse {
 
 export const JSON_OUTPUT = '{json-output}';
 
-// Plain JavaScript run by node: read the rules afresh on every call so a test can change them.
+// Plain JavaScript run for each call (in the world's stand-in server, or by node as the executable
+// itself): read the rules afresh on every call so a test can change them.
 const STAND_IN_SOURCE = String.raw`
 const fs = require('node:fs');
 const path = require('node:path');
@@ -54,10 +57,21 @@ process.exitCode = answer.exitCode ?? 0;
 `;
 
 export class StandIns {
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    private readonly server: StandInServer | undefined,
+  ) {}
 
-  static async create(tools: Record<string, StandInRule[]>): Promise<StandIns> {
-    const standIns = new StandIns(await mkdtemp(join(tmpdir(), 'simlock-stand-in-')));
+  static async create(
+    tools: Record<string, StandInRule[]>,
+    options: { launch?: StandInLaunch } = {},
+  ): Promise<StandIns> {
+    const dir = await mkdtemp(join(tmpdir(), 'simlock-stand-in-'));
+    const server =
+      (options.launch ?? defaultLaunch()) === 'server'
+        ? await StandInServer.start(scriptHandler(STAND_IN_SOURCE, 'stand-in.cjs'))
+        : undefined;
+    const standIns = new StandIns(dir, server);
     for (const [tool, rules] of Object.entries(tools)) await standIns.setRules(tool, rules);
     return standIns;
   }
@@ -69,8 +83,12 @@ export class StandIns {
 
   async setRules(tool: string, rules: StandInRule[]): Promise<void> {
     const file = join(this.dir, tool);
-    await writeFile(file, `#!${process.execPath}\n${STAND_IN_SOURCE}`);
-    await chmod(file, 0o755);
+    if (this.server !== undefined) {
+      await this.server.writeShim(file);
+    } else {
+      await writeFile(file, `#!${process.execPath}\n${STAND_IN_SOURCE}`);
+      await chmod(file, 0o755);
+    }
     await writeFile(join(this.dir, `${tool}.rules.json`), JSON.stringify(rules));
   }
 
@@ -101,6 +119,7 @@ export class StandIns {
   // A tool the agent started just before it was killed may still write its state file while the
   // folder goes: rm tries again on ENOTEMPTY.
   async cleanup(): Promise<void> {
+    await this.server?.close();
     await rm(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }

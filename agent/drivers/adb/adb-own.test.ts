@@ -1,7 +1,7 @@
 // The adb driver in its own place (an AVD home under the data directory, an adb server of its
 // own), against stateful stand-ins of adb, emulator and avdmanager. Listing, making, booting and a
 // failing avdmanager run them as processes (the environment and stdin each call gets); the other
-// tests run the same stand-in code in process (`fast`), as processes cost ~0.1–0.3 s each here.
+// tests run the same stand-in code in process (`fast`), as each process still costs ~10 ms here.
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
