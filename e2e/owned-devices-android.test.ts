@@ -12,9 +12,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LeaseObject, type GrantProgress } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
-import { Informer, KubeClient, simlockPath } from '../runtime/index.js';
+import { simlockPath } from '../runtime/index.js';
 import type { AndroidStandIns } from '../test/stand-ins/android-stand-ins.js';
 import {
   AGENT_SERVER_PORT,
@@ -25,6 +24,7 @@ import {
 import { startFleetAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet } from '../test/cluster/fleet.js';
+import { watchLeaseStages } from '../test/cluster/lease-stages.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 
 const cluster = useCluster('owned-devices-android');
@@ -97,35 +97,16 @@ describe('an agent on an Android host with a person on it (adb over stand-ins)',
       });
       expect(status.devices.map((device) => device.id)).toEqual([PHONE]);
 
-      // Every status of the Leases, as a watch delivers them: the agent writes each step there as it
-      // begins (the request shows the step of the moment, and a step of 0.1 s may pass between two
-      // of the controller's writes).
-      const seen = new Map<string, { phase?: string; progress?: GrantProgress }[]>();
-      const informer = new Informer(
-        KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath }),
-        { path: simlockPath('lease', { namespace: fleet.namespace }) },
-      );
-      cleanups.push(() => informer.stop());
-      informer.on((event) => {
-        const lease = LeaseObject.safeParse(event.object);
-        if (!lease.success || !lease.data.status) return;
-        const name = lease.data.metadata.name;
-        seen.set(name, [...(seen.get(name) ?? []), lease.data.status]);
-      });
-      informer.start();
-      await informer.waitForSync();
+      // The stages the agent writes on each Lease as each begins (test/cluster/lease-stages.ts).
+      const stages = await watchLeaseStages(cluster.kubeconfigPath, fleet.namespace);
+      cleanups.push(() => stages.stop());
 
       const want = { platform: 'android', model: MODEL, physical: false };
       await fleet.createRequest('first', want);
       const first = await fleet.phase('first', 'Granted', 60_000);
       const made = first.status?.device?.id ?? '';
       expect(Object.keys((await standIns.state()).homes[ownHome] ?? {})).toEqual([made]);
-      const stages = [
-        ...new Set(
-          (seen.get('first') ?? []).flatMap((s) => (s.progress ? [s.progress.stage] : [])),
-        ),
-      ];
-      expect(stages).toEqual(['provisioning', 'booting']);
+      expect(stages.of('first')).toEqual(['provisioning', 'booting']);
 
       // Twelve leases, two at a time (the host's limit), the agent restarted halfway.
       const lease = async (name: string) => {
