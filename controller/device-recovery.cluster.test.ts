@@ -3,13 +3,9 @@
 // show on the request while it is Granted, with an Event when it starts and when it is back; a
 // device past its crash budget (the agent marks the Lease Lost) ends the request.
 import { describe, expect, it } from 'vitest';
-import {
-  DEVICE_RECOVERING,
-  type Condition,
-  type DeviceRecovery,
-  type LeaseRequestStatus,
-} from '../api/index.js';
+import { DEVICE_RECOVERING, type LeaseRequestStatus } from '../api/index.js';
 import { simlockPath } from '../runtime/index.js';
+import { makeRecoveryWrites } from '../test/fixtures/device-recovery.js';
 import { controllerStories } from '../test/cluster/controller.js';
 import { iosStatus, type TestFleet } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
@@ -17,28 +13,7 @@ import { eventually, useCluster } from '../test/cluster/harness.js';
 const cluster = useCluster('recovery');
 const { setup } = controllerStories(cluster);
 
-const since = '2026-12-01T12:00:00Z';
-const recovery: DeviceRecovery = {
-  since,
-  cause: 'shut down',
-  crashes: 1,
-  crashBudget: 3,
-  estimatedSeconds: 40,
-};
-const crashed: Condition = {
-  type: DEVICE_RECOVERING,
-  status: 'True',
-  reason: 'DeviceCrashed',
-  message: 'iPhone 16 (sim-1) shut down; booting it again',
-  lastTransitionTime: since,
-};
-const back: Condition = {
-  ...crashed,
-  status: 'False',
-  reason: 'DeviceRecovered',
-  message: 'iPhone 16 (sim-1) is back',
-  lastTransitionTime: '2026-12-01T12:00:38Z',
-};
+const { recovery, crashed, back } = makeRecoveryWrites('2026-12-01T12:00:00Z');
 
 /** Writes the Lease's status as the agent would (a merge patch: null takes a field off). */
 async function agentWrites(fleet: TestFleet, name: string, status: Record<string, unknown>) {

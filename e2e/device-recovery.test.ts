@@ -13,10 +13,10 @@ import {
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEVICE_RECOVERING, type Condition, type DeviceRecovery } from '../api/index.js';
 import { SimlockClient, type DeviceRecoveryNotice } from '../client/index.js';
 import type { Reconciler } from '../controller/index.js';
 import { simlockPath } from '../runtime/index.js';
+import { makeRecoveryWrites } from '../test/fixtures/device-recovery.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet, iosStatus } from '../test/cluster/fleet.js';
 import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
@@ -41,28 +41,7 @@ async function setup(): Promise<TestFleet> {
   return fleet;
 }
 
-const since = new Date().toISOString();
-const recovery: DeviceRecovery = {
-  since,
-  cause: 'shut down',
-  crashes: 1,
-  crashBudget: 3,
-  estimatedSeconds: 40,
-};
-const crashed: Condition = {
-  type: DEVICE_RECOVERING,
-  status: 'True',
-  reason: 'DeviceCrashed',
-  message: 'iPhone 16 (sim-1) shut down; booting it again',
-  lastTransitionTime: since,
-};
-const back: Condition = {
-  ...crashed,
-  status: 'False',
-  reason: 'DeviceRecovered',
-  message: 'iPhone 16 (sim-1) is back',
-  lastTransitionTime: new Date(Date.parse(since) + 1000).toISOString(),
-};
+const { recovery, crashed, back } = makeRecoveryWrites(new Date().toISOString());
 const crashLine =
   'device iPhone 16 (sim-1) crashed (shut down): booting it again, back in about 40 s';
 const backLine = 'device iPhone 16 (sim-1) is back after its crash (shut down)';
