@@ -28,7 +28,8 @@ import { deriveLimits, readMachine, type MachineFigures } from './machine-limits
 import { DiskWatch } from './disk.js';
 import { IdleSweeper } from './idle-sweeper.js';
 import { RunningExecs } from './running-execs.js';
-import type { StageTimings } from './stage-timings.js';
+import { StageTimings } from './stage-timings.js';
+import { CrashRecovery } from './crash-recovery.js';
 import { buildWorkerStatus, HealthTracker, ViewDiffer, type ViewChange } from './view.js';
 
 export interface AgentCoreOptions {
@@ -65,6 +66,8 @@ export class AgentCore {
   readonly health = new HealthTracker();
   /** The execs running on each lease: stopped when it ends, before its device is reclaimed. */
   readonly execs: RunningExecs;
+  /** Leased devices that crash: booted again under the lease, or the lease lost (its `news`). */
+  readonly recovery: CrashRecovery;
 
   readonly #config: AgentConfig;
   /** The config's limits, or those derived from the machine; and where they come from. */
@@ -82,6 +85,7 @@ export class AgentCore {
   #refreshTimer: TimerHandle | undefined;
   #provisionProblem: string | undefined;
   #healthTimer: TimerHandle | undefined;
+  #probeTimer: TimerHandle | undefined;
   #running = false;
 
   constructor(options: AgentCoreOptions) {
@@ -108,6 +112,7 @@ export class AgentCore {
       physicalDevices: () => this.inventory.physicalDevices(),
       logger: this.#logger,
     });
+    const timings = options.stageTimings ?? new StageTimings();
     this.localQueue = new LocalQueue({
       clock: this.#clock,
       maxEntries: this.#config.localQueue.maxEntries,
@@ -121,10 +126,19 @@ export class AgentCore {
       reclaim: this.#config.reclaim,
       capabilities: () => this.#capabilities(),
       localWaiting: () => this.localQueue.waitingSpecs(),
-      ...(options.stageTimings ? { timings: options.stageTimings } : {}),
+      timings,
       diskLow: () => this.#disk?.low ?? false,
       stopExecs: (leaseId) =>
         this.execs.stopLease(leaseId, leaseLostMessage(leaseId, 'its device is being reclaimed')),
+      logger: this.#logger,
+    });
+    this.recovery = new CrashRecovery({
+      driver: this.#driver,
+      inventory: this.inventory,
+      granter: this.granter,
+      execs: this.execs,
+      timings,
+      clock: this.#clock,
       logger: this.#logger,
     });
     this.#disk =
@@ -163,13 +177,15 @@ export class AgentCore {
     this.presence.start();
     this.#scheduleRefresh();
     this.#scheduleHealth();
+    this.#scheduleProbe();
   }
 
   stop(): void {
     this.#running = false;
     this.presence.stop();
     this.#differ.stop();
-    for (const timer of [this.#refreshTimer, this.#healthTimer, ...this.#expiryTimers.values()]) {
+    const timers = [this.#refreshTimer, this.#healthTimer, this.#probeTimer];
+    for (const timer of [...timers, ...this.#expiryTimers.values()]) {
       if (timer !== undefined) this.#clock.clearTimeout(timer);
     }
     this.#expiryTimers.clear();
@@ -222,7 +238,11 @@ export class AgentCore {
     if (timer !== undefined) this.#clock.clearTimeout(timer);
     this.#expiryTimers.delete(leaseId);
     this.#expiresAt.delete(leaseId);
+    // A device being booted again after a crash is reclaimed once that boot settles (the
+    // machine's recovering → reclaiming row); a lease lost meanwhile has nothing to reclaim.
+    if (this.recovery.recovering(leaseId)) await this.recovery.settled(leaseId);
     const outcome = await this.granter.reclaim(leaseId);
+    this.recovery.forget(leaseId);
     this.#serveLocal();
     return outcome;
   }
@@ -245,7 +265,7 @@ export class AgentCore {
 
   /** The argv to run a tool on a lease's device, or why not. */
   execArgv(leaseId: string, tool: string, args: readonly string[]): ExecPlan {
-    return this.granter.execArgv(leaseId, tool, args);
+    return this.recovery.execRefusal(leaseId) ?? this.granter.execArgv(leaseId, tool, args);
   }
 
   /** Forgets a physical device unplugged for good, so it no longer shows as absent. */
@@ -267,6 +287,7 @@ export class AgentCore {
     }
     this.#publish();
     this.#serveLocal();
+    if (this.inventory.isRead) this.recovery.checkListing();
     if (this.#running && this.inventory.isRead) {
       await this.sweepIdle();
     }
@@ -350,6 +371,14 @@ export class AgentCore {
     this.#refreshTimer = this.#clock.setTimeout(() => {
       void this.refresh().finally(() => this.#scheduleRefresh());
     }, this.#config.refreshIntervalMs);
+  }
+
+  /** The per-device check of leased virtual devices (crash-recovery.ts), on the probe interval. */
+  #scheduleProbe(): void {
+    if (!this.#running) return;
+    this.#probeTimer = this.#clock.setTimeout(() => {
+      void this.recovery.probe().finally(() => this.#scheduleProbe());
+    }, this.#config.probeIntervalMs);
   }
 
   #scheduleHealth(): void {
