@@ -42,7 +42,13 @@ async function startAgent(script: FakeScriptInput) {
   return { clock, driver, core, news };
 }
 
-const sim = { id: 'sim', name: 'iPhone 16 A', model: 'iPhone 16', platform: 'ios', os: '18.4' };
+const sim = {
+  id: 'sim',
+  name: 'iPhone 16 A',
+  model: 'iPhone 16',
+  platform: 'ios',
+  os: '18.4',
+} as const;
 
 /** Kills the device and lets the next listing see it. */
 async function crash(clock: FakeClock, driver: FakeDriver, core: AgentCore): Promise<void> {
