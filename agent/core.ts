@@ -139,6 +139,7 @@ export class AgentCore {
       execs: this.execs,
       timings,
       clock: this.#clock,
+      relist: () => this.inventory.refresh(this.#driver),
       logger: this.#logger,
     });
     this.#disk =

@@ -36,6 +36,8 @@ export interface CrashRecoveryOptions {
   execs: RunningExecs;
   timings: StageTimings;
   clock: Clock;
+  /** Lists the devices again: a failed check on a device the tools now list down says so. */
+  relist?: () => Promise<void>;
   rule?: CrashRule;
   logger?: Logger;
 }
@@ -116,11 +118,7 @@ export class CrashRecovery {
   checkListing(): void {
     for (const record of this.#watchable()) {
       const device = this.#options.inventory.driverDevice(record.device.id);
-      if (device?.power !== 'shutdown') continue;
-      this.crashed(
-        record.leaseId,
-        device.platform === 'android' ? 'emulator process exited' : 'shut down',
-      );
+      if (device?.power === 'shutdown') this.crashed(record.leaseId, downCause(device.platform));
     }
   }
 
@@ -138,7 +136,15 @@ export class CrashRecovery {
           try {
             await driver.checkDevice?.(device);
           } catch (error) {
-            this.crashed(record.leaseId, `health check failed: ${(error as Error).message}`);
+            // Listed again first: a device the tools now list down crashed that way, not a check.
+            await this.#options.relist?.().catch(() => undefined);
+            const now = inventory.driverDevice(record.device.id);
+            this.crashed(
+              record.leaseId,
+              now?.power === 'shutdown'
+                ? downCause(now.platform)
+                : `health check failed: ${(error as Error).message}`,
+            );
           }
         }),
       );
@@ -183,7 +189,9 @@ export class CrashRecovery {
           cause: cause.slice(0, 256),
           crashes,
           crashBudget: this.#rule.limit,
-          ...(estimate !== undefined ? { estimatedSeconds: Math.round(estimate / 1000) } : {}),
+          ...(estimate !== undefined
+            ? { estimatedSeconds: Math.max(1, Math.ceil(estimate / 1000)) }
+            : {}),
         },
       };
     }
@@ -381,4 +389,9 @@ export class CrashRecovery {
       lastTransitionTime: new Date(this.#options.clock.now()).toISOString(),
     };
   }
+}
+
+/** What the tools listing a leased device down means, by platform. */
+function downCause(platform: string): string {
+  return platform === 'android' ? 'emulator process exited' : 'shut down';
 }
