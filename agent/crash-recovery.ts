@@ -162,6 +162,9 @@ export class CrashRecovery {
     const { granter, clock } = this.#options;
     const record = granter.lease(leaseId);
     if (record === undefined || record.device.physical) return;
+    // A device no longer listed at all is the machine's listedGone, not a crash: nothing to boot.
+    // Its lease keeps today's rule (answered when it is released, reclaiming nothing).
+    if (this.#options.inventory.driverDevice(record.device.id) === undefined) return;
     const watched = this.#watched.get(leaseId) ?? {
       life: { kind: 'leased', owned: false, lease: leaseId },
       deviceId: record.device.id,
