@@ -17,11 +17,29 @@ export interface DeviceHealthWriteContext {
   retry: (key: string, error: unknown) => void;
 }
 
+/**
+ * Writes a lease's device health, one write at a time per lease: each reads what the core says
+ * when it runs, so the last one to land always says the latest (a fast boot's DeviceRecovered
+ * never lands before its DeviceCrashed).
+ */
+export class DeviceHealthWriter {
+  readonly #inFlight = new Map<string, Promise<void>>();
+
+  constructor(private readonly context: DeviceHealthWriteContext) {}
+
+  write(key: string): Promise<void> {
+    const previous = this.#inFlight.get(key) ?? Promise.resolve();
+    const next = previous.then(() => writeDeviceHealth(this.context, key));
+    this.#inFlight.set(key, next);
+    void next.finally(() => {
+      if (this.#inFlight.get(key) === next) this.#inFlight.delete(key);
+    });
+    return next;
+  }
+}
+
 /** Writes the lease's device health now; a Lease not yet read Granted is tried again later. */
-export async function writeDeviceHealth(
-  context: DeviceHealthWriteContext,
-  key: string,
-): Promise<void> {
+async function writeDeviceHealth(context: DeviceHealthWriteContext, key: string): Promise<void> {
   const health = context.core.recovery.healthOf(key);
   const object = context.lease(key);
   if (health === undefined || object === undefined) return;
