@@ -36,7 +36,8 @@ import { DiskWatch } from './disk.js';
 import { IdleSweeper } from './idle-sweeper.js';
 import { QuarantineRetrier, type UnquarantineOutcome } from './quarantine-retrier.js';
 import { RunningExecs } from './running-execs.js';
-import type { StageTimings } from './stage-timings.js';
+import { StageTimings } from './stage-timings.js';
+import { CrashRecovery } from './crash-recovery.js';
 import { buildWorkerStatus, HealthTracker, ViewDiffer, type ViewChange } from './view.js';
 
 export interface AgentCoreOptions {
@@ -75,6 +76,8 @@ export class AgentCore {
   readonly health = new HealthTracker();
   /** The execs running on each lease: stopped when it ends, before its device is reclaimed. */
   readonly execs: RunningExecs;
+  /** Leased devices that crash: booted again under the lease, or the lease lost (its `news`). */
+  readonly recovery: CrashRecovery;
 
   readonly #config: AgentConfig;
   /**
@@ -100,6 +103,7 @@ export class AgentCore {
   #refreshTimer: TimerHandle | undefined;
   #provisionProblem: string | undefined;
   #healthTimer: TimerHandle | undefined;
+  #probeTimer: TimerHandle | undefined;
   #running = false;
 
   constructor(options: AgentCoreOptions) {
@@ -125,6 +129,7 @@ export class AgentCore {
       physicalDevices: () => this.inventory.physicalDevices(),
       logger: this.#logger,
     });
+    const timings = options.stageTimings ?? new StageTimings();
     this.localQueue = new LocalQueue({
       clock: this.#clock,
       maxEntries: this.#config.localQueue.maxEntries,
@@ -138,10 +143,20 @@ export class AgentCore {
       reclaim: this.#config.reclaim,
       capabilities: () => this.#capabilities(),
       localWaiting: () => this.localQueue.waitingSpecs(),
-      ...(options.stageTimings ? { timings: options.stageTimings } : {}),
+      timings,
       diskLow: () => this.#disk?.low ?? false,
       stopExecs: (leaseId) =>
         this.execs.stopLease(leaseId, leaseLostMessage(leaseId, 'its device is being reclaimed')),
+      logger: this.#logger,
+    });
+    this.recovery = new CrashRecovery({
+      driver: this.#driver,
+      inventory: this.inventory,
+      granter: this.granter,
+      execs: this.execs,
+      timings,
+      clock: this.#clock,
+      relist: () => this.inventory.refresh(this.#driver),
       logger: this.#logger,
     });
     this.#disk =
@@ -194,6 +209,7 @@ export class AgentCore {
     this.quarantines.start();
     this.#scheduleRefresh();
     this.#scheduleHealth();
+    this.#scheduleProbe();
   }
 
   stop(): void {
@@ -201,7 +217,8 @@ export class AgentCore {
     this.presence.stop();
     this.quarantines.stop();
     this.#differ.stop();
-    for (const timer of [this.#refreshTimer, this.#healthTimer, ...this.#expiryTimers.values()]) {
+    const timers = [this.#refreshTimer, this.#healthTimer, this.#probeTimer];
+    for (const timer of [...timers, ...this.#expiryTimers.values()]) {
       if (timer !== undefined) this.#clock.clearTimeout(timer);
     }
     this.#expiryTimers.clear();
@@ -254,7 +271,11 @@ export class AgentCore {
     if (timer !== undefined) this.#clock.clearTimeout(timer);
     this.#expiryTimers.delete(leaseId);
     this.#expiresAt.delete(leaseId);
+    // A device being booted again after a crash is reclaimed once that boot settles (the
+    // machine's recovering → reclaiming row); a lease lost meanwhile has nothing to reclaim.
+    if (this.recovery.recovering(leaseId)) await this.recovery.settled(leaseId);
     const outcome = await this.granter.reclaim(leaseId);
+    this.recovery.forget(leaseId);
     this.#serveLocal();
     return outcome;
   }
@@ -277,7 +298,7 @@ export class AgentCore {
 
   /** The argv to run a tool on a lease's device, or why not. */
   execArgv(leaseId: string, tool: string, args: readonly string[]): ExecPlan {
-    return this.granter.execArgv(leaseId, tool, args);
+    return this.recovery.execRefusal(leaseId) ?? this.granter.execArgv(leaseId, tool, args);
   }
 
   /** Ends a quarantine begun before `askedAtMs` (an operator's spec.unquarantine entry). */
@@ -304,6 +325,7 @@ export class AgentCore {
     }
     this.#publish();
     this.#serveLocal();
+    if (this.inventory.isRead) this.recovery.checkListing();
     await this.#sampleDeviceRam();
     if (this.#running && this.inventory.isRead) {
       await this.sweepIdle();
@@ -411,6 +433,14 @@ export class AgentCore {
     this.#refreshTimer = this.#clock.setTimeout(() => {
       void this.refresh().finally(() => this.#scheduleRefresh());
     }, this.#config.refreshIntervalMs);
+  }
+
+  /** The per-device check of leased virtual devices (crash-recovery.ts), on the probe interval. */
+  #scheduleProbe(): void {
+    if (!this.#running) return;
+    this.#probeTimer = this.#clock.setTimeout(() => {
+      void this.recovery.probe().finally(() => this.#scheduleProbe());
+    }, this.#config.probeIntervalMs);
   }
 
   #scheduleHealth(): void {

@@ -17,8 +17,9 @@
 //     the agent did not make.
 //
 // Physical devices are out of scope: they keep today's rules (granted when present, reset after a
-// lease, shown absent when unplugged; inventory.ts and granter.ts). Nothing runs on this machine
-// yet: the inventory and the granter keep their own states until it is wired in.
+// lease, shown absent when unplugged; inventory.ts and granter.ts). Only crash recovery runs on
+// this machine so far (crash-recovery.ts: the leased, recovering and quarantined rows of a crash);
+// the inventory and the granter keep their own states for the rest until it is wired in.
 import type { DeviceState } from '../api/index.js';
 import {
   LEASE_STATES,

@@ -11,7 +11,11 @@ import { systemClock, type Clock, type TimerHandle } from '../runtime/index.js';
 export type ExecEvent =
   | { type: 'output'; stream: 'stdout' | 'stderr'; data: string }
   | { type: 'exit'; exitCode: number }
-  | { type: 'error'; code: 'EXEC_TIMEOUT' | 'LEASE_LOST' | 'INTERNAL'; message: string };
+  | {
+      type: 'error';
+      code: 'EXEC_TIMEOUT' | 'LEASE_LOST' | 'UNAVAILABLE' | 'INTERNAL';
+      message: string;
+    };
 
 export type ExecResult =
   | { kind: 'exited'; exitCode: number }
@@ -25,7 +29,9 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /**
    * Aborted when the lease ends: the process is stopped and the last event is LEASE_LOST with the
-   * signal's reason as its message (its output up to then still comes).
+   * signal's reason as its message (its output up to then still comes). A reason that is an
+   * ExecStopReason says its own code: UNAVAILABLE when the device crashed and is booted again
+   * under the same lease (the lease goes on; running-execs.ts).
    */
   leaseEnded?: AbortSignal;
   timeoutMs?: number;
@@ -39,6 +45,12 @@ export interface ExecOptions {
   encoding?: 'utf8' | 'base64';
   /** Called once the process is gone (its streams closed), or could not start. */
   onExited?: () => void;
+}
+
+/** Why execs were stopped when it is not their lease ending (a device that crashed). */
+export interface ExecStopReason {
+  code: 'LEASE_LOST' | 'UNAVAILABLE';
+  message: string;
 }
 
 /** The default of `leaseEndGraceMs`. */
@@ -134,14 +146,15 @@ export function startExec(
       if (stopping === 'abort') return finish({ kind: 'aborted' });
       if (stopping === 'lease-ended') {
         const reason: unknown = options.leaseEnded?.reason;
-        return finish(
-          { kind: 'lease-lost' },
-          {
-            type: 'error',
-            code: 'LEASE_LOST',
-            message: typeof reason === 'string' ? reason : 'the lease ended; the tool was stopped',
-          },
-        );
+        const stopped = reason as Partial<ExecStopReason> | undefined;
+        const code = stopped?.code === 'UNAVAILABLE' ? 'UNAVAILABLE' : 'LEASE_LOST';
+        const message =
+          typeof reason === 'string'
+            ? reason
+            : typeof stopped?.message === 'string'
+              ? stopped.message
+              : 'the lease ended; the tool was stopped';
+        return finish({ kind: 'lease-lost' }, { type: 'error', code, message });
       }
       if (stopping === 'timeout') {
         return finish(

@@ -176,6 +176,16 @@ export class LeaseGranter {
     });
   }
 
+  /**
+   * Lets a lease go without reclaiming its device: the device crashed too often, or would not boot
+   * again, and is quarantined (crash-recovery.ts). A later reclaim of the lease finds nothing.
+   */
+  lose(leaseId: string): LeaseRecord | undefined {
+    const record = this.#leases.get(leaseId);
+    this.#leases.delete(leaseId);
+    return record;
+  }
+
   /** Ends a lease and reclaims its device; resolves once the device is back (or quarantined). */
   reclaim(leaseId: string): Promise<ReclaimOutcome> {
     const inFlight = this.#inFlight.get(leaseId);

@@ -30,7 +30,7 @@ class FlakyBootDriver extends FakeDriver {
     await super.boot(device);
   }
 
-  checkDevice(device: DriverDevice): Promise<void> {
+  override checkDevice(device: DriverDevice): Promise<void> {
     this.checks.push(device.id);
     return Promise.resolve();
   }

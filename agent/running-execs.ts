@@ -4,7 +4,7 @@
 // stops a lease's execs (exec.ts: SIGTERM to the process group, SIGKILL after a short grace) and
 // waits for them to be gone before it erases or resets the device.
 import { systemClock, type Clock, type TimerHandle } from '../runtime/index.js';
-import { LEASE_END_GRACE_MS } from './exec.js';
+import { LEASE_END_GRACE_MS, type ExecStopReason } from './exec.js';
 
 /** One exec as the exec server holds it. */
 export interface TrackedExec {
@@ -58,10 +58,12 @@ export class RunningExecs {
   }
 
   /**
-   * Stops every exec of the lease, each ending with LEASE_LOST and `message`; resolves once all are
-   * gone, or after the kill grace and a second more (a process that outlives SIGKILL's reach).
+   * Stops every exec of the lease, each ending with LEASE_LOST and `message` (or the code and
+   * message of an ExecStopReason: UNAVAILABLE for a device that crashed under the lease); resolves
+   * once all are gone, or after the kill grace and a second more (a process that outlives
+   * SIGKILL's reach).
    */
-  async stopLease(leaseId: string, message: string): Promise<void> {
+  async stopLease(leaseId: string, message: string | ExecStopReason): Promise<void> {
     const entries = [...(this.#byLease.get(leaseId) ?? [])];
     if (entries.length === 0) return;
     for (const entry of entries) entry.stop.abort(message);

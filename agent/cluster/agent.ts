@@ -21,6 +21,7 @@ import {
 import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
 import { Heartbeat } from './heartbeat.js';
+import { DeviceHealthWriter } from './device-health-write.js';
 import { answerLease, type AnswerContext } from './lease-answer.js';
 import { chooseLeaseSelector, fieldSelectorFor, type LeaseSelector } from './lease-selector.js';
 import { WorkerWriter } from './worker-writer.js';
@@ -38,7 +39,7 @@ export interface ClusterAgentOptions {
 }
 
 /** A write about a Lease that failed, made again after the Lease's backoff. */
-type LeaseRetry = 'look again' | 'mark expired' | 'mark lost';
+type LeaseRetry = 'look again' | 'mark expired' | 'mark lost' | 'device health';
 
 /** The core's lease id for a fleet Lease. */
 export function leaseKey(namespace: string, name: string): string {
@@ -66,6 +67,7 @@ export class ClusterAgent {
   /** Answers in progress whose acknowledgement has not been written yet: when it falls due. */
   private readonly acknowledgements = new Map<string, { at: number; write: () => void }>();
   private readonly leaseRetries = new Map<string, Map<LeaseRetry, () => Promise<void>>>();
+  private readonly deviceHealth: DeviceHealthWriter;
 
   constructor(private readonly options: ClusterAgentOptions) {
     const { client, config, log } = options;
@@ -100,6 +102,14 @@ export class ClusterAgent {
         return { cancel: () => this.acknowledgements.delete(key) };
       },
     };
+    // A leased device that crashed: the holder is told on the Lease (device-health-write.ts).
+    this.deviceHealth = new DeviceHealthWriter({
+      client,
+      core: options.core,
+      lease: (key) => this.leases.get(key),
+      retry: (key, error) =>
+        this.retryLease(key, 'device health', error, () => this.deviceHealth.write(key)),
+    });
   }
 
   get name(): string {
@@ -146,6 +156,7 @@ export class ClusterAgent {
     });
     if ('labelSelector' in selector) this.leases = this.leaseInformer(selector);
     core.expirations.add(({ leaseId }) => void this.markExpired(leaseId));
+    core.recovery.news.add(({ leaseId }) => void this.deviceHealth.write(leaseId));
     await core.start();
     this.worker.writeNow();
     this.heartbeat.start();

@@ -158,15 +158,22 @@ export function createExecApp(options: AgentHttpOptions): express.Express {
         } finally {
           tracked.exited();
         }
+        // Stopped with UNAVAILABLE: the device crashed under the lease (crash-recovery.ts).
+        const crashed =
+          (tracked.leaseEnded.reason as { code?: unknown } | undefined)?.code === 'UNAVAILABLE';
         metrics.execs.inc({
           outcome: callerGone.signal.aborted
             ? 'caller-gone'
             : tracked.leaseEnded.aborted
-              ? 'lease-lost'
+              ? crashed
+                ? 'device-crashed'
+                : 'lease-lost'
               : 'ran',
         });
         if (tracked.leaseEnded.aborted)
-          log.info('exec stopped: its lease ended', { lease: `${namespace}/${lease}` });
+          log.info(crashed ? 'exec stopped: its device crashed' : 'exec stopped: its lease ended', {
+            lease: `${namespace}/${lease}`,
+          });
         res.end();
       })().catch((error: unknown) => {
         log.error('exec failed', { error });

@@ -114,6 +114,12 @@ export class CombinedDriver implements Driver {
     return this.#owner(device).readPresence(device);
   }
 
+  /** The owning driver's check; a driver without one relies on its listing (passes here). */
+  async checkDevice(device: DriverDevice): Promise<void> {
+    const owner = this.#owner(device);
+    await owner.checkDevice?.(device);
+  }
+
   async checkHealth(): Promise<void> {
     const results = await Promise.allSettled(this.#drivers.map((driver) => driver.checkHealth()));
     const failures = results.flatMap((result, index) =>

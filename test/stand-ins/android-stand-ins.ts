@@ -9,7 +9,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AndroidState, CallRecord, PhoneRecord, Profile } from './android-state.js';
 import type { CommandRunner, DetachedSpawner } from '../../agent/index.js';
-import { CALLS_FILE, runTool, STATE_FILE, withState, writeAvdFiles } from './android-tools.js';
+import {
+  CALLS_FILE,
+  killEmulator,
+  runTool,
+  STATE_FILE,
+  withState,
+  writeAvdFiles,
+} from './android-tools.js';
 import { defaultLaunch, StandInServer, type StandInLaunch } from './stand-in-server.js';
 
 export type { AndroidState, CallRecord, PhoneRecord, Profile } from './android-state.js';
@@ -176,6 +183,26 @@ export class AndroidStandIns {
         return Promise.resolve();
       },
     };
+  }
+
+  /**
+   * The emulator running `avd` crashes: its process exits, its serial leaves `adb devices` and
+   * its AVD's lock goes. Throws when no emulator runs it.
+   */
+  killEmulator(avd: string): void {
+    this.update((state) => {
+      const port = Object.entries(state.emulators).find(([, emu]) => emu.avd === avd)?.[0];
+      if (port === undefined) throw new Error(`no emulator runs ${avd}`);
+      killEmulator(state, Number(port));
+    });
+  }
+
+  /** Emulators of `avd` started from now on never finish booting (false: they boot again). */
+  setNeverBoots(avd: string, never: boolean): void {
+    this.update((state) => {
+      const others = (state.control.neverBoots ?? []).filter((name) => name !== avd);
+      state.control.neverBoots = never ? [...others, avd] : others;
+    });
   }
 
   /** Makes the next `avdmanager create avd` fail as on a full disk. */

@@ -51,7 +51,12 @@ export interface AndroidState {
   servers: Record<string, ServerRecord>;
   emulators: Record<string, EmulatorRecord>;
   phones: PhoneRecord[];
-  control: { failNextCreate?: 'disk-full'; bootDelayMs?: number };
+  control: {
+    failNextCreate?: 'disk-full';
+    bootDelayMs?: number;
+    /** AVDs whose emulator never finishes booting (sys.boot_completed stays empty). */
+    neverBoots?: string[];
+  };
 }
 
 export interface CallRecord {

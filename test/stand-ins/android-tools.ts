@@ -242,7 +242,9 @@ function emulator(state: AndroidState, argv: string[], env: NodeJS.ProcessEnv, i
     avd: name,
     home,
     serverPort,
-    bootCompletedAt: Date.now() + (state.control.bootDelayMs ?? 0),
+    bootCompletedAt: state.control.neverBoots?.includes(name)
+      ? Number.MAX_SAFE_INTEGER
+      : Date.now() + (state.control.bootDelayMs ?? 0),
   };
   writeFileSync(join(home, `${name}.avd`, 'hardware-qemu.ini.lock'), String(process.pid));
   // The emulator tells the server at ANDROID_ADB_SERVER_PORT it started; none listening: lost.
@@ -280,7 +282,8 @@ function startServer(state: AndroidState, port: number, env: NodeJS.ProcessEnv):
   return server;
 }
 
-function killEmulator(state: AndroidState, port: number): void {
+/** The emulator on `port` is gone: its process exited, its serial leaves every server. */
+export function killEmulator(state: AndroidState, port: number): void {
   const emu = state.emulators[port];
   if (emu === undefined) return;
   rmSync(join(emu.home, `${emu.avd}.avd`, 'hardware-qemu.ini.lock'), { force: true });

@@ -64,6 +64,12 @@ export const SIMCTL_REFUSALS = {
     source:
       'mac-cleanup/mac-cleanup-sh#69 (2021, code=405), #39 (2020, code=165); exit code by the 405 → 149 pattern',
   },
+  lookupInState: {
+    stderr: `${SIM_ERROR} (domain=com.apple.CoreSimulator.SimError, code=405):\nUnable to lookup in current state: {state}\n`,
+    exitCode: 149,
+    source:
+      'text: inf2381/fastlane-plugin-maestro#8 (2025, launch on a simulator "Shutting Down", code=405); the same text for getenv and spawn on a Shutdown device is the stand-in\'s assumption; exit code by the 405 → 149 pattern',
+  },
 } satisfies Record<string, SimctlRefusal>;
 
 export type SimctlRefusalName = keyof typeof SIMCTL_REFUSALS;
@@ -77,3 +83,9 @@ export const BOOTSTATUS_BOOTED =
   'Monitoring boot status for {name} ({udid}).\n' +
   '[{time}] Status=4, isTerminal=NO, Elapsed=00:03.\n\tWaiting on System App\n\n' +
   '[{time}] Status=4294967295, isTerminal=YES, Elapsed=00:05.\n\tFinished\n\n';
+
+/**
+ * `getenv <udid> HOME` on a booted simulator: the device's data folder, `<set>/<udid>/data`
+ * (a simulator's HOME is its data container; the stand-in prints its `dataPath`).
+ */
+export const GETENV_HOME = '{dataPath}\n';

@@ -136,6 +136,11 @@ function create(state, devices, rest) {
 
 function boot(device) {
   if (device.state === 'Booted') return refuse('bootBooted');
+  if (device.neverBoots) {
+    // Told never to finish booting: it stays Booting (bootstatus waits for ever).
+    device.state = 'Booting';
+    return ok('');
+  }
   device.state = 'Booted';
   device.boots += 1;
   device.lastBootedAt = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -163,6 +168,10 @@ function run(state, set, subcommand, rest) {
       if (device.state === 'Booted') return ok(fill(outputs.bootstatusAlreadyBooted, values));
       if (!rest.includes('-b')) return standIn('bootstatus without -b waits forever on a shut-down device');
       boot(device);
+      if (device.neverBoots) {
+        // It prints that it monitors, then waits until its caller gives up and stops it.
+        return { code: 0, out: 'Monitoring boot status for ' + device.name + ' (' + device.udid + ').\n', err: '', hang: true };
+      }
       return ok(fill(outputs.bootstatusBooted, values));
     }
     case 'shutdown': {
@@ -195,6 +204,17 @@ function run(state, set, subcommand, rest) {
         const device = find(arg);
         if (!device) return refuse('invalidDevice', { udid: arg });
         devices.splice(devices.indexOf(device), 1);
+      }
+      return ok('');
+    }
+    case 'getenv':
+    case 'spawn': {
+      // Both are answered by the running device's launchd_sim: a device not booted cannot.
+      const device = find(target);
+      if (!device) return refuse('invalidDevice', { udid: target });
+      if (device.state !== 'Booted') return refuse('lookupInState', { state: device.state });
+      if (subcommand === 'getenv' && rest[1] === 'HOME') {
+        return ok(fill(outputs.getenvHome, { dataPath: deviceJson(set, device).dataPath }));
       }
       return ok('');
     }
@@ -233,4 +253,10 @@ const answer = main();
 if (answer.out) process.stdout.write(answer.out);
 if (answer.err) process.stderr.write(answer.err);
 process.exitCode = answer.code;
+if (answer.hang) {
+  // A boot that never completes: wait (outside the state lock) until stopped, ten minutes at most.
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  const until = Date.now() + 600000;
+  while (Date.now() < until) Atomics.wait(pause, 0, 0, 1000);
+}
 `;

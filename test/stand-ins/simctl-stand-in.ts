@@ -4,10 +4,15 @@
 // runtimes from recorded testdata, and answers list -j, create, boot, bootstatus, shutdown, erase,
 // delete and the holder subcommands in simctl's formats and exit codes (simctl-outputs.ts). Every
 // argv is logged, so a test can say which set each call named and that no set-wide command ran.
-import { chmod, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BOOTSTATUS_ALREADY_BOOTED, BOOTSTATUS_BOOTED, SIMCTL_REFUSALS } from './simctl-outputs.js';
+import {
+  BOOTSTATUS_ALREADY_BOOTED,
+  BOOTSTATUS_BOOTED,
+  GETENV_HOME,
+  SIMCTL_REFUSALS,
+} from './simctl-outputs.js';
 import { SIMCTL_STAND_IN_SOURCE } from './simctl-stand-in-script.js';
 import { scriptHandler } from './stand-in-script-host.js';
 import { defaultLaunch, StandInServer, type StandInLaunch } from './stand-in-server.js';
@@ -24,6 +29,8 @@ export interface StandInSimulator {
   erased: number;
   boots: number;
   lastBootedAt?: string;
+  /** Control: its boots never complete (it stays Booting; bootstatus waits until stopped). */
+  neverBoots?: boolean;
 }
 
 interface StandInState {
@@ -63,6 +70,7 @@ export class SimctlStandIn {
         refusals: SIMCTL_REFUSALS,
         bootstatusAlreadyBooted: BOOTSTATUS_ALREADY_BOOTED,
         bootstatusBooted: BOOTSTATUS_BOOTED,
+        getenvHome: GETENV_HOME,
       }),
     );
     const seeded = (options.defaultSet ?? []).map((device) => simulator(device));
@@ -121,6 +129,24 @@ export class SimctlStandIn {
     await this.#write(state);
   }
 
+  /**
+   * The simulator crashes: a booted one goes Shutdown behind the driver's back (CoreSimulator
+   * restarted, launchd_sim died), as `simctl list` then shows it.
+   */
+  async kill(setPath: string | undefined, udid: string): Promise<void> {
+    await this.#change(setPath, udid, (device) => {
+      device.state = 'Shutdown';
+    });
+  }
+
+  /** Its boots never complete from now on (false: they complete again). */
+  async setNeverBoots(setPath: string | undefined, udid: string, never: boolean): Promise<void> {
+    await this.#change(setPath, udid, (device) => {
+      if (never) device.neverBoots = true;
+      else delete device.neverBoots;
+    });
+  }
+
   /** The next `simctl create` fails as on a full disk. */
   async failNextCreate(kind: 'disk-full'): Promise<void> {
     const state = await this.#read();
@@ -146,6 +172,35 @@ export class SimctlStandIn {
   async cleanup(): Promise<void> {
     await this.server?.close();
     await rm(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  }
+
+  async #change(
+    setPath: string | undefined,
+    udid: string,
+    change: (device: StandInSimulator) => void,
+  ): Promise<void> {
+    // Under the stand-in's own lock: a simctl call running now (a listing) cannot write its older
+    // state over this change.
+    const lock = join(this.dir, 'simctl-state.json.lock');
+    for (let tries = 0; ; tries++) {
+      try {
+        await mkdir(lock);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || tries > 6000) throw error;
+        await new Promise((wake) => setTimeout(wake, 5));
+      }
+    }
+    try {
+      const state = await this.#read();
+      const key = setPath === undefined ? DEFAULT_SET : resolve(setPath);
+      const device = (state.sets[key] ?? []).find((candidate) => candidate.udid === udid);
+      if (device === undefined) throw new Error(`the stand-in has no simulator ${udid} in ${key}`);
+      change(device);
+      await this.#write(state);
+    } finally {
+      await rmdir(lock);
+    }
   }
 
   async #read(): Promise<StandInState> {

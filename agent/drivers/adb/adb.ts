@@ -68,6 +68,8 @@ export interface AdbDriverOptions {
 }
 
 const AVD_NAME = /^[A-Za-z0-9._-]{1,128}$/;
+/** A running emulator answers getprop at once; one that hangs is not answering. */
+const CHECK_TIMEOUT_MS = 15_000;
 
 export class AdbDriver implements Driver {
   readonly kind = 'adb';
@@ -331,6 +333,28 @@ export class AdbDriver implements Driver {
   #doctor(): AvdDoctor {
     const { ownHome, adopt } = this.#homes;
     return new AvdDoctor({ servers: this.#servers, ownHome, adopt, wipeDir: this.#wipeDir });
+  }
+
+  /**
+   * Asks the running emulator whether it has booted (`getprop sys.boot_completed` on the agent's
+   * server): it fails for an emulator whose process exited (its serial is gone from `adb
+   * devices`: "device not found"), one that no longer answers (the timeout), or one that has not
+   * finished booting.
+   */
+  async checkDevice(device: DriverDevice): Promise<void> {
+    const avd = this.#requireEmulator(device, 'check');
+    this.#placeOf(avd, 'check');
+    const serial = this.#serialByAvd.get(avd);
+    if (serial === undefined) throw new DriverError(`emulator ${avd} is not running`);
+    const args = ['-s', serial, 'shell', 'getprop', 'sys.boot_completed'];
+    const result = await this.#servers.runOnAgent(args, { timeoutMs: CHECK_TIMEOUT_MS });
+    const answer = result.stdout.trim();
+    if (result.exitCode === 0 && answer === '1') return;
+    const said =
+      result.exitCode !== 0
+        ? `exited ${result.exitCode}: ${result.stderr.trim().slice(0, 300)}`
+        : `answered ${JSON.stringify(answer.slice(0, 40))}, not 1`;
+    throw new DriverError(`adb -P ${this.#servers.port} ${args.join(' ')} ${said}`);
   }
 
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {

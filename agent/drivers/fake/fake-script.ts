@@ -92,6 +92,11 @@ export const FakeScript = z.object({
       presenceRead: z.array(z.string()).max(512).default([]).describe('Reads that throw.'),
       list: z.boolean().default(false).describe('listDevices throws.'),
       create: z.array(z.string()).max(256).default([]).describe('Models whose making fails.'),
+      check: z
+        .array(z.string())
+        .max(512)
+        .default([])
+        .describe('Device ids whose per-device check (checkDevice) fails while booted.'),
     })
     .default({
       unhealthy: false,
@@ -101,6 +106,7 @@ export const FakeScript = z.object({
       presenceRead: [],
       list: false,
       create: [],
+      check: [],
     }),
   tools: z
     .object({

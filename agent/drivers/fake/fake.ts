@@ -59,6 +59,7 @@ export class FakeDriver implements Driver {
   /** Devices the fake made (create): kept when the script file is read again. */
   #made: FakeDevice[] = [];
   #healthyOverride: boolean | undefined;
+  readonly #checkFails = new Set<string>();
   readonly operations: FakeOperation[] = [];
 
   constructor(script: FakeScriptInput | FakeScript, options: FakeDriverOptions = {}) {
@@ -230,6 +231,19 @@ export class FakeDriver implements Driver {
       : Promise.resolve();
   }
 
+  /** Fails when the device is not booted, or its check is scripted (or set) to fail. */
+  checkDevice(device: DriverDevice): Promise<void> {
+    this.#requireVirtual(device, 'check');
+    const power = this.#power.get(device.id) ?? 'shutdown';
+    if (power !== 'booted') {
+      return Promise.reject(new DriverError(`fake: ${device.id} is not running (${power})`));
+    }
+    if (this.#checkFails.has(device.id) || this.#script.failures.check.includes(device.id)) {
+      return Promise.reject(new DriverError(`fake: ${device.id} does not answer (scripted)`));
+    }
+    return Promise.resolve();
+  }
+
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {
     const refusal = checkToolFits(tool, device) ?? checkExecArgs(args);
     if (refusal) return refusal;
@@ -259,6 +273,17 @@ export class FakeDriver implements Driver {
   /** Sets a device's presence from now on, over its script. */
   setPresence(deviceId: string, presence: Presence): void {
     this.#presenceOverride.set(deviceId, presence);
+  }
+
+  /** The device stops behind the agent's back (a simulator that crashed): it lists shut down. */
+  crash(deviceId: string): void {
+    if (this.#power.has(deviceId)) this.#power.set(deviceId, 'shutdown');
+  }
+
+  /** Its per-device check fails (true) while it stays listed booted, or passes again (false). */
+  setCheckFails(deviceId: string, fails: boolean): void {
+    if (fails) this.#checkFails.add(deviceId);
+    else this.#checkFails.delete(deviceId);
   }
 
   /** Overrides the scripted health (undefined: back to the script). */

@@ -58,6 +58,8 @@ export interface SimctlDriverOptions {
 
 const UDID = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/i;
 const CREATE_TIMEOUT_MS = 120_000;
+/** A booted simulator answers getenv in well under a second; one that hangs is not answering. */
+const CHECK_TIMEOUT_MS = 15_000;
 
 export class SimctlDriver implements Driver {
   readonly kind = 'simctl';
@@ -241,6 +243,22 @@ export class SimctlDriver implements Driver {
     const set = this.deviceSetPath;
     if (set !== undefined) await this.#makeSetFolder();
     await runChecked(this.#run, [...simctl(set), 'list', '-j', 'runtimes'], { timeoutMs: 30_000 });
+  }
+
+  /**
+   * Asks the booted simulator for its HOME (`simctl getenv <udid> HOME`): CoreSimulator answers it
+   * from the running device's launchd_sim, so it fails on a simulator that went down ("Unable to
+   * lookup in current state: Shutdown") or whose launchd_sim no longer answers (the timeout).
+   */
+  async checkDevice(device: DriverDevice): Promise<void> {
+    const set = await this.#placeOf(device, 'check');
+    const argv = [...simctl(set), 'getenv', device.id, 'HOME'] as const;
+    const result = await this.#run(argv, { timeoutMs: CHECK_TIMEOUT_MS });
+    if (result.exitCode === 0 && result.stdout.trim().length > 0) return;
+    const said = (result.stderr.trim().split('\n').pop() ?? '').slice(0, 300);
+    throw new DriverError(
+      `simctl getenv ${device.id} HOME exited ${result.exitCode}${said ? `: ${said}` : ' with no HOME'}`,
+    );
   }
 
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {

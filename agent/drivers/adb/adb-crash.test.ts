@@ -1,0 +1,158 @@
+// An emulator that crashes, against the stateful adb, emulator and avdmanager stand-ins (real
+// processes): the driver's check (`getprop sys.boot_completed` on the agent's server) answers on a
+// booted emulator and fails once its process exited (its serial gone from `adb devices`) or while
+// it never finishes booting; a whole agent core over the driver starts the emulator of the same
+// AVD again under its lease, and gives the lease up when it never finishes booting.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../runtime/index.js';
+import {
+  agentDriver,
+  AGENT_SERVER_PORT,
+  androidWorld,
+  type AndroidWorld,
+} from '../../../test/stand-ins/android-world.js';
+import { parseAgentConfig } from '../../config.js';
+import { AgentCore } from '../../core.js';
+import type { DriverDevice } from '../driver.js';
+import type { AdbDriver } from './adb.js';
+
+const AVD = 'sl-crash';
+
+describe('an emulator that crashes', { timeout: 60_000 }, () => {
+  let world: AndroidWorld;
+  let driver: AdbDriver;
+  let device: DriverDevice;
+
+  beforeEach(async () => {
+    world = await androidWorld();
+    driver = agentDriver(world, { bootTimeoutMs: 1500 });
+    await driver.listDevices();
+    device = await driver.create({ platform: 'android', model: 'Pixel Tablet', os: '35' }, AVD);
+    await driver.boot(device);
+  });
+
+  afterEach(async () => {
+    await world.standIns.cleanup();
+  });
+
+  const listed = async (): Promise<DriverDevice> => {
+    const found = (await driver.listDevices()).devices.find((entry) => entry.id === AVD);
+    if (found === undefined) throw new Error('the AVD is not listed');
+    return found;
+  };
+  const serial = async (): Promise<string | undefined> =>
+    Object.entries((await world.standIns.state()).emulators).find(
+      ([, emu]) => emu.avd === AVD,
+    )?.[0];
+
+  it('passes the check while booted, asking the emulator on the agent server', async () => {
+    await driver.checkDevice(await listed());
+    const port = await serial();
+    expect((await world.standIns.calls()).at(-1)).toMatchObject({
+      tool: 'adb',
+      argv: [
+        '-P',
+        String(AGENT_SERVER_PORT),
+        '-s',
+        `emulator-${port}`,
+        'shell',
+        'getprop',
+        'sys.boot_completed',
+      ],
+    });
+  });
+
+  it('fails the check once its process exited, and is listed shut down', async () => {
+    const port = await serial();
+    world.standIns.killEmulator(AVD);
+    await expect(driver.checkDevice(device)).rejects.toThrow(
+      `adb -P ${AGENT_SERVER_PORT} -s emulator-${port} shell getprop sys.boot_completed exited 1: adb: device 'emulator-${port}' not found`,
+    );
+    expect((await listed()).power).toBe('shutdown');
+    await expect(driver.checkDevice(device)).rejects.toThrow(`emulator ${AVD} is not running`);
+  });
+
+  it('times out a boot that never completes, the check saying it has not booted', async () => {
+    world.standIns.killEmulator(AVD);
+    world.standIns.setNeverBoots(AVD, true);
+    await driver.listDevices();
+    await expect(driver.boot(device)).rejects.toThrow(/did not finish booting .* within 1500 ms/);
+    // The driver stopped the half-booted emulator; one started by someone else is seen booting.
+    expect(await serial()).toBeUndefined();
+    const person = world.standIns.inProcess({
+      ...world.standIns.env,
+      ANDROID_AVD_HOME: `${world.dataDir}/avd`,
+      ANDROID_ADB_SERVER_PORT: String(AGENT_SERVER_PORT),
+    });
+    await person.spawnDetached(['emulator', '-avd', AVD, '-port', '5610']);
+    expect((await listed()).power).toBe('transitioning');
+  });
+
+  describe('under a lease, in a whole agent core', () => {
+    async function leasedCore(): Promise<AgentCore> {
+      // The same stand-ins in process: the core's many calls take a moment, not seconds.
+      driver = agentDriver(world, { bootTimeoutMs: 1500, inProcess: true });
+      const core = new AgentCore({
+        config: parseAgentConfig({
+          name: 'worker-a',
+          drivers: ['adb'],
+          endpoint: 'https://worker-a.example:8780',
+          // Long intervals: the test lists when it wants to.
+          probeIntervalMs: 3_600_000,
+          refreshIntervalMs: 3_600_000,
+          healthIntervalMs: 3_600_000,
+          limits: { running: 2 },
+        }),
+        driver,
+        clock: systemClock(),
+        machine: { cores: 4, memoryMb: 16_384 },
+      });
+      await core.start();
+      expect(await core.grant('lease-1', { platform: 'android', class: 'tablet' })).toMatchObject({
+        kind: 'granted',
+        lease: { device: { id: AVD } },
+      });
+      return core;
+    }
+
+    it('starts the emulator of the same AVD again under its lease', async () => {
+      const core = await leasedCore();
+      world.standIns.killEmulator(AVD);
+      await core.refresh();
+      expect(core.recovery.healthOf('lease-1')?.recovery).toMatchObject({
+        cause: 'emulator process exited',
+        crashes: 1,
+      });
+      await core.recovery.settled('lease-1');
+      expect(core.recovery.healthOf('lease-1')?.condition?.reason).toBe('DeviceRecovered');
+      expect(await serial()).toBeDefined();
+      const state = await world.standIns.state();
+      expect(state.homes[`${world.dataDir}/avd`]?.[AVD]?.boots).toBe(2);
+      expect(core.execArgv('lease-1', 'adb', ['shell', 'true'])).toMatchObject({ ok: true });
+      core.stop();
+    });
+
+    it('sees an exited emulator on the probe, by its failed check', async () => {
+      const core = await leasedCore();
+      world.standIns.killEmulator(AVD);
+      await core.recovery.probe();
+      expect(core.recovery.healthOf('lease-1')?.recovery?.cause).toBe('emulator process exited');
+      await core.recovery.settled('lease-1');
+      core.stop();
+    });
+
+    it('ends the lease and quarantines the AVD when its emulator never finishes booting', async () => {
+      const core = await leasedCore();
+      world.standIns.setNeverBoots(AVD, true);
+      world.standIns.killEmulator(AVD);
+      await core.refresh();
+      await core.recovery.settled('lease-1');
+      expect(core.recovery.healthOf('lease-1')?.lost).toMatch(
+        /would not boot again after a crash: .*did not finish booting .* within 1500 ms; it is quarantined and the lease is lost$/,
+      );
+      expect(core.inventory.quarantineOf(AVD)).toBeDefined();
+      expect(core.granter.lease('lease-1')).toBeUndefined();
+      core.stop();
+    });
+  });
+});

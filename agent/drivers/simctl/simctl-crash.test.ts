@@ -1,0 +1,154 @@
+// A simulator that crashes, against the stateful simctl stand-in: the driver's check
+// (`simctl getenv <udid> HOME`) answers on a booted simulator and fails on one that went down or
+// never finished booting; a whole agent core over the driver boots a killed, leased simulator
+// again under its lease, and gives the lease up when the simulator never finishes booting.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../runtime/index.js';
+import { SimctlStandIn } from '../../../test/stand-ins/simctl-stand-in.js';
+import { readTestdata } from '../../../test/stand-ins/stand-in.js';
+import { parseAgentConfig } from '../../config.js';
+import { AgentCore } from '../../core.js';
+import { createCommandRunner } from '../command.js';
+import type { DriverDevice } from '../driver.js';
+import { SimctlDriver } from './simctl.js';
+
+const UDID = '2C4E6A8B-1D3F-4B5C-9E7A-0F1E2D3C4B5A';
+
+describe('a simulator that crashes', { timeout: 60_000 }, () => {
+  let standIn: SimctlStandIn;
+  let dataDir: string;
+  let setDir: string;
+  let driver: SimctlDriver;
+
+  beforeEach(async () => {
+    standIn = await SimctlStandIn.create({
+      host: await readTestdata(import.meta.url, 'list-devicetypes-runtimes.json'),
+    });
+    dataDir = await mkdtemp(join(tmpdir(), 'simlock-agent-data-'));
+    setDir = join(dataDir, 'simctl-set');
+    driver = new SimctlDriver({
+      dataDir,
+      run: createCommandRunner({ env: standIn.env }),
+      bootTimeoutMs: 1500,
+    });
+    await driver.listDevices(); // makes the set folder
+    await standIn.addDevice(setDir, { udid: UDID, name: 'iPhone 16', state: 'Booted', boots: 1 });
+  });
+
+  afterEach(async () => {
+    await standIn.cleanup();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const listed = async (): Promise<DriverDevice> => {
+    const device = (await driver.listDevices()).devices.find((entry) => entry.id === UDID);
+    if (device === undefined) throw new Error('the simulator is not listed');
+    return device;
+  };
+
+  it('passes the check while booted, asking the simulator for its HOME in the own set', async () => {
+    await standIn.clearCalls();
+    await driver.checkDevice(await listed());
+    expect((await standIn.calls()).at(-1)).toEqual([
+      'simctl',
+      '--set',
+      setDir,
+      'getenv',
+      UDID,
+      'HOME',
+    ]);
+  });
+
+  it('is listed shut down once killed, and fails the check saying so', async () => {
+    const device = await listed();
+    await standIn.kill(setDir, UDID);
+    expect((await listed()).power).toBe('shutdown');
+    await expect(driver.checkDevice(device)).rejects.toThrow(
+      `simctl getenv ${UDID} HOME exited 149: Unable to lookup in current state: Shutdown`,
+    );
+    // Booted again, it answers again.
+    await driver.boot(device);
+    await driver.checkDevice(await listed());
+  });
+
+  it('stays booting when its boot never completes: the boot times out, the check fails', async () => {
+    const device = await listed();
+    await standIn.kill(setDir, UDID);
+    await standIn.setNeverBoots(setDir, UDID, true);
+    await expect(driver.boot(device)).rejects.toThrow(/stopped after 1500 ms/);
+    expect((await listed()).power).toBe('transitioning');
+    await expect(driver.checkDevice(device)).rejects.toThrow(
+      'Unable to lookup in current state: Booting',
+    );
+  });
+
+  describe('under a lease, in a whole agent core', () => {
+    async function leasedCore(): Promise<AgentCore> {
+      const core = new AgentCore({
+        config: parseAgentConfig({
+          name: 'worker-a',
+          drivers: ['simctl'],
+          endpoint: 'https://worker-a.example:8780',
+          // Long intervals: the test lists when it wants to.
+          probeIntervalMs: 3_600_000,
+          refreshIntervalMs: 3_600_000,
+          healthIntervalMs: 3_600_000,
+          limits: { running: 2 },
+        }),
+        driver,
+        clock: systemClock(),
+        machine: { cores: 4, memoryMb: 16_384 },
+      });
+      await core.start();
+      expect(await core.grant('lease-1', { platform: 'ios' })).toMatchObject({
+        kind: 'granted',
+        lease: { device: { id: UDID } },
+      });
+      return core;
+    }
+
+    it('boots a killed simulator again under its lease', async () => {
+      const core = await leasedCore();
+      await standIn.kill(setDir, UDID);
+      await core.refresh();
+      expect(core.recovery.healthOf('lease-1')?.recovery).toMatchObject({
+        cause: 'shut down',
+        crashes: 1,
+      });
+      await core.recovery.settled('lease-1');
+      expect(core.recovery.healthOf('lease-1')?.condition?.reason).toBe('DeviceRecovered');
+      const [simulator] = await standIn.devices(setDir);
+      expect(simulator).toMatchObject({ state: 'Booted', boots: 2 });
+      expect(core.execArgv('lease-1', 'simctl', ['listapps'])).toMatchObject({ ok: true });
+      core.stop();
+    });
+
+    it('sees a simulator killed by its failed check on the probe, cause "shut down"', async () => {
+      const core = await leasedCore();
+      await standIn.kill(setDir, UDID);
+      await core.recovery.probe();
+      expect(core.recovery.healthOf('lease-1')?.recovery?.cause).toBe('shut down');
+      await core.recovery.settled('lease-1');
+      core.stop();
+    });
+
+    it('ends the lease and quarantines the simulator when it never finishes booting', async () => {
+      const core = await leasedCore();
+      await standIn.setNeverBoots(setDir, UDID, true);
+      await standIn.kill(setDir, UDID);
+      await core.refresh();
+      await core.recovery.settled('lease-1');
+      expect(core.recovery.healthOf('lease-1')?.lost).toMatch(
+        /^the device iPhone 16 would not boot again after a crash: .*stopped after 1500 ms; it is quarantined and the lease is lost$/,
+      );
+      expect(core.inventory.quarantineOf(UDID)?.reason).toMatch(
+        /^would not boot again after a crash: /,
+      );
+      expect(core.granter.lease('lease-1')).toBeUndefined();
+      core.stop();
+    });
+  });
+});
