@@ -61,6 +61,7 @@ let core: AgentCore;
 let agent: ClusterAgent;
 let server: Server;
 let execUrl: string;
+const metrics = new AgentMetrics();
 
 beforeAll(async () => {
   const config = parseAgentConfig({
@@ -78,6 +79,7 @@ beforeAll(async () => {
     heartbeat: { durationSeconds: 10, renewEverySeconds: 2 },
   });
   core = new AgentCore({ config, driver, clock, machine: { cores: 4, memoryMb: 16_384 } });
+  metrics.watchDevices(core);
   agent = new ClusterAgent({ client: cluster.admin, core, config, clock, log: silentLogger });
   const app = express();
   app.use(
@@ -87,7 +89,7 @@ beforeAll(async () => {
       config,
       verifyToken: () => Promise.resolve('the-exec-proxy'),
       log: silentLogger,
-      metrics: new AgentMetrics(),
+      metrics,
     }),
   );
   server = createServer(app);
@@ -95,6 +97,14 @@ beforeAll(async () => {
   execUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/exec`;
   await agent.start();
 });
+
+/** A metric's values by its one label. */
+async function series(name: string): Promise<Record<string, number>> {
+  const values = (await metrics.registry.getSingleMetric(name)?.get())?.values ?? [];
+  return Object.fromEntries(
+    values.map((value) => [String(Object.values(value.labels)[0]), value.value]),
+  );
+}
 
 afterAll(async () => {
   await agent?.stop();
@@ -222,6 +232,13 @@ describe('a leased device that crashes', () => {
     ]);
     expect(core.inventory.quarantineOf(DEVICE)?.reason).toBe('crashed 3 times in 10 minutes');
     expect((await exec()).status).toBe(409);
+    // What an operator's alert reads: three crashes, two recoveries, one lease lost, one quarantined.
+    expect(await series('simlock_agent_device_recoveries_total')).toEqual({
+      crashed: 2,
+      recovered: 2,
+      lost: 1,
+    });
+    expect((await series('simlock_agent_devices')).quarantined).toBe(1);
 
     // Deleted (as the controller does once it read Lost): the agent lets it go, reclaiming nothing.
     await cluster.admin.delete(simlockPath('lease', { namespace: cluster.namespace, name: LEASE }));

@@ -21,6 +21,7 @@ import {
 } from '../../runtime/index.js';
 import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
+import type { LeaseDeviceHealth } from '../crash-recovery.js';
 import { execStream } from '../exec.js';
 import { leaseKey, type ClusterAgent } from './agent.js';
 import type { TokenVerifier } from './token-verifier.js';
@@ -41,7 +42,20 @@ export class AgentMetrics {
    * `simlock_agent_devices{state}`: the devices of the Worker's view by state, read at each scrape
    * (quarantined ones are what an operator is asked to look at, docs/OPERATIONS.md).
    */
-  watchDevices(core: Pick<AgentCore, 'status'>): void {
+  watchDevices(core: Pick<AgentCore, 'status' | 'recovery'>): void {
+    // `simlock_agent_device_recoveries_total{event}`: a leased device crashed (and is booted
+    // again), came back, or lost its lease (docs/OPERATIONS.md, a crashing device).
+    const recoveries = new Counter({
+      name: 'simlock_agent_device_recoveries_total',
+      help: 'Leased devices that crashed and were booted again, came back, or lost their lease.',
+      labelNames: ['event'],
+      registers: [this.registry],
+    });
+    for (const event of RECOVERY_EVENTS) recoveries.inc({ event }, 0);
+    core.recovery.news.add(({ leaseId }) => {
+      const event = recoveryEventOf(core.recovery.healthOf(leaseId));
+      if (event !== undefined) recoveries.inc({ event });
+    });
     new Gauge({
       name: 'simlock_agent_devices',
       help: "Devices in the Worker's view, by state.",
@@ -54,6 +68,19 @@ export class AgentMetrics {
       },
     });
   }
+}
+
+const RECOVERY_EVENTS = ['crashed', 'recovered', 'lost'] as const;
+
+/** Which step of a recovery a lease's news is (the crash recovery tells each once). */
+export function recoveryEventOf(
+  health: LeaseDeviceHealth | undefined,
+): (typeof RECOVERY_EVENTS)[number] | undefined {
+  if (health === undefined) return undefined;
+  if (health.lost !== undefined) return 'lost';
+  if (health.condition?.status === 'True') return 'crashed';
+  if (health.condition?.reason === 'DeviceRecovered') return 'recovered';
+  return undefined;
 }
 
 export interface AgentHttpOptions {
