@@ -88,8 +88,12 @@ export class ControllerMetrics {
     help: 'Device-seconds available (booting, ready, leased or reclaiming), by worker and model.',
     labelNames: ['worker', 'model'],
     registers: [this.registry],
+    collect: () => this.beforeScrape(),
   });
-  /** Brings the time counters up to now; set by the usage observer while a reconciler runs. */
+  /**
+   * Brings the time counters up to now; set by the usage observer while a reconciler runs. Both
+   * counters call it (a scrape reads both): the second call adds nothing (utilisation.ts).
+   */
   beforeScrape: () => void = () => undefined;
 
   constructor(defaults = false) {
