@@ -23,7 +23,7 @@ export class UsageObserver {
 
   constructor(
     private readonly metrics: ControllerMetrics,
-    private readonly fleet: FleetCache,
+    private readonly fleet: Pick<FleetCache, 'current'>,
     private readonly clock: Clock,
   ) {
     this.labels = new UsageLabels(() => fleet.current().views);

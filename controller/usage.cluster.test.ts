@@ -23,7 +23,9 @@ async function series(
 ): Promise<number> {
   const values = (await metrics.registry.getSingleMetric(name)?.get())?.values ?? [];
   return values
-    .filter((value) => (value.metricName ?? name) === `${name}${suffix}`)
+    .filter(
+      (value) => ((value as { metricName?: string }).metricName ?? name) === `${name}${suffix}`,
+    )
     .filter((value) => Object.entries(labels).every(([k, v]) => value.labels[k] === v))
     .reduce((sum, value) => sum + value.value, 0);
 }
