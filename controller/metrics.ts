@@ -60,6 +60,42 @@ export class ControllerMetrics {
     registers: [this.registry],
   });
 
+  // Usage (usage.ts, utilisation.ts, usage-observer.ts). Observed by the leader only, once each.
+  readonly requestWait = new Histogram({
+    name: 'simlock_request_wait_seconds',
+    help: "Time from a request's creation to its grant, by platform, model and namespace.",
+    labelNames: ['platform', 'model', 'namespace'],
+    // From a warm device at once to a queue of hours.
+    buckets: [0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400],
+    registers: [this.registry],
+  });
+  readonly leaseDuration = new Histogram({
+    name: 'simlock_lease_duration_seconds',
+    help: "Time from a grant to the lease's end, by platform, device model and why it ended.",
+    labelNames: ['platform', 'model', 'reason'],
+    buckets: [10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800, 86400],
+    registers: [this.registry],
+  });
+  readonly deviceLeasedSeconds = new Counter({
+    name: 'simlock_device_leased_seconds_total',
+    help: 'Device-seconds leased, by worker and model (utilisation: rate of this over available).',
+    labelNames: ['worker', 'model'],
+    registers: [this.registry],
+    collect: () => this.beforeScrape(),
+  });
+  readonly deviceAvailableSeconds = new Counter({
+    name: 'simlock_device_available_seconds_total',
+    help: 'Device-seconds available (booting, ready, leased or reclaiming), by worker and model.',
+    labelNames: ['worker', 'model'],
+    registers: [this.registry],
+    collect: () => this.beforeScrape(),
+  });
+  /**
+   * Brings the time counters up to now; set by the usage observer while a reconciler runs. Both
+   * counters call it (a scrape reads both): the second call adds nothing (utilisation.ts).
+   */
+  beforeScrape: () => void = () => undefined;
+
   constructor(defaults = false) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
   }

@@ -30,6 +30,7 @@ import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from './rout
 
 export type { ReconcilerOptions } from './options.js';
 import { StatusWriter } from './status-writer.js';
+import { UsageObserver } from './usage-observer.js';
 import { WaitingQueue } from './waiting-queue.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -40,6 +41,7 @@ export class Reconciler {
   private readonly assumptions: AssumeCache;
   private readonly leases: LeaseDispatcher;
   private readonly shell: RequestShell;
+  private readonly usage: UsageObserver;
   private readonly waiting: WaitingQueue;
   private readonly workerInformer: Informer;
   private readonly heartbeatInformer: Informer;
@@ -105,10 +107,14 @@ export class Reconciler {
       clock,
       log,
       lookup: (name) => this.workerInformer.get(name),
-      routingChanged: walk,
+      routingChanged: () => {
+        this.usage.fleetChanged();
+        walk();
+      },
       disconnected: (worker) => this.shell.workerGone(worker),
       observer: observers.observer('Worker'),
     });
+    this.usage = new UsageObserver(metrics, this.fleet, clock);
     this.assumptions = new AssumeCache(options.assumeGrantsForMs ?? defaults.assumeGrantsForMs);
     this.leases = new LeaseDispatcher({
       client: this.client,
@@ -147,6 +153,7 @@ export class Reconciler {
     };
     this.waiting = new WaitingQueue(metrics, this.policy);
     shell.onQueueChange = () => this.waiting.changed();
+    shell.onGrantedDeleting = (request) => this.usage.grantedRequestDeleting(request);
     shell.status = new StatusWriter({
       client: this.client,
       lookup: (key) => this.requestInformer.get(key),
@@ -162,6 +169,7 @@ export class Reconciler {
       retry: shell.retry.bind(shell),
       succeeded: shell.succeeded.bind(shell),
       requeued: () => this.waiting.changed(),
+      written: (request, before, after) => this.usage.statusWritten(request, before, after),
     });
     shell.events = new EventRecorder({
       client: options.eventClient ?? this.client,
@@ -225,6 +233,7 @@ export class Reconciler {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.usage.stop();
     await Promise.all([
       this.requestQueue.shutDown(),
       this.walkQueue.shutDown(),

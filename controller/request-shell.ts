@@ -60,6 +60,8 @@ export class RequestShell {
   events!: EventRecorder;
   /** Requests came or went, or were queued: the queue must be sorted again. */
   onQueueChange: () => void = () => undefined;
+  /** A request held granted is being deleted: its lease ends (usage-observer.ts). */
+  onGrantedDeleting: (request: TrackedRequest) => void = () => undefined;
 
   private readonly requestWrites: RequestWrites;
 
@@ -112,6 +114,7 @@ export class RequestShell {
     request.generation = metadata.generation;
     if (metadata.deletionTimestamp !== undefined) {
       const leaseExists = this.options.leases.watched(key) !== undefined;
+      if (request.life.kind === 'granted') this.onGrantedDeleting(request);
       this.apply(request, { type: 'requestDeleting', leaseExists });
     } else if (changed) {
       this.apply(request, { type: 'requestChanged' });

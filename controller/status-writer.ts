@@ -54,6 +54,12 @@ export interface StatusWriterOptions {
   succeeded: (request: TrackedRequest) => void;
   /** queuedAt moved: the queue must be sorted again. */
   requeued: () => void;
+  /** A write made it to the server; `before`: the status it replaced there (usage.ts). */
+  written?: (
+    request: TrackedRequest,
+    before: Record<string, unknown> | undefined,
+    after: Record<string, unknown>,
+  ) => void;
 }
 
 export class StatusWriter {
@@ -230,6 +236,7 @@ export class StatusWriter {
     if (request.written && sameJson(request.written, next)) return;
     try {
       if (await this.replace(request, next)) {
+        this.options.written?.(request, request.written, next);
         request.written = next;
         if (next.workers !== undefined) request.lastReasonWriteAt = this.options.clock.now();
         this.options.metrics.statusWrites.inc();

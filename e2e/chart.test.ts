@@ -4,6 +4,7 @@
 // server enforces it. What the installed RBAC and admission policies allow is e2e/rbac.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { ControllerMetrics } from '../controller/index.js';
 import { KubeApiError } from '../runtime/index.js';
 import { useCluster } from '../test/cluster/harness.js';
 import { chartPath, helm, parseManifests, type KubeObject } from '../test/cluster/helm.js';
@@ -324,6 +325,51 @@ describe('helm lint and helm template', () => {
     );
   });
 
+  it('renders the usage dashboard for the Grafana sidecar when asked, as valid JSON of metrics the controller serves', async () => {
+    const byDefault = await render();
+    expect(byDefault.some((object) => object.metadata.name === 'simlock-dashboard')).toBe(false);
+    const objects = await render([
+      '--set',
+      'metrics.grafanaDashboard.enabled=true,metrics.grafanaDashboard.annotations.grafana_folder=simlock',
+    ]);
+    const configMap = find<KubeObject & { data: Record<string, string> }>(
+      objects,
+      'ConfigMap',
+      'simlock-dashboard',
+    );
+    expect(configMap.metadata).toMatchObject({
+      namespace: 'simlock-system',
+      labels: { grafana_dashboard: '1' },
+      annotations: { grafana_folder: 'simlock' },
+    });
+    const dashboard = JSON.parse(configMap.data['simlock-usage.json'] ?? '') as {
+      uid: string;
+      panels: { title: string; targets?: { expr: string }[] }[];
+    };
+    expect(dashboard.uid).toBe('simlock-usage');
+    const titles = dashboard.panels.map((panel) => panel.title);
+    for (const title of [
+      'Wait p50 by platform and model',
+      'Wait p90 by platform and model',
+      'Lease duration p50 and p90 by platform and model',
+      'Utilisation by worker and model',
+      'Queue length',
+      'Grants per second',
+      'Refusals per second',
+    ])
+      expect(titles).toContain(title);
+    // Every series it asks for is one the controller registers.
+    const served = new Set(
+      (await new ControllerMetrics().registry.getMetricsAsJSON()).map((metric) => metric.name),
+    );
+    const asked = dashboard.panels
+      .flatMap((panel) => panel.targets ?? [])
+      .flatMap((target) => target.expr.match(/simlock_[a-z_]+/g) ?? [])
+      .map((name) => name.replace(/_(bucket|count|sum)$/, ''));
+    expect(asked.length).toBeGreaterThan(10);
+    expect(asked.filter((name) => !served.has(name))).toEqual([]);
+  });
+
   it.each([
     [
       'replicas below 1',
@@ -393,7 +439,7 @@ describe('helm install on the real API server', () => {
       // The global setup applied crds/ already (and they are the same files).
       '--skip-crds',
       '--set',
-      `fullnameOverride=${fullname},agents.serviceAccounts={${worker}}`,
+      `fullnameOverride=${fullname},agents.serviceAccounts={${worker}},metrics.grafanaDashboard.enabled=true`,
       '--set-json',
       `admission.namespaceSelector=${JSON.stringify({
         matchLabels: { 'kubernetes.io/metadata.name': cluster.namespace },
@@ -422,6 +468,7 @@ describe('helm install on the real API server', () => {
       'PodDisruptionBudget',
       'ValidatingAdmissionPolicy',
       'ValidatingAdmissionPolicyBinding',
+      'ConfigMap',
     ])
       expect(kinds).toContain(kind);
     const served = await cluster.kubectl(['get', '-f', '-', '-o', 'json'], {

@@ -1,0 +1,106 @@
+// The usage observer on a clock moved by hand: a request's writes and deletion observed once each,
+// whatever order they come in, and the device time a scrape brings up to now.
+import { describe, expect, it } from 'vitest';
+import type { Condition } from '../api/index.js';
+import { ManualClock } from '../runtime/index.js';
+import { iosStatus, iphoneSimulator } from '../test/fixtures/workers.js';
+import { ControllerMetrics } from './metrics.js';
+import type { WorkerView } from './routing/index.js';
+import { trackRequest, type TrackedRequest } from './tracked-request.js';
+import { UsageObserver } from './usage-observer.js';
+
+function setup(devices = [iphoneSimulator('s1')]) {
+  const clock = new ManualClock();
+  const metrics = new ControllerMetrics();
+  let views: WorkerView[] = [
+    { name: 'w1', connection: 'connected', drained: false, status: iosStatus({ devices }) },
+  ];
+  const fleet = { current: () => ({ views, viewRevisions: new Map<string, number>() }) };
+  const usage = new UsageObserver(metrics, fleet, clock);
+  const setDevices = (next: typeof devices) => {
+    views = [{ ...views[0]!, status: iosStatus({ devices: next }) }];
+    usage.fleetChanged();
+  };
+  const sample = async (name: string, suffix = '') =>
+    ((await metrics.registry.getSingleMetric(name)?.get())?.values ?? [])
+      .filter((value) => ((value as { metricName?: string }).metricName ?? name) === name + suffix)
+      .map((value) => ({ ...value.labels, value: value.value }));
+  return { clock, metrics, usage, setDevices, sample };
+}
+
+function request(clock: ManualClock, overrides: Partial<TrackedRequest> = {}): TrackedRequest {
+  const tracked = trackRequest({
+    key: 'team-a/r1',
+    namespace: 'team-a',
+    name: 'r1',
+    uid: 'u1',
+    spec: { platform: 'ios', model: 'iphone 16' } as TrackedRequest['spec'],
+    createdAt: clock.now(),
+    status: undefined,
+  });
+  return Object.assign(tracked, overrides);
+}
+
+const granted = (at: number): Condition => ({
+  type: 'Granted',
+  status: 'True',
+  reason: 'Granted',
+  message: '',
+  lastTransitionTime: new Date(at).toISOString(),
+});
+
+describe('the usage observer', () => {
+  it('observes a wait once, however many writes follow the grant, and the lease once at its deletion', async () => {
+    const { clock, usage, sample } = setup();
+    const r1 = request(clock);
+    usage.statusWritten(r1, undefined, { phase: 'Pending' });
+    usage.statusWritten(r1, { phase: 'Pending' }, { phase: 'Waiting' });
+    clock.advance(90_000);
+    r1.grantedAt = clock.now();
+    r1.device = { ...iphoneSimulator('s1'), class: 'phone' };
+    const status = { phase: 'Granted', conditions: [granted(clock.now())] };
+    usage.statusWritten(r1, { phase: 'Waiting' }, status);
+    // Later writes of the granted request (its expiry, a retried write): no second wait.
+    usage.statusWritten(r1, status, status);
+    usage.statusWritten(r1, status, { phase: 'Granted', conditions: [] });
+    expect(await sample('simlock_request_wait_seconds', '_sum')).toEqual([
+      { platform: 'ios', model: 'iPhone 16', namespace: 'team-a', value: 90 },
+    ]);
+    clock.advance(300_000);
+    usage.grantedRequestDeleting(r1);
+    expect(await sample('simlock_lease_duration_seconds', '_count')).toEqual([
+      { platform: 'ios', model: 'iPhone 16', reason: 'RequestDeleted', value: 1 },
+    ]);
+    expect(await sample('simlock_lease_duration_seconds', '_sum')).toEqual([
+      { platform: 'ios', model: 'iPhone 16', reason: 'RequestDeleted', value: 300 },
+    ]);
+  });
+
+  it('times a lease granted by an earlier process from the Granted condition it wrote', async () => {
+    const { clock, usage, sample } = setup();
+    const grantedAt = clock.now();
+    clock.advance(60_000);
+    const r1 = request(clock, { phase: 'Granted', conditions: [granted(grantedAt)] });
+    clock.advance(60_000);
+    usage.grantedRequestDeleting(r1);
+    expect(await sample('simlock_lease_duration_seconds', '_sum')).toEqual([
+      { platform: 'ios', model: 'iPhone 16', reason: 'RequestDeleted', value: 120 },
+    ]);
+    expect(await sample('simlock_request_wait_seconds', '_count')).toEqual([]);
+  });
+
+  it('brings the device time up to each scrape and each change of the devices', async () => {
+    const { clock, setDevices, sample } = setup();
+    setDevices([iphoneSimulator('s1'), iphoneSimulator('s2')]);
+    clock.advance(10_000);
+    setDevices([iphoneSimulator('s1', { state: 'leased' }), iphoneSimulator('s2')]);
+    clock.advance(30_000);
+    // A scrape reads both counters: the second adds nothing more.
+    expect(await sample('simlock_device_leased_seconds_total')).toEqual([
+      { worker: 'w1', model: 'iPhone 16', value: 30 },
+    ]);
+    expect(await sample('simlock_device_available_seconds_total')).toEqual([
+      { worker: 'w1', model: 'iPhone 16', value: 80 },
+    ]);
+  });
+});
