@@ -108,7 +108,7 @@ export function median(samples: readonly number[], min: number): number | undefi
   const sorted = [...samples].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
+    ? sorted[middle]
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 

@@ -51,6 +51,13 @@ function frees(lease: HeldLease, spec: DeviceSpec): boolean {
     : lease.spec.physical !== true;
 }
 
+/** The leases a request's class can wait for on its reasons' workers. */
+interface Gathered {
+  ends: LeaseEnd[];
+  blocked: number;
+  label: string;
+}
+
 export function estimateQueue(
   waiting: readonly WaitingForEstimate[],
   leases: readonly HeldLease[],
@@ -65,10 +72,7 @@ export function estimateQueue(
   }
   const histories = new Map<string, ClassHistory>();
   // Requests of one spec share their reasons: their leases are gathered once.
-  const gathered = new Map<
-    readonly WorkerReason[],
-    Map<string, { ends: LeaseEnd[]; blocked: number; label: string }>
-  >();
+  const gathered = new Map<readonly WorkerReason[], Map<string, Gathered>>();
   const aheadIn = new Map<string, number>();
   const estimates = new Map<string, Estimate>();
 
@@ -77,7 +81,7 @@ export function estimateQueue(
     const ahead = aheadIn.get(key) ?? 0;
     aheadIn.set(key, ahead + 1);
     let byClass = gathered.get(request.workers);
-    if (!byClass) gathered.set(request.workers, (byClass = new Map()));
+    if (!byClass) gathered.set(request.workers, (byClass = new Map<string, Gathered>()));
     let found = byClass.get(key);
     if (!found) {
       const ends: LeaseEnd[] = [];
