@@ -22,6 +22,7 @@ import {
 import { AssumeCache } from './assume-cache.js';
 import { CONTROLLER_DEFAULTS, type ReconcilerOptions } from './options.js';
 import { EventRecorder } from './event-recorder.js';
+import { GrantHistory } from './estimate/index.js';
 import { FleetCache } from './fleet-cache.js';
 import { LeaseDispatcher } from './lease-dispatcher.js';
 import { parseLease } from './parsed-lease.js';
@@ -145,7 +146,9 @@ export class Reconciler {
       setTimer: shell.setTimer.bind(shell),
       clearTimer: shell.clearTimer.bind(shell),
     };
-    this.waiting = new WaitingQueue(metrics, this.policy);
+    // The last hour of grants and releases, for the estimates of waiting requests.
+    const history = new GrantHistory(clock);
+    this.waiting = new WaitingQueue(metrics, this.policy, { history, now: () => clock.now() });
     shell.onQueueChange = () => this.waiting.changed();
     shell.status = new StatusWriter({
       client: this.client,
@@ -162,6 +165,7 @@ export class Reconciler {
       retry: shell.retry.bind(shell),
       succeeded: shell.succeeded.bind(shell),
       requeued: () => this.waiting.changed(),
+      history,
     });
     shell.events = new EventRecorder({
       client: options.eventClient ?? this.client,

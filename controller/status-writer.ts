@@ -20,6 +20,7 @@ import {
   type KubeObject,
   type Logger,
 } from '../runtime/index.js';
+import { classKey, type GrantHistory } from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { StatusChange } from './request-machine.js';
 import { copyCondition, desiredStatus, setCondition, writeLaneFor } from './status.js';
@@ -54,6 +55,8 @@ export interface StatusWriterOptions {
   succeeded: (request: TrackedRequest) => void;
   /** queuedAt moved: the queue must be sorted again. */
   requeued: () => void;
+  /** Where grants and releases are remembered for the estimates (estimate/history.ts). */
+  history?: GrantHistory | undefined;
 }
 
 export class StatusWriter {
@@ -84,6 +87,8 @@ export class StatusWriter {
         request.progress = undefined;
         request.workers = [];
         request.position = undefined;
+        request.estimate = undefined;
+        request.dispatchedAt = now;
         break;
       case 'adopted':
         // Its progress stays as the status shows it: the machine compares the Lease's with it.
@@ -94,6 +99,7 @@ export class StatusWriter {
       case 'granted': {
         request.phase = 'Granted';
         request.grantedAt = now;
+        this.remember(request, now);
         request.lease = request.name;
         request.device = change.device;
         request.progress = undefined;
@@ -161,6 +167,8 @@ export class StatusWriter {
         );
         break;
       case 'released':
+        if (request.grantedAt !== undefined && request.phase === 'Granted')
+          this.options.history?.record(classKey(request.spec), 'leaseMs', now - request.grantedAt);
         request.releasedBecause = change.message;
         request.releasedReason = change.reason;
         // A device still recovering when the lease ended (its Lease Lost past the crash budget)
@@ -185,6 +193,16 @@ export class StatusWriter {
         break;
     }
     this.flush(request);
+  }
+
+  /** A grant's wait and its dispatch's time to a device, for the estimates of its class. */
+  private remember(request: TrackedRequest, now: number): void {
+    const history = this.options.history;
+    if (!history) return;
+    const key = classKey(request.spec);
+    if (request.queuedAt !== undefined) history.record(key, 'waitMs', now - request.queuedAt);
+    if (request.dispatchedAt !== undefined)
+      history.record(key, 'readyMs', now - request.dispatchedAt);
   }
 
   /** The worker's label (or name) a request is granted on, for conditions and Events. */
@@ -221,6 +239,7 @@ export class StatusWriter {
     request.position = undefined;
     request.progress = undefined;
     request.recovery = undefined;
+    request.estimate = undefined;
   }
 
   /** Writes the request's status as it is when the write's turn comes (see write-queue.ts). */
