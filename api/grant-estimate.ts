@@ -17,9 +17,10 @@ export const GrantEstimate = z.object({
 });
 export type GrantEstimate = z.infer<typeof GrantEstimate>;
 
-/** "about 3m (2 leases of iPhone 16 end before)", or "no estimate (no basis: …)". */
-export function estimateText(estimate: GrantEstimate, now: number): string {
-  if (estimate.grantAt === undefined) return `no estimate (${estimate.basis})`;
+/** "about 3m (2 leases of iPhone 16 end before)", or "no estimate: <why>". */
+export function grantEstimateText(estimate: GrantEstimate, now: number): string {
+  if (estimate.grantAt === undefined)
+    return `no estimate: ${estimate.basis.replace(/^no basis: /, '')}`;
   const left = Math.max(0, Math.round((Date.parse(estimate.grantAt) - now) / 1000));
   const when = left === 0 ? 'any moment' : `about ${roughly(left)}`;
   return `${when} (${estimate.basis})`;
