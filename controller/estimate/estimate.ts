@@ -28,6 +28,11 @@ export interface EstimateInput {
   queuedAt: number;
   /** The device class as people read it: "iPhone 16", "iOS phone". */
   label: string;
+  /**
+   * The leases it waits for as people read them, one and many: "lease of iPhone 16" when all are
+   * of its class, else "iOS lease" (a running slot freed by another model). Default: of its class.
+   */
+  leaseNoun?: { one: string; many: string } | undefined;
   /** Waiting requests ahead of it in queue order that the same workers could serve. */
   ahead: number;
   /** Leases on the workers that are full or busy for it (the only ones whose end helps). */
@@ -60,8 +65,9 @@ export function estimateGrant(input: EstimateInput): Estimate {
     const sessions = ends.filter((end) => end.session).length;
     const sooner = sessions > 0 ? ` (${sessions} held by a session, which may end sooner)` : '';
     const needed = ahead + 1;
+    const noun = input.leaseNoun ?? { one: `lease of ${label}`, many: `leases of ${label}` };
     const leases = (count: number): string =>
-      `${count} lease${count === 1 ? '' : 's'} of ${label} end${count === 1 ? 's' : ''}`;
+      count === 1 ? `1 ${noun.one} ends` : `${count} ${noun.many} end`;
     if (needed <= sorted.length) {
       const end = sorted[needed - 1] as LeaseEnd;
       return {

@@ -41,7 +41,7 @@ describe('estimateQueue', () => {
     expect(estimates.get('ns/tablet')?.at).toBeUndefined();
   });
 
-  it('a running slot freed by a lease of another model: named by platform', () => {
+  it('a running slot freed by a lease of another model: named by its platform', () => {
     const estimates = estimateQueue(
       [{ key: 'ns/r', spec: iphone, queuedAt: NOW, workers: full }],
       [{ worker: 'worker-a', spec: ipad, expiresAt: NOW + MIN, session: false }],
@@ -50,7 +50,7 @@ describe('estimateQueue', () => {
     );
     expect(estimates.get('ns/r')).toEqual({
       at: NOW + MIN,
-      basis: '1 lease of iOS devices ends before',
+      basis: '1 iOS lease ends before',
     });
   });
 });

@@ -56,6 +56,7 @@ interface Gathered {
   ends: LeaseEnd[];
   blocked: number;
   label: string;
+  leaseNoun: { one: string; many: string };
 }
 
 export function estimateQueue(
@@ -96,10 +97,12 @@ export function estimateQueue(
             sameClass &&= classKey(lease.spec) === key;
           }
       }
-      const label = sameClass
-        ? classLabel(request.spec)
-        : `${PLATFORM_NAMES[request.spec.platform]} devices`;
-      byClass.set(key, (found = { ends, blocked, label }));
+      const label = classLabel(request.spec);
+      const platform = PLATFORM_NAMES[request.spec.platform];
+      const leaseNoun = sameClass
+        ? { one: `lease of ${label}`, many: `leases of ${label}` }
+        : { one: `${platform} lease`, many: `${platform} leases` };
+      byClass.set(key, (found = { ends, blocked, label, leaseNoun }));
     }
     let history = histories.get(key);
     if (!history) histories.set(key, (history = historyOf(key)));
@@ -109,6 +112,7 @@ export function estimateQueue(
         now,
         queuedAt: request.queuedAt,
         label: found.label,
+        leaseNoun: found.leaseNoun,
         ahead,
         ends: found.ends,
         capacityBlocked: found.blocked,
