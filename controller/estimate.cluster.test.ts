@@ -24,8 +24,11 @@ describe('the estimate of a waiting request', () => {
     await fleet.createRequest('held-2', { ...iphone, durationSeconds: 600 });
     await fleet.grant('held-2', 'sim-2');
     await fleet.setStatus('a', iosStatus({ capacity: iosCapacity({ running: 2 }) }));
-    const first = (await fleet.phase('held-1', 'Granted')) as Seen;
-    const second = (await fleet.phase('held-2', 'Granted')) as Seen;
+    // The expiry is written with the grant or just after it.
+    const expiring = (name: string) =>
+      fleet.requestWhere(name, (r) => (r as Seen).status?.expiresAt !== undefined);
+    const first = (await expiring('held-1')) as Seen;
+    const second = (await expiring('held-2')) as Seen;
     const ends = [first, second].map((held) => Date.parse(held.status?.expiresAt ?? ''));
 
     await fleet.createRequest('next', iphone);
