@@ -4,6 +4,7 @@ import { CapacityReason, Platform, WaitingReason } from './reasons.js';
 import { ErrorCodeSchema } from './errors.js';
 import { GrantProgress } from './grant-progress.js';
 import { DeviceRecovery } from './device-recovery.js';
+import { GrantEstimate } from './grant-estimate.js';
 import {
   capacityReasonOnlyWhenFull,
   DeviceClass,
@@ -187,6 +188,9 @@ export const LeaseRequestStatus = z.object({
     // the API server (ADR 0017). Only the controller writes it, one entry per Worker by name.
     .meta({ 'x-kubernetes-list-type': 'atomic' }),
   summary: shortText.optional().describe('Counts of the reasons, for the printer column.'),
+  estimate: GrantEstimate.optional().describe(
+    'While Waiting: when it should be granted and how that was worked out; rewritten only when it moves.',
+  ),
   worker: z.string().max(253).optional(),
   lease: z.string().max(253).optional(),
   device: GrantedDevice.optional(),

@@ -7,3 +7,4 @@ export * from './lease-request-schema.js';
 export * from './lease-schema.js';
 export * from './grant-progress.js';
 export * from './device-recovery.js';
+export * from './grant-estimate.js';

@@ -151,6 +151,26 @@ describe('docs/CLI.md', () => {
     expect(bareLine).toBe(controllerRequestLines(bare, { now, worker: (name) => name })[0]);
   });
 
+  it("shows a waiting request's estimate as the formatter prints it", () => {
+    const now = Date.parse('2026-12-01T12:00:00Z');
+    const request = {
+      apiVersion: 'simlock.dev/v1alpha1',
+      kind: 'LeaseRequest',
+      metadata: { name: 'ci-6', creationTimestamp: new Date(now - 40_000).toISOString() },
+      spec: { platform: 'ios', model: 'iPhone 16', holder: 'ci' },
+      status: {
+        phase: 'Waiting',
+        position: 2,
+        estimate: {
+          grantAt: new Date(now + 170_000).toISOString(),
+          basis: '2 leases of iPhone 16 end before; 1 ahead of you',
+        },
+      },
+    } as unknown as LeaseRequestObject;
+    const shown = [...doc.matchAll(/`(Request ci-6: ci[^`]+)`/g)].map((match) => match[1]);
+    expect(shown).toEqual([controllerRequestLines(request, { now, worker: (name) => name })[0]]);
+  });
+
   it('shows the stages of making and booting a device as the formatters print them', () => {
     const now = Date.parse('2026-12-01T12:00:00Z');
     const request = (stage: 'provisioning' | 'booting', estimatedSeconds: number, waited: number) =>

@@ -48,6 +48,35 @@ describe('progressOf', () => {
     );
   });
 
+  it("carries the controller's estimate, in its words and as people read it", () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const progress = progressOf(
+      request({
+        phase: 'Waiting',
+        position: 1,
+        workers: [],
+        estimate: { grantAt: '2026-01-01T12:00:40Z', basis: '1 lease of iPhone 16 ends before' },
+      }),
+      workerLabels(workers),
+      now,
+    );
+    expect(progress).toMatchObject({
+      estimatedGrantAt: '2026-01-01T12:00:40Z',
+      estimateBasis: '1 lease of iPhone 16 ends before',
+      estimateText: 'about 40s (1 lease of iPhone 16 ends before)',
+    });
+    expect(progressLine(progress)).toBe(
+      'lease-x queued at 1, about 40s (1 lease of iPhone 16 ends before)',
+    );
+    const none = progressOf(
+      request({ phase: 'Waiting', workers: [], estimate: { basis: 'no basis: nothing busy' } }),
+      workerLabels(workers),
+      now,
+    );
+    expect(none.estimatedGrantAt).toBeUndefined();
+    expect(none.estimateText).toBe('no estimate: nothing busy');
+  });
+
   it('names the worker once dispatched, and has no reasons then', () => {
     const progress = progressOf(
       request({ phase: 'Dispatched', worker: 'w-1', workers: [{ worker: 'w-1', reason: 'busy' }] }),

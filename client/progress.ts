@@ -2,6 +2,7 @@
 // does not take it, by its label and in the contract's words (api/reasons.ts), and, while the
 // worker makes or boots the device, the stage and its estimate (api/grant-progress.ts). Pure.
 import {
+  grantEstimateText,
   reasonText,
   type CapacityReason,
   type GrantStage,
@@ -34,6 +35,14 @@ export interface LeaseProgress {
   /** One entry per known worker while Waiting, in worker name order. */
   workers: WorkerWait[];
   /**
+   * While Waiting, the controller's estimate (`status.estimate`): when it should be granted (an
+   * ISO time), absent when there is no basis; how that was worked out; and the two as people read
+   * them, "about 3m (2 leases of iPhone 16 end before)" or "no estimate: <why>".
+   */
+  estimatedGrantAt?: string | undefined;
+  estimateBasis?: string | undefined;
+  estimateText?: string | undefined;
+  /**
    * While Dispatched and the worker makes or boots the device (`status.progress`): `provisioning`,
    * then `booting`. Absent when no device has to be made or started.
    */
@@ -59,11 +68,13 @@ export function workerLabels(workers: readonly WorkerObject[]): (name: string) =
 export function progressOf(
   request: LeaseRequestObject,
   label: (worker: string) => string,
+  now: number = Date.now(),
 ): LeaseProgress {
   const status = request.status;
   const phase = status?.phase ?? 'Pending';
   const grant = phase === 'Dispatched' ? status?.progress : undefined;
   const estimate = grant ? estimateText(grant) : undefined;
+  const wait = phase === 'Waiting' ? status?.estimate : undefined;
   return {
     request: request.metadata.name,
     phase,
@@ -79,6 +90,13 @@ export function progressOf(
             text: reasonText(entry, request.spec.platform),
           }))
         : [],
+    ...(wait
+      ? {
+          ...(wait.grantAt !== undefined ? { estimatedGrantAt: wait.grantAt } : {}),
+          estimateBasis: wait.basis,
+          estimateText: grantEstimateText(wait, now),
+        }
+      : {}),
     ...(grant
       ? {
           stage: grant.stage,
@@ -97,14 +115,16 @@ export function progressOf(
 }
 
 /**
- * The same, in one line: "queued at 1: worker-a: Full: running limit for iOS; worker-b: Drained";
+ * The same, in one line: "queued at 1, about 3m (1 lease of iPhone 16 ends before): worker-a:
+ * Full: running limit for iOS; worker-b: Drained";
  * while the worker makes or boots the device, "booting iPhone 16 on worker-a, about 25 s".
  */
 export function progressLine(progress: LeaseProgress): string {
   switch (progress.phase) {
     case 'Waiting': {
       const reasons = progress.workers.map((entry) => `${entry.label}: ${entry.text}`).join('; ');
-      return `${progress.request} queued at ${progress.position ?? '-'}${reasons ? `: ${reasons}` : ''}`;
+      const estimate = progress.estimateText !== undefined ? `, ${progress.estimateText}` : '';
+      return `${progress.request} queued at ${progress.position ?? '-'}${estimate}${reasons ? `: ${reasons}` : ''}`;
     }
     case 'Dispatched':
       return progress.stageText !== undefined

@@ -22,6 +22,7 @@ import {
 import { AssumeCache } from './assume-cache.js';
 import { CONTROLLER_DEFAULTS, type ReconcilerOptions } from './options.js';
 import { EventRecorder } from './event-recorder.js';
+import { GrantHistory } from './estimate/index.js';
 import { FleetCache } from './fleet-cache.js';
 import { LeaseDispatcher } from './lease-dispatcher.js';
 import { parseLease } from './parsed-lease.js';
@@ -151,7 +152,9 @@ export class Reconciler {
       setTimer: shell.setTimer.bind(shell),
       clearTimer: shell.clearTimer.bind(shell),
     };
-    this.waiting = new WaitingQueue(metrics, this.policy);
+    // The last hour of grants and releases, for the estimates of waiting requests.
+    const history = new GrantHistory(clock);
+    this.waiting = new WaitingQueue(metrics, this.policy, { history, now: () => clock.now() });
     shell.onQueueChange = () => this.waiting.changed();
     shell.onGrantedDeleting = (request) => this.usage.grantedRequestDeleting(request);
     shell.status = new StatusWriter({
@@ -170,6 +173,7 @@ export class Reconciler {
       succeeded: shell.succeeded.bind(shell),
       requeued: () => this.waiting.changed(),
       written: (request, before, after) => this.usage.statusWritten(request, before, after),
+      history,
     });
     shell.events = new EventRecorder({
       client: options.eventClient ?? this.client,

@@ -20,6 +20,7 @@ import {
   type KubeObject,
   type Logger,
 } from '../runtime/index.js';
+import { classKey, type GrantHistory } from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { StatusChange } from './request-machine.js';
 import { copyCondition, desiredStatus, setCondition, writeLaneFor } from './status.js';
@@ -60,6 +61,8 @@ export interface StatusWriterOptions {
     before: Record<string, unknown> | undefined,
     after: Record<string, unknown>,
   ) => void;
+  /** Where grants and releases are remembered for the estimates (estimate/history.ts). */
+  history?: GrantHistory | undefined;
 }
 
 export class StatusWriter {
@@ -90,6 +93,8 @@ export class StatusWriter {
         request.progress = undefined;
         request.workers = [];
         request.position = undefined;
+        request.estimate = undefined;
+        request.dispatchedAt = now;
         break;
       case 'adopted':
         // Its progress stays as the status shows it: the machine compares the Lease's with it.
@@ -100,6 +105,7 @@ export class StatusWriter {
       case 'granted': {
         request.phase = 'Granted';
         request.grantedAt = now;
+        this.remember(request, now);
         request.lease = request.name;
         request.device = change.device;
         request.progress = undefined;
@@ -167,6 +173,8 @@ export class StatusWriter {
         );
         break;
       case 'released':
+        if (request.grantedAt !== undefined && request.phase === 'Granted')
+          this.options.history?.record(classKey(request.spec), 'leaseMs', now - request.grantedAt);
         request.releasedBecause = change.message;
         request.releasedReason = change.reason;
         // A device still recovering when the lease ended (its Lease Lost past the crash budget)
@@ -191,6 +199,16 @@ export class StatusWriter {
         break;
     }
     this.flush(request);
+  }
+
+  /** A grant's wait and its dispatch's time to a device, for the estimates of its class. */
+  private remember(request: TrackedRequest, now: number): void {
+    const history = this.options.history;
+    if (!history) return;
+    const key = classKey(request.spec);
+    if (request.queuedAt !== undefined) history.record(key, 'waitMs', now - request.queuedAt);
+    if (request.dispatchedAt !== undefined)
+      history.record(key, 'readyMs', now - request.dispatchedAt);
   }
 
   /** The worker's label (or name) a request is granted on, for conditions and Events. */
@@ -227,6 +245,7 @@ export class StatusWriter {
     request.position = undefined;
     request.progress = undefined;
     request.recovery = undefined;
+    request.estimate = undefined;
   }
 
   /** Writes the request's status as it is when the write's turn comes (see write-queue.ts). */

@@ -12,12 +12,15 @@ import {
   type RequestPhase,
   type WorkerReason,
 } from '../api/index.js';
+import type { Estimate } from './estimate/index.js';
 
 export interface RequestState {
   phase: RequestPhase;
   generation?: number | undefined;
   queuedAt?: number | undefined;
   position?: number | undefined;
+  /** While Waiting: when it should be granted, as last settled (estimate/queue-estimates.ts). */
+  estimate?: Estimate | undefined;
   /** Possibly shared with other requests of a walk (walk.ts): read, never changed. */
   workers: readonly WorkerReason[];
   worker?: string | undefined;
@@ -40,6 +43,11 @@ export function desiredStatus(state: RequestState): LeaseRequestStatus {
     if (state.position !== undefined) status.position = state.position;
     status.workers = [...state.workers];
     status.summary = summarizeReasons(state.workers);
+    if (state.estimate !== undefined)
+      status.estimate =
+        state.estimate.at === undefined
+          ? { basis: state.estimate.basis }
+          : { grantAt: new Date(state.estimate.at).toISOString(), basis: state.estimate.basis };
   }
   if (state.worker !== undefined && state.phase !== 'Waiting') status.worker = state.worker;
   if (state.lease !== undefined) status.lease = state.lease;

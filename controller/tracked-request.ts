@@ -34,6 +34,8 @@ export interface TrackedRequest extends RequestState {
   routedOn?: { revision: number | undefined; takenDevices: string | undefined } | undefined;
   /** When this process saw the grant (assumed in its worker's view for a while: assume-cache.ts). */
   grantedAt?: number | undefined;
+  /** When this process dispatched it (how long a dispatch took to be granted: estimate/history.ts). */
+  dispatchedAt?: number | undefined;
   hasFinalizer: boolean;
   /**
    * When each of the request's timers falls due (milliseconds since the epoch). The request's key
@@ -94,6 +96,10 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
     queuedAt: status?.queuedAt ? Date.parse(status.queuedAt) : undefined,
     position: status?.position,
     workers: status?.workers ?? [],
+    estimate: status?.estimate && {
+      at: status.estimate.grantAt !== undefined ? Date.parse(status.estimate.grantAt) : undefined,
+      basis: status.estimate.basis,
+    },
     worker: status?.worker,
     lease: status?.lease,
     device: status?.device,

@@ -1,7 +1,14 @@
 // The waiting queue: the requests in queue order (queuedAt, then key), and one walk over those that
 // wait (walk.ts decides, purely): a dispatch or a failure goes to the request machine, a request
-// that still waits gets its reasons and its position.
+// that still waits gets its reasons, its position and its estimate (estimate/).
 import type { WorkerReason } from '../api/index.js';
+import {
+  estimateQueue,
+  settle,
+  type Estimate,
+  type GrantHistory,
+  type HeldLease,
+} from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { RoutingPolicy } from './routing/index.js';
 import type { TrackedRequest } from './tracked-request.js';
@@ -14,6 +21,12 @@ export interface WalkHandlers {
   waits: (request: TrackedRequest) => void;
 }
 
+/** What the estimates read besides the queue: the last hour of grants, and the time. */
+export interface QueueEstimator {
+  history: GrantHistory;
+  now: () => number;
+}
+
 export class WaitingQueue {
   /** Every tracked request in queue order; undefined: to be sorted again. */
   private order: TrackedRequest[] | undefined;
@@ -21,6 +34,7 @@ export class WaitingQueue {
   constructor(
     private readonly metrics: ControllerMetrics,
     private readonly policy: RoutingPolicy,
+    private readonly estimator?: QueueEstimator,
   ) {}
 
   /** A request came, went, or was queued: sort again at the next walk. */
@@ -54,6 +68,7 @@ export class WaitingQueue {
     // and their new position. Requests of one spec share one list of reasons (walk.ts), so each
     // list is counted and compared once, not once per request: thousands of requests × a reason
     // per worker was most of a walk's time at 5000 requests over 1000 workers.
+    const estimates = this.estimates(requests, queue, outcomes);
     let position = 0;
     const sharing = new Map<readonly WorkerReason[], number>();
     const same = new SameReasons();
@@ -66,17 +81,69 @@ export class WaitingQueue {
       }
       position++;
       sharing.set(outcome.workers, (sharing.get(outcome.workers) ?? 0) + 1);
+      const estimate = estimates.get(request.key) ?? request.estimate;
       // Most waiting requests come out of a walk as they went in: skip them cheaply, without
       // building their status to compare it.
-      if (request.position === position && same.equal(request.workers, outcome.workers)) continue;
+      if (
+        request.position === position &&
+        request.estimate === estimate &&
+        same.equal(request.workers, outcome.workers)
+      )
+        continue;
       request.workers = outcome.workers;
       request.position = position;
+      request.estimate = estimate;
       handlers.waits(request);
     }
     this.metrics.queueLength.set(position);
     this.metrics.waitingByReason.reset();
     for (const [reason, count] of reasonCounts(sharing))
       this.metrics.waitingByReason.set({ reason }, count);
+  }
+
+  /**
+   * Each waiting request's estimate after this walk: the one it shows while the new one only
+   * wobbles (settle), so an unchanged estimate is the same object and writes nothing.
+   */
+  private estimates(
+    requests: ReadonlyMap<string, TrackedRequest>,
+    queue: readonly TrackedRequest[],
+    outcomes: ReadonlyMap<string, WalkOutcome>,
+  ): Map<string, Estimate> {
+    const settled = new Map<string, Estimate>();
+    if (!this.estimator) return settled;
+    const { history, now: clockNow } = this.estimator;
+    const now = clockNow();
+    const leases: HeldLease[] = [];
+    for (const request of requests.values())
+      if (
+        request.phase === 'Granted' &&
+        request.worker !== undefined &&
+        request.expiresAt !== undefined
+      )
+        leases.push({
+          worker: request.worker,
+          spec: request.spec,
+          expiresAt: request.expiresAt,
+          session: request.spec.holderSession !== undefined,
+        });
+    const waiting = [];
+    for (const request of queue) {
+      const outcome = outcomes.get(request.key);
+      if (outcome?.kind === 'wait')
+        waiting.push({
+          key: request.key,
+          spec: request.spec,
+          queuedAt: request.queuedAt ?? request.createdAt,
+          workers: outcome.workers,
+        });
+    }
+    const estimates = estimateQueue(waiting, leases, (key) => history.of(key), now);
+    for (const request of queue) {
+      const next = estimates.get(request.key);
+      if (next) settled.set(request.key, settle(request.estimate, next, now));
+    }
+    return settled;
   }
 }
 

@@ -258,7 +258,7 @@ describe('lease', () => {
       },
     );
     expect(stderr).toMatch(
-      /Request c1: queued at 1, waiting \d+s\n {2}wrk_a: full: running limit for iOS\n/,
+      /Request c1: queued at 1, waiting \d+s, [^\n]+\n {2}wrk_a: full: running limit for iOS\n/,
     );
     child.kill('SIGINT');
     expect(await exited).toBe(130);

@@ -178,7 +178,7 @@ describe('kubectl simlock mcp', () => {
         what: `a progress message with "${expected}"`,
       });
       expect(messages.find((m) => m.includes(expected))).toMatch(
-        new RegExp(`^${waiting.metadata.name} queued at \\d+: `),
+        new RegExp(`^${waiting.metadata.name} queued at \\d+(, (about|no estimate).*)?: `),
       );
       // why_waiting says the same, for this session's request only.
       const why = await call(client, 'why_waiting', {});

@@ -70,6 +70,36 @@ describe('the waiting display', () => {
     ]);
   });
 
+  it("adds the controller's estimate, or says it has none and why", () => {
+    const waiting = (estimate: { grantAt?: string; basis: string }) =>
+      progressLines(
+        request({ phase: 'Waiting', position: 2, queuedAt: ago(40), workers: [], estimate }),
+        { now: NOW, worker: labels },
+      );
+    expect(
+      waiting({
+        grantAt: new Date(NOW + 185_000).toISOString(),
+        basis: '2 leases of iPhone 16 end before; 1 ahead of you',
+      }),
+    ).toEqual([
+      'Request lease-abc12: queued at 2, waiting 40s, about 3m (2 leases of iPhone 16 end before; 1 ahead of you)',
+    ]);
+    expect(
+      waiting({ basis: 'no basis: no worker that would serve it is busy; it waits for the fleet' }),
+    ).toEqual([
+      'Request lease-abc12: queued at 2, waiting 40s, no estimate: no worker that would serve it is busy; it waits for the fleet',
+    ]);
+    expect(
+      progressSignature(
+        request({ phase: 'Waiting', position: 2, workers: [], estimate: { basis: 'a' } }),
+      ),
+    ).not.toBe(
+      progressSignature(
+        request({ phase: 'Waiting', position: 2, workers: [], estimate: { basis: 'b' } }),
+      ),
+    );
+  });
+
   it('says pending before the controller has seen it, and where it was dispatched', () => {
     expect(progressLines(request(undefined), { now: NOW, worker: labels })).toEqual([
       'Request lease-abc12: pending, waiting 10s',

@@ -1,12 +1,13 @@
 // What `lease` shows while it waits, and the line it prints on a grant (DESIGN.md §7.2):
 // `Lease <name>: <device name> <device id> (physical) on <worker label or name>`.
-import { reasonLine, type LeaseRequestObject } from '../../api/index.js';
+import { grantEstimateText, reasonLine, type LeaseRequestObject } from '../../api/index.js';
 import { askedDevice } from '../../runtime/index.js';
 import { stageLine, waitingSeconds, type WorkerDisplay } from './requests.js';
 
 /**
  * The waiting block: where the request is, how long it has waited, and under it one line per
- * worker with its reason (the same lines as `list --requests`). Dispatched to a worker that makes
+ * worker with its reason (the same lines as `list --requests`), with the controller's estimate
+ * (`queued at 2, waiting 40s, about 3m (2 leases of iPhone 16 end before; 1 ahead of you)`). Dispatched to a worker that makes
  * or boots the device: the stage and its estimate,
  * `Request ci-5: booting iPhone 16 on worker-a (about 25 s), waiting 41s`.
  */
@@ -19,7 +20,12 @@ export function progressLines(
   const waited = `waiting ${waitingSeconds(since, options.now)}s`;
   switch (status?.phase) {
     case 'Waiting': {
-      const lines = [`Request ${metadata.name}: queued at ${status.position ?? '-'}, ${waited}`];
+      const estimate = status.estimate
+        ? `, ${grantEstimateText(status.estimate, options.now)}`
+        : '';
+      const lines = [
+        `Request ${metadata.name}: queued at ${status.position ?? '-'}, ${waited}${estimate}`,
+      ];
       for (const entry of status.workers ?? []) {
         lines.push(`  ${options.worker(entry.worker)}: ${reasonLine(entry, spec.platform)}`);
       }
@@ -50,6 +56,7 @@ export function progressSignature(request: LeaseRequestObject): string {
     status?.position,
     status?.worker,
     status?.workers ?? [],
+    status?.phase === 'Waiting' ? (status.estimate ?? null) : null,
     status?.phase === 'Dispatched' ? (status.progress ?? null) : null,
   ]);
 }

@@ -168,6 +168,28 @@ describe('a controller entry prints one indented line per worker', () => {
     expect(lines[1]).toBe(`  host-1: ${REASON_LINES[reason]}`);
   });
 
+  it("ends the request's line with the controller's estimate while it waits", () => {
+    const lines = controllerRequestLines(
+      request('r1', {
+        status: {
+          ...waiting(
+            [{ worker: 'ns-b', reason: 'full', capacityReason: 'platform-running-limit' }],
+            2,
+            40,
+          ),
+          estimate: {
+            grantAt: new Date(NOW + 170_000).toISOString(),
+            basis: '2 leases of iPhone 16 end before; 1 ahead of you',
+          },
+        },
+      }),
+      options([worker('ns-b', 'wrk_b')]),
+    );
+    expect(lines[0]).toMatch(
+      /, queued at 2, waiting 40s, about 3m \(2 leases of iPhone 16 end before; 1 ahead of you\)$/,
+    );
+  });
+
   it('names a worker it has no object for by its name', () => {
     const lines = controllerRequestLines(
       request('r1', { status: waiting([{ worker: 'gone', reason: 'disconnected' }]) }),

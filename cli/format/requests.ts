@@ -6,6 +6,7 @@
 // too: it is listed, recovering, with the cause and the estimate. Pure: objects and the time in,
 // lines out.
 import {
+  grantEstimateText,
   reasonLine,
   type AgentQueueEntry,
   type GrantProgress,
@@ -82,7 +83,8 @@ function present(...parts: (string | undefined)[]): string {
 
 /**
  * One request in the controller's queue:
- * `Request req_3: ci, ios iPhone 16, queued at 1, waiting 42s`, then `  wrk_a: drained` per worker
+ * `Request req_3: ci, ios iPhone 16, queued at 1, waiting 42s, about 3m (1 lease of iPhone 16
+ * ends before)`, then `  wrk_a: drained` per worker
  * while it waits with reasons; dispatched to a worker that makes or boots the device,
  * `Request req_3: ci, ios iPhone 16, booting on wrk_a (about 25 s), waiting 42s`.
  */
@@ -113,6 +115,9 @@ export function controllerRequestLines(
         ? stageLine(status.progress, { worker: options.worker(status.worker ?? '-') })
         : undefined,
       `waiting ${waitingSeconds(since, options.now)}s`,
+      status?.phase === 'Waiting' && status.estimate !== undefined
+        ? grantEstimateText(status.estimate, options.now)
+        : undefined,
     );
   const lines = [head];
   if (status?.phase === 'Waiting') {

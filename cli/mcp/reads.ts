@@ -38,6 +38,8 @@ export async function whyWaitingTool(
       phase: request.status?.phase ?? 'Pending',
       position: request.status?.position,
       workers: request.status?.workers ?? [],
+      // While Waiting: when the controller expects to grant it, and how it worked that out.
+      estimate: request.status?.phase === 'Waiting' ? request.status.estimate : undefined,
       // While Dispatched to a worker that makes or boots the device: the stage and its estimate.
       progress: request.status?.phase === 'Dispatched' ? request.status.progress : undefined,
     })),

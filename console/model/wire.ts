@@ -9,6 +9,7 @@ import {
   Device,
   DeviceRecovery,
   ErrorBody,
+  GrantEstimate,
   GrantProgress,
   GrantedDevice,
   Health,
@@ -53,6 +54,8 @@ export const RequestView = z.object({
   device: GrantedDevice.optional(),
   /** While Dispatched: the worker makes or boots the device (provisioning, booting). */
   progress: GrantProgress.optional(),
+  /** While Waiting: when the controller expects to grant it, and how it worked that out. */
+  estimate: GrantEstimate.optional(),
   error: ErrorBody.optional(),
 });
 export type RequestView = z.infer<typeof RequestView>;

@@ -282,6 +282,7 @@ export class ConsoleStore {
       ...optional('lease', status?.lease),
       ...optional('device', status?.device),
       ...optional('progress', status?.phase === 'Dispatched' ? status.progress : undefined),
+      ...optional('estimate', status?.phase === 'Waiting' ? status.estimate : undefined),
       ...optional('error', status?.error),
     });
     const reasons = status?.workers ?? [];

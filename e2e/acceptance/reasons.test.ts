@@ -65,7 +65,9 @@ describe('why a request waits (DESIGN.md §3.2)', () => {
     expect(listed.exitCode, listed.stderr).toBe(0);
     const lines = listed.stdout.trimEnd().split('\n');
     const head = lines.findIndex((line) => line.startsWith('Request req-3:'));
-    expect(lines[head]).toMatch(/^Request req-3: ci, ios iPhone 16, queued at 1, waiting \d+s$/);
+    expect(lines[head]).toMatch(
+      /^Request req-3: ci, ios iPhone 16, queued at 1, waiting \d+s, (about \S+ \(.+\)|no estimate: .+)$/,
+    );
     expect(lines.slice(head + 1, head + 3)).toEqual(
       ['worker-a', 'worker-b'].map((worker) =>
         worker === other ? `  ${worker}: drained` : `  ${worker}: full: running limit for iOS`,

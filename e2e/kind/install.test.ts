@@ -188,7 +188,7 @@ describe.runIf(tools.ready)(
           timeoutMs: 180_000,
           shows: [
             'Lease sim-2: iPhone 16 Pro A1B2C3D4-0002-4000-8000-000000000002 on mac-mini-1',
-            /^Request ipad-1: ci, ios iPad Pro 13-inch \(M4\), queued at 1, waiting \d+s$/,
+            /^Request ipad-1: ci, ios iPad Pro 13-inch \(M4\), queued at 1, waiting \d+s, about \d+[mh]\S* \(1 iOS lease ends before\)$/,
             '  android-box-1: no driver for iOS',
             '  mac-mini-1: full: running limit for iOS',
             '  mac-mini-2: model not offered',

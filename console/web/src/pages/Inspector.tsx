@@ -1,8 +1,10 @@
 // The Waiting inspector: one row per worker of a waiting request, named by the worker's label (its
 // raw name when this person cannot see Workers), with the reason's text from the contract.
 import { useEffect } from 'react';
+import { grantEstimateText } from '../../../../api/index.js';
 import { inspectorRows } from '../../../model/views.js';
 import { objectKeyOf, type RequestView } from '../../../model/wire.js';
+import { useNow } from '../hooks.js';
 import { live, useLive } from '../live.js';
 import { Grid } from './parts.js';
 
@@ -17,9 +19,15 @@ export function Inspector({ request }: { request: RequestView }) {
   const { details, workers } = useLive();
   const detail = details.get(objectKeyOf(request));
   const rows = detail ? inspectorRows(detail.workers, request.spec.platform, workers) : undefined;
+  const now = useNow();
   return (
     <section aria-labelledby="inspector-title" className="inspector">
       <h2 id="inspector-title">Why {request.name} waits</h2>
+      {request.estimate ? (
+        <p data-estimate={request.estimate.grantAt ?? 'none'}>
+          Estimate: {grantEstimateText(request.estimate, now)}
+        </p>
+      ) : null}
       {rows === undefined ? (
         <p>Reading its reasons…</p>
       ) : rows.length === 0 ? (

@@ -1,7 +1,7 @@
 // Requests: the waiting ones in queue order with the Waiting inspector of the one selected, the
 // requests waiting in agents' own queues, and the recent outcomes (failed, granted).
 import { useState } from 'react';
-import { PLATFORM_NAMES } from '../../../../api/index.js';
+import { grantEstimateText, PLATFORM_NAMES } from '../../../../api/index.js';
 import {
   ageOf,
   describeSpec,
@@ -83,6 +83,11 @@ export function RequestsPage({ abilities }: { abilities: Abilities }) {
                 {request.progress ? (
                   <div className="sub" data-stage={request.progress.stage}>
                     {stageSummary(request.progress)}
+                  </div>
+                ) : null}
+                {request.estimate ? (
+                  <div className="sub" data-estimate={request.estimate.grantAt ?? 'none'}>
+                    {grantEstimateText(request.estimate, now)}
                   </div>
                 ) : null}
               </td>
