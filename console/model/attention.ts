@@ -2,7 +2,12 @@
 // (the command, where one fixes it). Pure: computed from the workers, requests and leases the page
 // already holds, the controller's maximum lease duration and the page's thresholds. The words
 // for a worker's state are the contract's reason texts (api/reasons.ts), never typed again here.
-import { DEFAULT_MAX_LEASE_SECONDS, PROTOCOL, reasonText } from '../../api/index.js';
+import {
+  DEFAULT_MAX_LEASE_SECONDS,
+  PROTOCOL,
+  formatDuration as flagDuration,
+  reasonText,
+} from '../../api/index.js';
 import {
   activeLeases,
   ageOf,
@@ -262,16 +267,8 @@ function leaseItem(
     ...base,
     detail: `${left}${holder}${lifetime}`,
     fix: 'Extend it if its holder still needs it:',
-    command: `kubectl simlock extend ${lease.name} --by ${durationWords(by)} -n ${lease.namespace}`,
+    command: `kubectl simlock extend ${lease.name} --by ${flagDuration(by)} -n ${lease.namespace}`,
   };
-}
-
-/** "30m", "1h30m", "45s": a duration as the plugin's flags take it. */
-function durationWords(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s || seconds === 0 ? `${s}s` : ''}`;
 }
 
 /** Everything that needs a person, urgent first, then in the page's order of kinds. */
