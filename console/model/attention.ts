@@ -127,8 +127,7 @@ function workerItems(
     worker.protocol !== undefined &&
     (worker.protocol < PROTOCOL.min || worker.protocol > PROTOCOL.max)
   ) {
-    const speaks =
-      PROTOCOL.min === PROTOCOL.max ? `${PROTOCOL.min}` : `${PROTOCOL.min}–${PROTOCOL.max}`;
+    const speaks = [...new Set<number>([PROTOCOL.min, PROTOCOL.max])].join('–');
     items.push({
       ...base,
       kind: 'incompatible',
