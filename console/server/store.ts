@@ -3,7 +3,6 @@
 // (watch-plan.ts). Every object is parsed with the contract's schemas (one that does not parse is
 // left out) and kept trimmed to what the pages show; listeners hear of each change once, whoever
 // is looking, and of each change in the watches' state (feed.ts).
-import { z } from 'zod';
 import {
   EXPIRING_SOON_CONDITION,
   HeartbeatLease,
@@ -35,27 +34,12 @@ import type {
   WorkerView,
 } from '../model/wire.js';
 import { DEFAULT_ATTENTION } from '../model/attention.js';
+import { parseCoreEvent } from './core-event.js';
 import { drainedSince } from './drained-since.js';
 import { FeedState } from './feed.js';
 import { planWatches } from './watch-plan.js';
 
 const HEARTBEAT_PREFIX = 'worker-';
-
-const CoreEvent = z.object({
-  involvedObject: z.object({
-    kind: z.string().max(64).optional(),
-    name: z.string().max(253).optional(),
-    namespace: z.string().max(253).optional(),
-  }),
-  metadata: z.object({ name: z.string().max(253), creationTimestamp: z.string().optional() }),
-  type: z.string().max(32).default('Normal'),
-  reason: z.string().max(128).default(''),
-  message: z.string().max(1024).default(''),
-  count: z.number().int().min(0).max(1_000_000).optional(),
-  firstTimestamp: z.string().max(64).nullish(),
-  lastTimestamp: z.string().max(64).nullish(),
-  eventTime: z.string().max(64).nullish(),
-});
 
 /** Events kept per request: the newest this many. */
 const MAX_EVENTS_PER_REQUEST = 200;
@@ -356,35 +340,22 @@ export class ConsoleStore {
   }
 
   private onEvent(event: InformerEvent<KubeObject>): void {
-    const parsed = CoreEvent.safeParse(event.object);
-    if (!parsed.success) return;
-    const { involvedObject, metadata } = parsed.data;
-    if (involvedObject.name === undefined || involvedObject.namespace === undefined) return;
+    const parsed = parseCoreEvent(event.object);
+    if (!parsed) return;
+    const { involvedObject, metadata, view } = parsed;
     const key = keyOf(involvedObject.namespace, involvedObject.name);
     const eventKey = keyOf(involvedObject.namespace, metadata.name);
     const known = this.events.get(key) ?? new Map<string, EventView>();
     this.recentEvents.delete(eventKey);
     if (event.type === 'deleted') known.delete(metadata.name);
     else {
-      const first =
-        parsed.data.firstTimestamp ?? parsed.data.eventTime ?? metadata.creationTimestamp;
-      const last = parsed.data.lastTimestamp ?? first;
-      known.set(metadata.name, {
-        type: parsed.data.type,
-        reason: parsed.data.reason,
-        message: parsed.data.message,
-        count: parsed.data.count ?? 1,
-        ...optional('firstAt', first ?? undefined),
-        ...optional('lastAt', last ?? undefined),
+      known.set(metadata.name, view);
+      this.recentEvents.set(eventKey, {
+        ...view,
+        key: eventKey,
+        namespace: involvedObject.namespace,
+        request: involvedObject.name,
       });
-      const view = known.get(metadata.name);
-      if (view)
-        this.recentEvents.set(eventKey, {
-          ...view,
-          key: eventKey,
-          namespace: involvedObject.namespace,
-          request: involvedObject.name,
-        });
       if (this.recentEvents.size > MAX_RECENT_EVENTS) {
         const oldest = this.recentEvents.keys().next();
         if (!oldest.done) this.recentEvents.delete(oldest.value);
