@@ -5,7 +5,9 @@
 // person logs in with a bearer token; listen on 0.0.0.0 behind a Service.
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { formatDuration, parseDuration } from '../api/index.js';
 import { KubeClient, createLogger } from '../runtime/index.js';
+import { DEFAULT_ATTENTION } from './model/attention.js';
 import { startConsole } from './server/server.js';
 
 async function main(): Promise<void> {
@@ -34,6 +36,21 @@ async function main(): Promise<void> {
       describe: 'the exec proxy (default: ConfigMap simlock)',
     })
     .option('secure-cookies', { type: 'boolean', default: false, describe: 'served over HTTPS' })
+    .option('max-lease-duration', {
+      type: 'string',
+      default: formatDuration(DEFAULT_ATTENTION.maxLeaseSeconds),
+      describe: "the controller's --max-lease-duration: the Attention page's leases near it",
+    })
+    .option('attention-waiting-over', {
+      type: 'string',
+      default: formatDuration(DEFAULT_ATTENTION.waitingOverSeconds),
+      describe: 'the Attention page lists requests waiting longer',
+    })
+    .option('attention-drained-over', {
+      type: 'string',
+      default: formatDuration(DEFAULT_ATTENTION.drainedOverSeconds),
+      describe: 'the Attention page lists workers drained longer',
+    })
     .strict()
     .parseAsync();
   const log = createLogger({ component: 'console' });
@@ -41,6 +58,19 @@ async function main(): Promise<void> {
     console.error('simlock-console: --port must be 0 to 65535');
     process.exit(2);
   }
+  const seconds = (flag: string, value: string, min: number): number => {
+    const parsed = parseDuration(value);
+    if (parsed === undefined || !Number.isInteger(parsed) || parsed < min) {
+      console.error(`simlock-console: --${flag} must be a duration such as 24h or 90m`);
+      process.exit(2);
+    }
+    return parsed;
+  };
+  const attention = {
+    maxLeaseSeconds: seconds('max-lease-duration', argv['max-lease-duration'], 1),
+    waitingOverSeconds: seconds('attention-waiting-over', argv['attention-waiting-over'], 0),
+    drainedOverSeconds: seconds('attention-drained-over', argv['attention-drained-over'], 0),
+  };
   const host = argv.host ?? (argv.mode === 'local' ? '127.0.0.1' : '0.0.0.0');
   const running = await startConsole({
     client: KubeClient.fromOptions({ kubeconfig: argv.kubeconfig, context: argv.context }),
@@ -52,6 +82,7 @@ async function main(): Promise<void> {
     namespace: argv.namespace,
     proxyUrl: argv['proxy-url'],
     secureCookies: argv['secure-cookies'],
+    attention,
   });
   process.stdout.write(`simlock console: ${running.openUrl}\n`);
   log.info('listening', { url: running.url, mode: argv.mode });

@@ -36,6 +36,15 @@ export const WorkerView = z.object({
   heartbeat: z
     .object({ renewTime: time.optional(), durationSeconds: z.number().int().min(0).optional() })
     .optional(),
+  /** The protocol its agent speaks (the controller routes only to PROTOCOL.min..max). */
+  protocol: z.number().int().min(0).max(1000).optional(),
+  /** Its agent has read its drivers (catalog and capacity written); absent with no status. */
+  ready: z.boolean().optional(),
+  /**
+   * While drained: when `spec.drained` was last written, as the API server's managedFields record
+   * it (the drain is at least this old; the Worker keeps no drain time of its own).
+   */
+  drainedSince: time.optional(),
 });
 export type WorkerView = z.infer<typeof WorkerView>;
 
@@ -57,6 +66,8 @@ export const RequestView = z.object({
   /** While Waiting: when the controller expects to grant it, and how it worked that out. */
   estimate: GrantEstimate.optional(),
   error: ErrorBody.optional(),
+  /** While granted: the controller's ExpiringSoon condition is True (its --expiring-soon-before). */
+  expiringSoon: z.boolean().optional(),
 });
 export type RequestView = z.infer<typeof RequestView>;
 
@@ -89,6 +100,25 @@ export const EventView = z.object({
   lastAt: time.optional(),
 });
 export type EventView = z.infer<typeof EventView>;
+
+/** An Event on the Events page: which request it is about, and its own key (namespace/name). */
+export const EventRow = EventView.extend({
+  key: z.string().max(600),
+  namespace: name,
+  request: name,
+});
+export type EventRow = z.infer<typeof EventRow>;
+
+/** What the Attention page counts as long, and the controller's maximum lease duration. */
+export const AttentionSettings = z.object({
+  /** The controller's --max-lease-duration (the chart's controller.maxLeaseDuration). */
+  maxLeaseSeconds: z.number().int().min(1),
+  /** A request waiting longer than this needs a look. */
+  waitingOverSeconds: z.number().int().min(0),
+  /** A worker drained longer than this needs a look. */
+  drainedOverSeconds: z.number().int().min(0),
+});
+export type AttentionSettings = z.infer<typeof AttentionSettings>;
 
 /** The reasons and Events of one request a page looks at. */
 export const RequestDetail = z.object({
@@ -146,6 +176,7 @@ export const SnapshotMessage = z.object({
   stream: z.string().max(64),
   abilities: Abilities,
   feed: Feed,
+  attention: AttentionSettings,
   workers: z.array(WorkerView).max(20_000),
   requests: z.array(RequestView).max(50_000),
   leases: z.array(LeaseView).max(50_000),
@@ -163,6 +194,10 @@ export const ChangesMessage = z.object({
     .max(100_000)
     .default([]),
   details: z.array(RequestDetail).max(50).default([]),
+  /** Events, for a page that asked for them (focus `events`); `eventsReset`: these are all. */
+  events: z.array(EventRow).max(5000).default([]),
+  eventsGone: z.array(z.string().max(600)).max(5000).default([]),
+  eventsReset: z.boolean().default(false),
   /** What this person may do, when it changed (a namespace seen for the first time). */
   abilities: Abilities.optional(),
   /** The console's watches, when that changed (one failed, or listed again). */
@@ -170,7 +205,11 @@ export const ChangesMessage = z.object({
 });
 export type ChangesMessage = z.infer<typeof ChangesMessage>;
 
-export const FocusBody = z.object({ requests: z.array(z.string().max(600)).max(50) });
+export const FocusBody = z.object({
+  requests: z.array(z.string().max(600)).max(50),
+  /** The page shows every Event this person may read (the Events page). */
+  events: z.boolean().default(false),
+});
 export type FocusBody = z.infer<typeof FocusBody>;
 
 /** The key of a namespaced object on the wire. */

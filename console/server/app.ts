@@ -158,7 +158,7 @@ export function createConsoleApp(options: AppOptions): express.Express {
       const body = FocusBody.safeParse(req.body);
       if (!entry || entry.person !== person) throw new SimlockError('NOT_FOUND', 'no such stream');
       if (!body.success) throw new SimlockError('INVALID_REQUEST', 'focus: a list of keys');
-      entry.subscriber.setFocus(body.data.requests);
+      entry.subscriber.setFocus(body.data.requests, body.data.events);
       res.json({ ok: true });
       return Promise.resolve();
     }),

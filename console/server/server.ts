@@ -3,6 +3,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import type { KubeClient, Logger } from '../../runtime/index.js';
+import type { AttentionSettings } from '../model/wire.js';
 import { findProxyUrl } from './actions.js';
 import { createConsoleApp } from './app.js';
 import { ensureConsoleBuilt } from './build.js';
@@ -28,6 +29,11 @@ export interface ConsoleOptions {
   secureCookies?: boolean;
   /** A built page elsewhere; default: build console/web when stale. */
   webRoot?: string;
+  /**
+   * The Attention page's thresholds and the controller's maximum lease duration (defaults:
+   * DEFAULT_ATTENTION).
+   */
+  attention?: Partial<AttentionSettings>;
 }
 
 export interface RunningConsole {
@@ -51,6 +57,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     // Run locally the console's identity is the person's kubeconfig: what it may not list is
     // what they may not see.
     subject: options.mode === 'local' ? 'You' : "The console's identity",
+    attention: options.attention,
   });
   await store.start();
   const sessions = new Sessions(options.mode, options.client);

@@ -3,8 +3,8 @@
 // (watch-plan.ts). Every object is parsed with the contract's schemas (one that does not parse is
 // left out) and kept trimmed to what the pages show; listeners hear of each change once, whoever
 // is looking, and of each change in the watches' state (feed.ts).
-import { z } from 'zod';
 import {
+  EXPIRING_SOON_CONDITION,
   HeartbeatLease,
   LeaseObject,
   LeaseRequestObject,
@@ -23,34 +23,32 @@ import {
   selfMay,
   type Logger,
 } from '../../runtime/index.js';
-import type { EventView, Feed, Kind, LeaseView, RequestView, WorkerView } from '../model/wire.js';
+import type {
+  AttentionSettings,
+  EventRow,
+  EventView,
+  Feed,
+  Kind,
+  LeaseView,
+  RequestView,
+  WorkerView,
+} from '../model/wire.js';
+import { DEFAULT_ATTENTION } from '../model/attention.js';
+import { parseCoreEvent } from './core-event.js';
+import { drainedSince } from './drained-since.js';
 import { FeedState } from './feed.js';
 import { planWatches } from './watch-plan.js';
 
 const HEARTBEAT_PREFIX = 'worker-';
 
-const CoreEvent = z.object({
-  involvedObject: z.object({
-    kind: z.string().max(64).optional(),
-    name: z.string().max(253).optional(),
-    namespace: z.string().max(253).optional(),
-  }),
-  metadata: z.object({ name: z.string().max(253), creationTimestamp: z.string().optional() }),
-  type: z.string().max(32).default('Normal'),
-  reason: z.string().max(128).default(''),
-  message: z.string().max(1024).default(''),
-  count: z.number().int().min(0).max(1_000_000).optional(),
-  firstTimestamp: z.string().max(64).nullish(),
-  lastTimestamp: z.string().max(64).nullish(),
-  eventTime: z.string().max(64).nullish(),
-});
-
 /** Events kept per request: the newest this many. */
 const MAX_EVENTS_PER_REQUEST = 200;
+/** Events kept for the Events page, of every request, gone ones too: the newest this many. */
+export const MAX_RECENT_EVENTS = 2000;
 
 export interface StoreChange {
-  /** feed: the watches' state (key ''). */
-  kind: Kind | 'detail' | 'feed';
+  /** feed: the watches' state (key ''); event: an Event (namespace/name of the Event). */
+  kind: Kind | 'detail' | 'feed' | 'event';
   /** A worker's name, else namespace/name. */
   key: string;
 }
@@ -67,6 +65,8 @@ export interface StoreOptions {
   namespace?: string | undefined;
   /** Who is refused, in the page's sentences on what is not shown: "You", "The console". */
   subject: string;
+  /** The Attention page's thresholds and the controller's maximum lease duration. */
+  attention?: Partial<AttentionSettings> | undefined;
 }
 
 function keyOf(namespace: string | undefined, name: string): string {
@@ -87,7 +87,14 @@ export class ConsoleStore {
   readonly reasons = new Map<string, WorkerReason[]>();
   /** Per request key: its Events by Event name. */
   readonly events = new Map<string, Map<string, EventView>>();
+  /**
+   * The newest Events by their own key (namespace/name), oldest first, kept when their request
+   * is gone: the Events page shows what happened to requests released a while ago too.
+   */
+  readonly recentEvents = new Map<string, EventRow>();
+  readonly attention: AttentionSettings;
   private readonly heartbeats = new Map<string, WorkerView['heartbeat']>();
+  private readonly drainedSince = new Map<string, string>();
   private readonly workerObjects = new Map<string, WorkerObject>();
   private readonly informers: Informer[] = [];
   private readonly listeners = new Set<(change: StoreChange) => void>();
@@ -96,7 +103,9 @@ export class ConsoleStore {
     () => undefined,
   );
 
-  constructor(private readonly options: StoreOptions) {}
+  constructor(private readonly options: StoreOptions) {
+    this.attention = { ...DEFAULT_ATTENTION, ...options.attention };
+  }
 
   on(listener: (change: StoreChange) => void): () => void {
     this.listeners.add(listener);
@@ -209,10 +218,14 @@ export class ConsoleStore {
     const parsed = WorkerObject.safeParse(event.object);
     if (event.type === 'deleted' || !parsed.success) {
       this.workerObjects.delete(name);
+      this.drainedSince.delete(name);
       if (this.workers.delete(name)) this.emit('worker', name);
       return;
     }
     this.workerObjects.set(name, parsed.data);
+    const since = parsed.data.spec.drained ? drainedSince(event.object.metadata) : undefined;
+    if (since === undefined) this.drainedSince.delete(name);
+    else this.drainedSince.set(name, since);
     this.refreshWorker(name);
   }
 
@@ -221,14 +234,18 @@ export class ConsoleStore {
     if (!worker) return;
     const status = worker.status;
     const heartbeat = this.heartbeats.get(name);
+    const since = this.drainedSince.get(name);
     this.workers.set(name, {
       name,
       ...(worker.spec.label !== undefined ? { label: worker.spec.label } : {}),
       drained: worker.spec.drained,
+      ...(since !== undefined ? { drainedSince: since } : {}),
       ...(status
         ? {
             health: status.health,
             agentVersion: status.agentVersion,
+            protocol: status.protocol,
+            ready: status.catalog !== undefined && status.capacity !== undefined,
             ...(status.capacity ? { capacity: status.capacity } : {}),
           }
         : {}),
@@ -284,6 +301,13 @@ export class ConsoleStore {
       ...optional('progress', status?.phase === 'Dispatched' ? status.progress : undefined),
       ...optional('estimate', status?.phase === 'Waiting' ? status.estimate : undefined),
       ...optional('error', status?.error),
+      ...optional(
+        'expiringSoon',
+        status?.phase === 'Granted' &&
+          status.conditions?.some((c) => c.type === EXPIRING_SOON_CONDITION && c.status === 'True')
+          ? true
+          : undefined,
+      ),
     });
     const reasons = status?.workers ?? [];
     this.reasons.set(key, reasons);
@@ -317,25 +341,26 @@ export class ConsoleStore {
   }
 
   private onEvent(event: InformerEvent<KubeObject>): void {
-    const parsed = CoreEvent.safeParse(event.object);
-    if (!parsed.success) return;
-    const { involvedObject, metadata } = parsed.data;
-    if (involvedObject.name === undefined || involvedObject.namespace === undefined) return;
+    const parsed = parseCoreEvent(event.object);
+    if (!parsed) return;
+    const { involvedObject, metadata, view } = parsed;
     const key = keyOf(involvedObject.namespace, involvedObject.name);
+    const eventKey = keyOf(involvedObject.namespace, metadata.name);
     const known = this.events.get(key) ?? new Map<string, EventView>();
+    this.recentEvents.delete(eventKey);
     if (event.type === 'deleted') known.delete(metadata.name);
     else {
-      const first =
-        parsed.data.firstTimestamp ?? parsed.data.eventTime ?? metadata.creationTimestamp;
-      const last = parsed.data.lastTimestamp ?? first;
-      known.set(metadata.name, {
-        type: parsed.data.type,
-        reason: parsed.data.reason,
-        message: parsed.data.message,
-        count: parsed.data.count ?? 1,
-        ...optional('firstAt', first ?? undefined),
-        ...optional('lastAt', last ?? undefined),
+      known.set(metadata.name, view);
+      this.recentEvents.set(eventKey, {
+        ...view,
+        key: eventKey,
+        namespace: involvedObject.namespace,
+        request: involvedObject.name,
       });
+      if (this.recentEvents.size > MAX_RECENT_EVENTS) {
+        const oldest = this.recentEvents.keys().next();
+        if (!oldest.done) this.recentEvents.delete(oldest.value);
+      }
       if (known.size > MAX_EVENTS_PER_REQUEST) {
         const oldest = [...known.entries()].sort((a, b) =>
           (a[1].firstAt ?? '').localeCompare(b[1].firstAt ?? ''),
@@ -345,6 +370,7 @@ export class ConsoleStore {
     }
     this.events.set(key, known);
     this.emit('detail', key);
+    this.emit('event', eventKey);
   }
 }
 

@@ -8,6 +8,7 @@ import { startEventStream, writeWithBackpressure } from '../../runtime/index.js'
 import type {
   Abilities,
   ChangesMessage,
+  EventRow,
   Kind,
   RequestDetail,
   SnapshotMessage,
@@ -27,6 +28,10 @@ export class Subscriber {
   private focus = new Set<string>();
   private readonly pending = new Map<string, Kind>();
   private readonly pendingDetails = new Set<string>();
+  /** The page shows every Event it may read (the Events page); all are sent when it starts. */
+  private eventsOn = false;
+  private eventsReset = false;
+  private readonly pendingEvents = new Set<string>();
   private readonly namespaces = new Set<string>();
   private abilitiesChanged = false;
   private feedChanged = false;
@@ -68,6 +73,7 @@ export class Subscriber {
         stream: this.id,
         abilities,
         feed: this.store.feed(),
+        attention: this.store.attention,
         workers: seeWorkers ? [...this.store.workers.values()] : [],
         requests: [...this.store.requests.values()].filter((r) => requestsIn.has(r.namespace)),
         leases: [...this.store.leases.values()].filter((l) => leasesIn.has(l.namespace)),
@@ -79,11 +85,14 @@ export class Subscriber {
     this.keepalive = setInterval(() => void this.write(': keepalive\n\n'), KEEPALIVE_MS);
   }
 
-  /** The requests whose reasons and Events the page shows now. */
-  setFocus(keys: readonly string[]): void {
+  /** The requests whose reasons and Events the page shows now, and whether it shows all Events. */
+  setFocus(keys: readonly string[], events = false): void {
     const next = new Set(keys.slice(0, MAX_FOCUS));
     for (const key of next) if (!this.focus.has(key)) this.pendingDetails.add(key);
     this.focus = next;
+    if (events && !this.eventsOn) this.eventsReset = true;
+    if (!events) this.pendingEvents.clear();
+    this.eventsOn = events;
     this.schedule();
   }
 
@@ -111,7 +120,9 @@ export class Subscriber {
   private async take(change: StoreChange): Promise<void> {
     if (this.closed) return;
     if (change.kind === 'feed') this.feedChanged = true;
-    else if (change.kind === 'worker') {
+    else if (change.kind === 'event') {
+      if (this.eventsOn) this.pendingEvents.add(change.key);
+    } else if (change.kind === 'worker') {
       if (await this.access.seeWorkers()) this.pending.set(`worker:${change.key}`, 'worker');
     } else {
       const namespace = namespaceOf(change.key);
@@ -145,7 +156,7 @@ export class Subscriber {
   private async flush(): Promise<void> {
     if (this.closed) return;
     if (this.writing) return this.schedule();
-    const message: ChangesMessage = {
+    const message: Omit<ChangesMessage, 'events' | 'eventsGone' | 'eventsReset'> = {
       workers: [],
       requests: [],
       leases: [],
@@ -171,6 +182,7 @@ export class Subscriber {
       if (detail) message.details.push(detail);
     }
     this.pendingDetails.clear();
+    const events = await this.events();
     const abilities = this.abilitiesChanged
       ? await this.access.abilities(this.namespaces)
       : undefined;
@@ -180,15 +192,42 @@ export class Subscriber {
     if (abilities) this.abilities = abilities;
     const empty =
       message.workers.length + message.requests.length + message.leases.length === 0 &&
-      message.gone.length + message.details.length === 0;
+      message.gone.length + message.details.length === 0 &&
+      events.upserts.length + events.gone.length === 0 &&
+      !events.reset;
     const feed = this.feedChanged ? this.store.feed() : undefined;
     this.feedChanged = false;
     if (empty && !changedAbilities && !feed) return;
     await this.send('changes', {
       ...message,
+      events: events.upserts,
+      eventsGone: events.gone,
+      eventsReset: events.reset,
       ...(changedAbilities ? { abilities } : {}),
       ...(feed ? { feed } : {}),
     });
+  }
+
+  /** The Events to send: all of them once the page asks, then those that changed. */
+  private async events(): Promise<{ upserts: EventRow[]; gone: string[]; reset: boolean }> {
+    const reset = this.eventsReset && this.eventsOn;
+    this.eventsReset = false;
+    const keys = reset ? [...this.store.recentEvents.keys()] : [...this.pendingEvents];
+    this.pendingEvents.clear();
+    const upserts: EventRow[] = [];
+    const gone: string[] = [];
+    if (!this.eventsOn) return { upserts, gone, reset: false };
+    const readable = new Map<string, Promise<boolean>>();
+    for (const key of keys) {
+      const namespace = namespaceOf(key);
+      let may = readable.get(namespace);
+      if (may === undefined) readable.set(namespace, (may = this.access.seeEvents(namespace)));
+      if (!(await may)) continue;
+      const row = this.store.recentEvents.get(key);
+      if (row) upserts.push(row);
+      else gone.push(key);
+    }
+    return { upserts, gone, reset };
   }
 
   private async detail(key: string): Promise<RequestDetail | undefined> {

@@ -4,6 +4,8 @@ import { liveness } from '../../model/views.js';
 import { Abilities } from '../../model/wire.js';
 import { failureOf, post } from './api.js';
 import { useLive } from './live.js';
+import { AttentionLink, AttentionPage } from './pages/Attention.js';
+import { EventsPage } from './pages/Events.js';
 import { FeedNotes } from './pages/FeedNotes.js';
 import { FleetPage } from './pages/Fleet.js';
 import { LeasesPage } from './pages/Leases.js';
@@ -58,6 +60,10 @@ function Shell({ initial }: { initial: Abilities }) {
     <FleetPage abilities={abilities} />
   ) : path.startsWith('/leases') ? (
     <LeasesPage abilities={abilities} />
+  ) : path.startsWith('/attention') ? (
+    <AttentionPage abilities={abilities} />
+  ) : path.startsWith('/events') ? (
+    <EventsPage />
   ) : (
     <RequestsPage abilities={abilities} />
   );
@@ -73,6 +79,8 @@ function Shell({ initial }: { initial: Abilities }) {
           <Link href="/fleet">Fleet</Link>
           <Link href="/requests">Requests</Link>
           <Link href="/leases">Leases</Link>
+          <AttentionLink />
+          <Link href="/events">Events</Link>
         </nav>
         <span className="who">
           <span

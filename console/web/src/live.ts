@@ -7,6 +7,8 @@ import {
   SnapshotMessage,
   objectKeyOf,
   type Abilities,
+  type AttentionSettings,
+  type EventRow,
   type Feed,
   type LeaseView,
   type RequestDetail,
@@ -26,6 +28,10 @@ export interface LiveState {
   requests: ReadonlyMap<string, RequestView>;
   leases: ReadonlyMap<string, LeaseView>;
   details: ReadonlyMap<string, RequestDetail>;
+  /** Every Event this person may read, by its key; only while a page shows them (showEvents). */
+  events: ReadonlyMap<string, EventRow>;
+  /** The Attention page's thresholds, from the console. */
+  attention: AttentionSettings | undefined;
 }
 
 class LiveStore {
@@ -37,11 +43,14 @@ class LiveStore {
     requests: new Map(),
     leases: new Map(),
     details: new Map(),
+    events: new Map(),
+    attention: undefined,
   };
   private readonly listeners = new Set<() => void>();
   private source: EventSource | undefined;
   private stream: string | undefined;
   private focusKeys: string[] = [];
+  private eventsShown = 0;
   private frame: number | undefined;
 
   subscribe = (listener: () => void): (() => void) => {
@@ -60,9 +69,25 @@ class LiveStore {
     this.sendFocus();
   }
 
+  /** A page that shows every Event: the console sends them while one is open. */
+  showEvents(): () => void {
+    this.eventsShown += 1;
+    if (this.eventsShown === 1) this.sendFocus();
+    return () => {
+      this.eventsShown -= 1;
+      if (this.eventsShown === 0) {
+        this.state = { ...this.state, events: new Map() };
+        this.sendFocus();
+      }
+    };
+  }
+
   private sendFocus(): void {
     if (this.stream === undefined) return;
-    post(`/api/stream/${this.stream}/focus`, { requests: this.focusKeys }).catch(() => undefined);
+    post(`/api/stream/${this.stream}/focus`, {
+      requests: this.focusKeys,
+      events: this.eventsShown > 0,
+    }).catch(() => undefined);
   }
 
   private open(): void {
@@ -82,6 +107,9 @@ class LiveStore {
         requests: new Map(data.requests.map((request) => [objectKeyOf(request), request])),
         leases: new Map(data.leases.map((lease) => [objectKeyOf(lease), lease])),
         details: new Map(),
+        // A new stream starts without Events: they come again once it knows this page shows them.
+        events: new Map(),
+        attention: data.attention,
       };
       this.sendFocus();
       this.changed();
@@ -107,6 +135,9 @@ class LiveStore {
     const requests = new Map(this.state.requests);
     const leases = new Map(this.state.leases);
     const details = new Map(this.state.details);
+    const events = message.eventsReset ? new Map<string, EventRow>() : new Map(this.state.events);
+    for (const row of message.events) events.set(row.key, row);
+    for (const key of message.eventsGone) events.delete(key);
     for (const worker of message.workers) workers.set(worker.name, worker);
     for (const request of message.requests) requests.set(objectKeyOf(request), request);
     for (const lease of message.leases) leases.set(objectKeyOf(lease), lease);
@@ -126,6 +157,8 @@ class LiveStore {
       requests,
       leases,
       details,
+      events,
+      attention: this.state.attention,
     };
     this.changed();
   }

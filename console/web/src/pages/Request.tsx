@@ -90,6 +90,11 @@ export function RequestPage({ namespace, name }: { namespace: string; name: stri
       {waiting ? <Inspector request={request} /> : null}
       <section aria-labelledby="events-title">
         <h2 id="events-title">Events</h2>
+        <p className="sub">
+          <Link href={`/events?request=${encodeURIComponent(key)}`}>
+            On the Events page, with other requests&apos; too
+          </Link>
+        </p>
         {detail && !detail.eventsVisible ? (
           <p role="note">You may not read Events in {namespace}.</p>
         ) : (
