@@ -9,9 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createCommandRunner, type CommandRunner } from '../agent/index.js';
-import { androidWorld } from '../test/stand-ins/android-world.js';
-import { SimctlStandIn } from '../test/stand-ins/simctl-stand-in.js';
-import { StandIns } from '../test/stand-ins/stand-in.js';
+import { androidWorld, SimctlStandIn, StandIns } from '../test/index.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '100' } } });
 const calls = Number(values.calls);

@@ -11,3 +11,5 @@ export { serviceAccountToken } from './cluster/service-account-token.js';
 export { iosCapacity, iosStatus, iphoneSimulator } from './fixtures/workers.js';
 export { ensureBundles, launchArgs } from './launch.js';
 export { StandIns, type StandInRule } from './stand-ins/stand-in.js';
+export { SimctlStandIn } from './stand-ins/simctl-stand-in.js';
+export { androidWorld } from './stand-ins/android-world.js';
