@@ -1,11 +1,12 @@
 // A fleet that heals itself (issue 34), end to end through the real simctl driver over the
-// stateful simctl stand-in: a real agent process with the stand-in first on its PATH, the
-// controller in-process and the real exec proxy, against a real API server. A leased simulator
-// killed is booted again under the same lease (the request shows its recovery, then
-// DeviceRecovered with an Event; an exec meanwhile is refused UNAVAILABLE saying so, one after
-// succeeds); killed a third time within the window its lease is lost and it is quarantined, and a
-// retry puts it back once the stand-in lets it boot; idle, it shuts down and is deleted on the
-// short idle times configured. A host low on disk makes nothing and the request says why.
+// stateful simctl stand-in (and adb over its stand-ins for an emulator's crash): a real agent
+// process with the stand-in first on its PATH, the controller in-process and the real exec proxy,
+// against a real API server. A leased simulator killed is booted again under the same lease (the
+// request shows its recovery, then DeviceRecovered with an Event; an exec meanwhile is refused
+// UNAVAILABLE saying so, one after succeeds); killed a third time within the window its lease is
+// lost and it is quarantined, and a retry puts it back once the stand-in lets it boot; idle, it
+// shuts down and is deleted on the short idle times configured. A host low on disk makes nothing
+// and the request says why. A killed emulator is booted again under its lease the same way.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,7 @@ import {
 import { execThroughProxy } from '../runtime/index.js';
 import { readTestdata } from '../test/stand-ins/stand-in.js';
 import { SimctlStandIn, type StandInSimulator } from '../test/stand-ins/simctl-stand-in.js';
+import { AGENT_SERVER_PORT, androidWorld } from '../test/stand-ins/android-world.js';
 import { startFleetAgent } from '../test/cluster/agents.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
@@ -60,7 +62,7 @@ async function eventWith(fleet: TestFleet, name: string, reason: string): Promis
   );
 }
 
-describe('a fleet that heals itself (simctl over a stand-in)', () => {
+describe('a fleet that heals itself (simctl and adb over stand-ins)', () => {
   it(
     'boots a killed simulator again under its lease, quarantines one killed three times, brings it back, and idles it away',
     { timeout: 90_000 },
@@ -217,6 +219,57 @@ describe('a fleet that heals itself (simctl over a stand-in)', () => {
       expect(listed.stdout).toMatch(/^ {2}wrk_a: full: disk space low$/m);
       expect(await standIn.devices(join(dataDir, 'simctl-set'))).toEqual([]);
       expect((await standIn.calls()).filter((argv) => argv.includes('create'))).toEqual([]);
+    },
+  );
+
+  it(
+    'boots a killed emulator again under its lease (adb over stand-ins)',
+    { timeout: 90_000 },
+    async () => {
+      const { standIns, dataDir } = await androidWorld();
+      cleanups.push(() => standIns.cleanup());
+      const fleet = await TestFleet.create(cluster);
+      cleanups.push(() => fleet.cleanup());
+      const { PATH, ANDROID_HOME, ANDROID_AVD_HOME } = standIns.env;
+      const agent = await startFleetAgent(
+        cluster,
+        fleet,
+        {},
+        {
+          drivers: ['adb'],
+          dataDir,
+          adb: { serverPort: AGENT_SERVER_PORT },
+          limits: { running: 1, platforms: { android: { running: 1 } } },
+          disk: { lowBelowGiB: 0 },
+        },
+        { env: { PATH, ANDROID_HOME, ANDROID_AVD_HOME } },
+      );
+      cleanups.push(() => agent.kill('SIGKILL'));
+      const reconciler = controllerFor(cluster, fleet);
+      cleanups.push(() => reconciler.stop());
+      await reconciler.start();
+
+      await fleet.createRequest('emu', {
+        platform: 'android',
+        model: 'Pixel Tablet',
+        physical: false,
+      });
+      const granted = await fleet.phase('emu', 'Granted', 60_000);
+      const avd = granted.status?.device?.id ?? '';
+      standIns.killEmulator(avd);
+      const back = await fleet.requestWhere(
+        'emu',
+        (r) => shown(r).recovery === undefined && recoveringOf(r)?.reason === 'DeviceRecovered',
+        30_000,
+      );
+      expect(shown(back)).toMatchObject({ phase: 'Granted', device: { id: avd } });
+      expect(await eventWith(fleet, 'emu', 'DeviceRecovering')).toMatch(
+        /crashed \(emulator process exited\)/,
+      );
+      expect(await eventWith(fleet, 'emu', 'DeviceRecovered')).toMatch(/is back after its crash/);
+      // The same AVD runs again in an emulator.
+      const running = Object.values((await standIns.state()).emulators);
+      expect(running.filter((emulator) => emulator.avd === avd)).toHaveLength(1);
     },
   );
 });
