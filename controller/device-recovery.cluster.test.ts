@@ -1,7 +1,7 @@
 // A granted device that crashes and is booted again under the same lease, against the real API
 // server with the test playing the agent: the Lease's recovery and its DeviceRecovering condition
 // show on the request while it is Granted, with an Event when it starts and when it is back; a
-// device past its crash budget (the agent marks the Lease Lost) ends the request.
+// device past its crash budget (the agent marks the Lease Lost) ends the request, and says so.
 import { describe, expect, it } from 'vitest';
 import { DEVICE_RECOVERING, type LeaseRequestStatus } from '../api/index.js';
 import { simlockPath } from '../runtime/index.js';
@@ -96,5 +96,24 @@ describe("a granted device's recovery", () => {
       expect.objectContaining({ type: 'Granted', status: 'False', reason: 'Lost', message }),
     );
     await fleet.leaseGone('r1');
+  });
+
+  it('a lease Lost by the crash after its device was back says so, not "booted again"', async () => {
+    const { fleet, start } = await setup();
+    await fleet.addWorker('a', { status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
+    await fleet.grant('r1');
+    await fleet.phase('r1', 'Granted');
+    await agentWrites(fleet, 'r1', { recovery, conditions: [crashed] });
+    await fleet.requestWhere('r1', (r) => shown(r).recovery !== undefined);
+    await agentWrites(fleet, 'r1', { recovery: null, conditions: [back] });
+    await fleet.requestWhere('r1', (r) => recoveringOf(r)?.reason === 'DeviceRecovered');
+
+    // The crash that uses up the budget ends the lease at once: no recovery is shown first.
+    const message = 'iPhone 16 (sim-1) crashed 3 times within 10 minutes';
+    await agentWrites(fleet, 'r1', { phase: 'Lost', message });
+    const ended = await fleet.phase('r1', 'Released');
+    expect(recoveringOf(ended)).toMatchObject({ status: 'False', reason: 'Lost', message });
   });
 });

@@ -178,8 +178,14 @@ export class StatusWriter {
         request.releasedBecause = change.message;
         request.releasedReason = change.reason;
         // A device still recovering when the lease ended (its Lease Lost past the crash budget)
-        // is not booted again for this request any more.
-        if (request.conditions.some((c) => c.type === DEVICE_RECOVERING && c.status === 'True'))
+        // is not booted again for this request any more; a lease Lost after its device was back
+        // (the crash that used up the budget) says so too, not the earlier "booted again".
+        if (
+          request.conditions.some(
+            (c) =>
+              c.type === DEVICE_RECOVERING && (c.status === 'True' || change.reason === 'Lost'),
+          )
+        )
           request.conditions = setCondition(
             request.conditions,
             {

@@ -32,6 +32,10 @@ export interface ExecFleetOptions {
   controller?: Partial<ReconcilerOptions>;
   /** The proxy records exec activity on the Lease (what idle timeouts count). */
   recordActivity?: boolean;
+  /** The agent's config over startAgent's (e.g. `drivers: ['simctl']` over a stand-in). */
+  agentConfig?: Record<string, unknown>;
+  /** The agent's environment over this one's (a PATH with stand-in device tools first). */
+  agentEnv?: NodeJS.ProcessEnv;
 }
 
 export async function startExecFleet(
@@ -63,6 +67,8 @@ export async function startExecFleet(
     fleet: ns,
     script: options.script ?? iosSimulatorScript({ tools: options.tools ?? {} }),
     execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
+    ...(options.agentConfig ? { config: options.agentConfig } : {}),
+    ...(options.agentEnv ? { env: options.agentEnv } : {}),
   });
   const reconciler: Reconciler = controllerFor(cluster, fleet, options.controller);
   await reconciler.start();

@@ -169,8 +169,10 @@ function run(state, set, subcommand, rest) {
       if (!rest.includes('-b')) return standIn('bootstatus without -b waits forever on a shut-down device');
       boot(device);
       if (device.neverBoots) {
-        // It prints that it monitors, then waits until its caller gives up and stops it.
-        return { code: 0, out: 'Monitoring boot status for ' + device.name + ' (' + device.udid + ').\n', err: '', hang: true };
+        // It prints that it monitors, then waits until its caller gives up and stops it, or until
+        // the stand-in lets the boot complete (setNeverBoots false).
+        return { code: 0, out: 'Monitoring boot status for ' + device.name + ' (' + device.udid + ').\n', err: '',
+          hang: { set, udid: device.udid, values } };
       }
       return ok(fill(outputs.bootstatusBooted, values));
     }
@@ -254,9 +256,25 @@ if (answer.out) process.stdout.write(answer.out);
 if (answer.err) process.stderr.write(answer.err);
 process.exitCode = answer.code;
 if (answer.hang) {
-  // A boot that never completes: wait (outside the state lock) until stopped, ten minutes at most.
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  const until = Date.now() + 600000;
-  while (Date.now() < until) Atomics.wait(pause, 0, 0, 1000);
+  // Outside the state lock: the boot completes once the device may boot again (as bootstatus sees).
+  const { set, udid, values } = answer.hang;
+  const completed = () => withState((state) => {
+    const device = (state.sets[set] || []).find((d) => d.udid === udid);
+    if (!device || device.neverBoots) return undefined;
+    if (device.state !== 'Booted') boot(device);
+    return fill(outputs.bootstatusBooted, values);
+  });
+  if (process.standInWait) {
+    // In the stand-in server: it asks again without blocking its process.
+    process.standInWait(completed);
+  } else {
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    const until = Date.now() + 600000;
+    while (Date.now() < until) {
+      Atomics.wait(pause, 0, 0, 100);
+      const rest = completed();
+      if (rest !== undefined) { process.stdout.write(rest); break; }
+    }
+  }
 }
 `;

@@ -4,7 +4,8 @@
 // runtimes from recorded testdata, and answers list -j, create, boot, bootstatus, shutdown, erase,
 // delete and the holder subcommands in simctl's formats and exit codes (simctl-outputs.ts). Every
 // argv is logged, so a test can say which set each call named and that no set-wide command ran.
-import { chmod, mkdir, mkdtemp, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -180,11 +181,13 @@ export class SimctlStandIn {
     change: (device: StandInSimulator) => void,
   ): Promise<void> {
     // Under the stand-in's own lock: a simctl call running now (a listing) cannot write its older
-    // state over this change.
+    // state over this change. Taken, changed and given back synchronously: a stand-in server in
+    // this process answers calls synchronously too, and one that found the lock held across an
+    // await here would wait for it blocking the very event loop that would free it.
     const lock = join(this.dir, 'simctl-state.json.lock');
     for (let tries = 0; ; tries++) {
       try {
-        await mkdir(lock);
+        mkdirSync(lock);
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || tries > 6000) throw error;
@@ -192,14 +195,16 @@ export class SimctlStandIn {
       }
     }
     try {
-      const state = await this.#read();
+      const file = join(this.dir, 'simctl-state.json');
+      const state = JSON.parse(readFileSync(file, 'utf8')) as StandInState;
       const key = setPath === undefined ? DEFAULT_SET : resolve(setPath);
       const device = (state.sets[key] ?? []).find((candidate) => candidate.udid === udid);
       if (device === undefined) throw new Error(`the stand-in has no simulator ${udid} in ${key}`);
       change(device);
-      await this.#write(state);
+      writeFileSync(`${file}.helper.tmp`, JSON.stringify(state, null, 2));
+      renameSync(`${file}.helper.tmp`, file);
     } finally {
-      await rmdir(lock);
+      rmdirSync(lock);
     }
   }
 

@@ -38,6 +38,10 @@ export function scriptHandler(source: string, name: string): ToolHandler {
           return true;
         },
       },
+      /** The program waits, asking `poll` until it gives the rest of its stdout (no blocking). */
+      standInWait(poll: () => string | undefined) {
+        answer.pending = poll;
+      },
       exit(code?: number): never {
         if (code !== undefined) this.exitCode = code;
         throw new ProcessExit();

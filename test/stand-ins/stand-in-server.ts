@@ -44,6 +44,11 @@ export interface ToolAnswer {
   exitCode: number;
   stdout: string;
   stderr: string;
+  /**
+   * A call that waits (a boot that does not complete): asked again every 100 ms until it gives
+   * the rest of its stdout, while the shim waits as the tool would (until its caller stops it).
+   */
+  pending?: () => string | undefined;
 }
 
 export type ToolHandler = (call: ToolCall) => ToolAnswer;
@@ -115,20 +120,29 @@ function serve(socket: Socket, handle: ToolHandler): void {
     received += chunk.toString();
     if (!received.includes('\n')) return;
     socket.off('data', onData);
-    let reply: Buffer;
+    let result: ToolAnswer;
     try {
-      reply = answer(Number(received.trim()), socket, handle);
+      result = answer(Number(received.trim()), socket, handle);
     } catch {
       // The shim is gone (its caller's timeout killed it): nobody is left to answer.
       socket.destroy();
       return;
     }
-    socket.end(reply);
+    const { pending } = result;
+    if (pending === undefined) return socket.end(reply(result));
+    // Waiting outside the event loop's way: the other calls go on meanwhile.
+    const timer = setInterval(() => {
+      const rest = pending();
+      if (rest === undefined) return;
+      clearInterval(timer);
+      socket.end(reply({ ...result, stdout: result.stdout + rest }));
+    }, 100);
+    socket.on('close', () => clearInterval(timer));
   };
   socket.on('data', onData);
 }
 
-function answer(pid: number, socket: Socket, handle: ToolHandler): Buffer {
+function answer(pid: number, socket: Socket, handle: ToolHandler): ToolAnswer {
   const proc = `/proc/${pid}`;
   const [, file = '', ...argv] = nulSeparated(readFileSync(`${proc}/cmdline`, 'utf8'));
   const env: NodeJS.ProcessEnv = {};
@@ -157,6 +171,10 @@ function answer(pid: number, socket: Socket, handle: ToolHandler): Buffer {
     // What Node prints for an uncaught error, with its exit code.
     result = { exitCode: 1, stdout: '', stderr: `${(error as Error).stack ?? String(error)}\n` };
   }
+  return result;
+}
+
+function reply(result: ToolAnswer): Buffer {
   const stdout = Buffer.from(result.stdout);
   const stderr = Buffer.from(result.stderr);
   // bash drops NUL bytes from what it reads: an answer with one would arrive changed.
