@@ -162,9 +162,13 @@ describe('a leased device that crashes', () => {
       lost,
     });
     expect(news.at(-1)).toBe('lost');
-    expect(core.inventory.quarantineOf('sim')).toEqual({
+    // Quarantined like any other: retried after the first backoff (a minute by default).
+    const quarantine = core.inventory.quarantineOf('sim');
+    expect(quarantine).toEqual({
       reason: 'crashed 3 times in 10 minutes',
       sinceMs: expect.any(Number) as number,
+      retries: 0,
+      nextRetryAtMs: (quarantine?.sinceMs ?? 0) + 60_000,
     });
     expect(core.execArgv('lease-1', 'simctl', ['listapps'])).toMatchObject({
       ok: false,
