@@ -3,7 +3,7 @@
 // stand-in tools (android-tools.ts runs each call).
 import type { AndroidState, ServerRecord } from './android-state.js';
 import { killEmulator } from './android-emulator.ts';
-import { fail, imageParts, option, type Io } from './android-tool-common.ts';
+import { fail, imageParts, option, type StandInTool } from './android-tool-common.ts';
 
 function startServer(state: AndroidState, port: number, env: NodeJS.ProcessEnv): ServerRecord {
   const server = (state.servers[port] ??= {
@@ -33,7 +33,7 @@ function startServer(state: AndroidState, port: number, env: NodeJS.ProcessEnv):
   return server;
 }
 
-export function adb(state: AndroidState, argv: string[], env: NodeJS.ProcessEnv, io: Io): void {
+export const adb: StandInTool = (state, argv, env, io) => {
   const port = Number(option(argv, '-P') ?? (env.ANDROID_ADB_SERVER_PORT || '5037'));
   const serial = option(argv, '-s') ?? env.ANDROID_SERIAL;
   const rest = argv.filter((_, index) => {
@@ -117,4 +117,4 @@ export function adb(state: AndroidState, argv: string[], env: NodeJS.ProcessEnv,
   }
   if (command === 'shell') return;
   fail(io, `adb: unknown command ${command ?? ''}\n`);
-}
+};

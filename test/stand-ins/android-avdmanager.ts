@@ -4,8 +4,8 @@
 // writes AVD files with writeAvdFiles for a person's AVDs.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AndroidState, AvdRecord, Profile } from './android-state.js';
-import { avdHomeOf, fail, imageParts, option, type Io } from './android-tool-common.ts';
+import type { AvdRecord, Profile } from './android-state.js';
+import { avdHomeOf, fail, imageParts, option, type StandInTool } from './android-tool-common.ts';
 
 /** The files avdmanager writes: <name>.ini (where the AVD is) and <name>.avd/config.ini. */
 export function writeAvdFiles(home: string, name: string, record: AvdRecord, profile: Profile) {
@@ -42,12 +42,7 @@ function removeAvdFiles(home: string, name: string): void {
 
 const PROGRESS = '[=======================================] 100% Loading local repository...\n';
 
-export function avdmanager(
-  state: AndroidState,
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-  io: Io,
-): void {
+export const avdmanager: StandInTool = (state, argv, env, io) => {
   const home = avdHomeOf(env);
   const avds = (state.homes[home] ??= {});
   const [verb, object] = argv;
@@ -117,4 +112,4 @@ export function avdmanager(
     return;
   }
   fail(io, `Error: stand-in avdmanager does not know ${argv.join(' ')}\n`);
-}
+};

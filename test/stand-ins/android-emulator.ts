@@ -4,14 +4,9 @@
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AndroidState } from './android-state.js';
-import { avdHomeOf, fail, option, type Io } from './android-tool-common.ts';
+import { avdHomeOf, fail, option, type StandInTool } from './android-tool-common.ts';
 
-export function emulator(
-  state: AndroidState,
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-  io: Io,
-): void {
+export const emulator: StandInTool = (state, argv, env, io) => {
   const home = avdHomeOf(env);
   const avds = state.homes[home] ?? {};
   if (argv[0] === '-list-avds') {
@@ -60,7 +55,7 @@ export function emulator(
   // The emulator tells the server at ANDROID_ADB_SERVER_PORT it started; none listening: lost.
   const server = state.servers[serverPort];
   if (server?.running === true) server.emulators.push(port);
-}
+};
 
 /** The emulator on `port` is gone: its process exited, its serial leaves every server. */
 export function killEmulator(state: AndroidState, port: number): void {

@@ -22,6 +22,14 @@ export interface Io {
   readLine: () => string;
 }
 
+/** One call of a tool on the state: its argv and environment in, its output into `io`. */
+export type StandInTool = (
+  state: AndroidState,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  io: Io,
+) => void;
+
 export const STATE_FILE = 'android-state.json';
 export const CALLS_FILE = 'android-calls.jsonl';
 
