@@ -11,7 +11,7 @@ import {
   type GrantedDevice,
   type WorkerStatus,
 } from '../api/index.js';
-import type { AgentConfig, Limits } from './config.js';
+import type { AgentConfig } from './config.js';
 import type { Driver, ExecPlan } from './drivers/driver.js';
 import {
   LeaseGranter,
@@ -20,21 +20,18 @@ import {
   type ReclaimOutcome,
 } from './granter.js';
 import { Inventory } from './inventory.js';
-import { silentLogger, type Clock, type Logger, type TimerHandle } from '../runtime/index.js';
+import { silentLogger, type Clock, type Logger } from '../runtime/index.js';
+import { AgentLimits } from './agent-limits.js';
 import { Listeners } from './listeners.js';
 import { LocalQueue, type LocalEntry, type LocalRequest } from './local-queue.js';
 import { PresenceWatcher } from './presence.js';
-import {
-  configuredLimits,
-  deriveLimits,
-  readMachine,
-  type DerivedLimits,
-  type MachineFigures,
-} from './machine-limits.js';
-import { DeviceRamSampler, type DeviceRamSamplerOptions, type ModelRam } from './model-ram.js';
+import { LeaseExpiries } from './lease-expiries.js';
+import { readMachine, type MachineFigures } from './machine-limits.js';
+import type { DeviceRamSamplerOptions } from './model-ram.js';
 import { DiskWatch } from './disk.js';
 import { IdleSweeper } from './idle-sweeper.js';
 import { QuarantineRetrier, type UnquarantineOutcome } from './quarantine-retrier.js';
+import { RepeatingWork } from './repeating-work.js';
 import { RunningExecs } from './running-execs.js';
 import { StageTimings } from './stage-timings.js';
 import { CrashRecovery } from './crash-recovery.js';
@@ -80,15 +77,8 @@ export class AgentCore {
   readonly recovery: CrashRecovery;
 
   readonly #config: AgentConfig;
-  /**
-   * The config's limits, or those derived from the machine; and where they come from. The granter
-   * holds this object: a new RAM measurement replaces its fields in place (#sampleDeviceRam).
-   */
-  readonly #limits: Limits;
-  #limitsBasis: string;
-  readonly #machine: MachineFigures;
-  readonly #ramSampler: DeviceRamSampler | undefined;
-  readonly #modelRam: ModelRam | undefined;
+  /** The config's limits, or those derived from the machine and the devices' measured RAM. */
+  readonly #limits: AgentLimits;
   readonly #driver: Driver;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -98,27 +88,31 @@ export class AgentCore {
   readonly #sweeper: IdleSweeper;
   /** Tries quarantined devices again, and ends a quarantine an operator asks to end. */
   readonly quarantines: QuarantineRetrier;
-  readonly #expiryTimers = new Map<string, TimerHandle>();
-  readonly #expiresAt = new Map<string, number>();
-  #refreshTimer: TimerHandle | undefined;
+  readonly #expiries: LeaseExpiries;
+  /** The listing, the health check and the crash probe, each on its interval. */
+  readonly #repeating: RepeatingWork;
   #provisionProblem: string | undefined;
-  #healthTimer: TimerHandle | undefined;
-  #probeTimer: TimerHandle | undefined;
   #running = false;
 
   constructor(options: AgentCoreOptions) {
     this.#config = options.config;
     this.#driver = options.driver;
     this.#clock = options.clock;
-    this.#machine = options.machine ?? readMachine();
-    this.#modelRam = options.deviceRam?.models;
-    this.#ramSampler =
-      options.deviceRam && new DeviceRamSampler({ ...options.deviceRam, clock: this.#clock });
-    const resolved = this.#resolveLimits();
-    this.#limits = { ...resolved.limits };
-    this.#limitsBasis = resolved.basis;
     this.#logger = options.logger ?? silentLogger;
+    this.#limits = new AgentLimits({
+      configured: this.#config.limits,
+      machine: options.machine ?? readMachine(),
+      platforms: () => this.#driver.platforms,
+      clock: this.#clock,
+      deviceRam: options.deviceRam,
+      logger: this.#logger,
+    });
     this.#agentVersion = options.agentVersion;
+    this.#repeating = new RepeatingWork(this.#clock);
+    this.#expiries = new LeaseExpiries(this.#clock, (leaseId) => {
+      this.expirations.emit({ leaseId });
+      void this.reclaim(leaseId);
+    });
 
     this.inventory = new Inventory(this.#clock);
     this.execs = new RunningExecs({ clock: this.#clock });
@@ -139,7 +133,7 @@ export class AgentCore {
       inventory: this.inventory,
       presence: this.presence,
       clock: this.#clock,
-      limits: this.#limits,
+      limits: this.#limits.current,
       reclaim: this.#config.reclaim,
       capabilities: () => this.#capabilities(),
       localWaiting: () => this.localQueue.waitingSpecs(),
@@ -180,7 +174,7 @@ export class AgentCore {
       inventory: this.inventory,
       granter: this.granter,
       clock: this.#clock,
-      limits: this.#limits,
+      limits: this.#limits.current,
       settings: {
         backoffMs: this.#config.quarantine.retryBackoffSeconds.map((seconds) => seconds * 1000),
       },
@@ -207,9 +201,14 @@ export class AgentCore {
     await Promise.all([this.refresh(), this.checkHealth()]);
     this.presence.start();
     this.quarantines.start();
-    this.#scheduleRefresh();
-    this.#scheduleHealth();
-    this.#scheduleProbe();
+    if (!this.#running) return; // stopped while the first listing ran
+    const { refreshIntervalMs, healthIntervalMs, probeIntervalMs } = this.#config;
+    this.#repeating.start([
+      { name: 'refresh', intervalMs: refreshIntervalMs, run: () => this.refresh() },
+      { name: 'health', intervalMs: healthIntervalMs, run: () => this.checkHealth() },
+      // The per-device check of leased virtual devices (crash-recovery.ts).
+      { name: 'probe', intervalMs: probeIntervalMs, run: () => this.recovery.probe() },
+    ]);
   }
 
   stop(): void {
@@ -217,11 +216,8 @@ export class AgentCore {
     this.presence.stop();
     this.quarantines.stop();
     this.#differ.stop();
-    const timers = [this.#refreshTimer, this.#healthTimer, this.#probeTimer];
-    for (const timer of [...timers, ...this.#expiryTimers.values()]) {
-      if (timer !== undefined) this.#clock.clearTimeout(timer);
-    }
-    this.#expiryTimers.clear();
+    this.#repeating.stop();
+    this.#expiries.stop();
   }
 
   /** The view now, not debounced. */
@@ -233,8 +229,8 @@ export class AgentCore {
       capabilities: this.#capabilities(),
       catalog: this.inventory.catalog,
       devices: this.inventory.devices((id) => this.presence.latest(id)),
-      limits: this.#limits,
-      limitsBasis: this.#limitsBasis,
+      limits: this.#limits.current,
+      limitsBasis: this.#limits.basis,
       ...(this.#disk?.status ? { disk: this.#disk.status } : {}),
       queue: {
         entries: this.localQueue.viewEntries(),
@@ -253,7 +249,7 @@ export class AgentCore {
   ): Promise<GrantOutcome> {
     const outcome = await this.granter.grant(leaseId, spec, 'fleet', onStep);
     if (outcome.kind === 'granted' && expiresAtMs !== undefined) {
-      this.#expireAt(leaseId, expiresAtMs);
+      this.#expiries.expireAt(leaseId, expiresAtMs);
     }
     return outcome;
   }
@@ -261,16 +257,13 @@ export class AgentCore {
   /** Holds again the device of a lease granted before a restart (see LeaseGranter.adopt). */
   async adopt(leaseId: string, device: GrantedDevice, expiresAtMs?: number): Promise<boolean> {
     const adopted = await this.granter.adopt(leaseId, device);
-    if (adopted && expiresAtMs !== undefined) this.#expireAt(leaseId, expiresAtMs);
+    if (adopted && expiresAtMs !== undefined) this.#expiries.expireAt(leaseId, expiresAtMs);
     return adopted;
   }
 
   /** Ends a lease (fleet or local) and reclaims its device; then local requests get a turn. */
   async reclaim(leaseId: string): Promise<ReclaimOutcome> {
-    const timer = this.#expiryTimers.get(leaseId);
-    if (timer !== undefined) this.#clock.clearTimeout(timer);
-    this.#expiryTimers.delete(leaseId);
-    this.#expiresAt.delete(leaseId);
+    this.#expiries.clear(leaseId);
     // A device being booted again after a crash is reclaimed once that boot settles (the
     // machine's recovering → reclaiming row); a lease lost meanwhile has nothing to reclaim.
     if (this.recovery.recovering(leaseId)) await this.recovery.settled(leaseId);
@@ -285,7 +278,7 @@ export class AgentCore {
     const entry = this.localQueue.enqueue(request);
     void entry.outcome.then((outcome) => {
       if (outcome.kind === 'granted' && request.durationMs !== undefined) {
-        this.#expireAt(request.id, this.#clock.now() + request.durationMs);
+        this.#expiries.expireAt(request.id, this.#clock.now() + request.durationMs);
       }
     });
     this.#serveLocal();
@@ -356,27 +349,11 @@ export class AgentCore {
 
   // --- internals ---
 
-  #resolveLimits(): DerivedLimits {
-    const measured = this.#modelRam?.measured() ?? [];
-    return this.#config.limits !== undefined
-      ? configuredLimits(this.#config.limits, measured)
-      : deriveLimits(this.#machine, this.#driver.platforms, measured);
-  }
-
   /** Measures the booted devices' RAM (at most once a minute) and applies new medians. */
   async #sampleDeviceRam(): Promise<void> {
-    if (this.#ramSampler === undefined || !this.inventory.isRead) return;
-    try {
-      const devices = this.inventory.devices((id) => this.presence.latest(id));
-      if (!(await this.#ramSampler.sample(devices))) return;
-    } catch (error) {
-      this.#logger.warn("reading the devices' memory failed", { error: (error as Error).message });
-      return;
-    }
-    const { limits, basis } = this.#resolveLimits();
-    Object.assign(this.#limits, limits);
-    this.#limitsBasis = basis;
-    this.#publish();
+    if (!this.inventory.isRead) return;
+    const devices = () => this.inventory.devices((id) => this.presence.latest(id));
+    if (await this.#limits.sampleDeviceRam(devices)) this.#publish();
   }
 
   /** A host that cannot make devices says why, once when it starts and once when it ends. */
@@ -408,45 +385,6 @@ export class AgentCore {
    * again for the new time. Nothing happens for a lease this agent does not hold.
    */
   extend(leaseId: string, expiresAtMs: number): void {
-    if (!this.#expiryTimers.has(leaseId) || this.#expiresAt.get(leaseId) === expiresAtMs) return;
-    this.#expireAt(leaseId, expiresAtMs);
-  }
-
-  #expireAt(leaseId: string, atMs: number): void {
-    const previous = this.#expiryTimers.get(leaseId);
-    if (previous !== undefined) this.#clock.clearTimeout(previous);
-    this.#expiresAt.set(leaseId, atMs);
-    const timer = this.#clock.setTimeout(
-      () => {
-        this.#expiryTimers.delete(leaseId);
-        this.#expiresAt.delete(leaseId);
-        this.expirations.emit({ leaseId });
-        void this.reclaim(leaseId);
-      },
-      Math.max(0, atMs - this.#clock.now()),
-    );
-    this.#expiryTimers.set(leaseId, timer);
-  }
-
-  #scheduleRefresh(): void {
-    if (!this.#running) return;
-    this.#refreshTimer = this.#clock.setTimeout(() => {
-      void this.refresh().finally(() => this.#scheduleRefresh());
-    }, this.#config.refreshIntervalMs);
-  }
-
-  /** The per-device check of leased virtual devices (crash-recovery.ts), on the probe interval. */
-  #scheduleProbe(): void {
-    if (!this.#running) return;
-    this.#probeTimer = this.#clock.setTimeout(() => {
-      void this.recovery.probe().finally(() => this.#scheduleProbe());
-    }, this.#config.probeIntervalMs);
-  }
-
-  #scheduleHealth(): void {
-    if (!this.#running) return;
-    this.#healthTimer = this.#clock.setTimeout(() => {
-      void this.checkHealth().finally(() => this.#scheduleHealth());
-    }, this.#config.healthIntervalMs);
+    this.#expiries.extend(leaseId, expiresAtMs);
   }
 }

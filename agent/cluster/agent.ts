@@ -2,7 +2,7 @@
 // (heartbeat.ts), and the Leases of its worker (watched by spec.worker, or by label on an older
 // Lease CRD: lease-selector.ts), here: answered (lease-answer.ts), adopted after a restart,
 // reclaimed when deleted or expired with its finalizer removed after, marked Lost or Expired.
-// One Lease's work at a time; writes that fail are retried through the lease work queue.
+// One Lease's work at a time; writes that fail are retried through the lease queue (lease-queue.ts).
 // Anything read off the API is parsed before use.
 import { LEASE_FINALIZER, isWithdrawn, LeaseObject } from '../../api/index.js';
 import {
@@ -16,13 +16,13 @@ import {
   type KubeObject,
   type Logger,
   type WorkQueueMetrics,
-  WorkQueue,
 } from '../../runtime/index.js';
 import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
 import { Heartbeat } from './heartbeat.js';
 import { DeviceHealthWriter } from './device-health-write.js';
 import { answerLease, type AnswerContext } from './lease-answer.js';
+import { LeaseQueue } from './lease-queue.js';
 import { chooseLeaseSelector, fieldSelectorFor, type LeaseSelector } from './lease-selector.js';
 import { WorkerWriter } from './worker-writer.js';
 
@@ -37,9 +37,6 @@ export interface ClusterAgentOptions {
   /** Metrics of the agent's work queues (runtime/workqueue-metrics.ts). */
   queueMetrics?: WorkQueueMetrics | undefined;
 }
-
-/** A write about a Lease that failed, made again after the Lease's backoff. */
-type LeaseRetry = 'look again' | 'mark expired' | 'mark lost' | 'device health';
 
 /** The core's lease id for a fleet Lease. */
 export function leaseKey(namespace: string, name: string): string {
@@ -63,23 +60,14 @@ export class ClusterAgent {
   private readonly worker: WorkerWriter;
   private readonly answerContext: AnswerContext;
   /** Leases whose acknowledgement falls due, or whose write failed and is retried. */
-  private readonly leaseQueue: WorkQueue;
-  /** Answers in progress whose acknowledgement has not been written yet: when it falls due. */
-  private readonly acknowledgements = new Map<string, { at: number; write: () => void }>();
-  private readonly leaseRetries = new Map<string, Map<LeaseRetry, () => Promise<void>>>();
+  private readonly leaseQueue: LeaseQueue;
   private readonly deviceHealth: DeviceHealthWriter;
 
   constructor(private readonly options: ClusterAgentOptions) {
     const { client, config, log } = options;
     this.leases = this.leaseInformer(fieldSelectorFor(config.name));
     this.worker = new WorkerWriter(options);
-    this.leaseQueue = new WorkQueue({
-      name: 'leases',
-      clock: options.clock,
-      observer: options.queueMetrics?.observer('Lease'),
-      concurrency: 16,
-      reconcile: (key) => this.reconcileLease(key),
-    });
+    this.leaseQueue = new LeaseQueue(options.clock, options.queueMetrics);
     this.heartbeat = new Heartbeat({
       client,
       clock: options.clock,
@@ -96,11 +84,7 @@ export class ClusterAgent {
       log,
       acknowledgeAfterMs: options.acknowledgeAfterMs ?? 2000,
       granted: this.granted,
-      acknowledgeAt: (key, at, write) => {
-        this.acknowledgements.set(key, { at, write });
-        this.leaseQueue.addAfter(key, at - options.clock.now());
-        return { cancel: () => this.acknowledgements.delete(key) };
-      },
+      acknowledgeAt: (key, at, write) => this.leaseQueue.acknowledgeAt(key, at, write),
     };
     // A leased device that crashed: the holder is told on the Lease (device-health-write.ts).
     this.deviceHealth = new DeviceHealthWriter({
@@ -108,7 +92,7 @@ export class ClusterAgent {
       core: options.core,
       lease: (key) => this.leases.get(key),
       retry: (key, error) =>
-        this.retryLease(key, 'device health', error, () => this.deviceHealth.write(key)),
+        this.leaseQueue.retry(key, 'device health', error, () => this.deviceHealth.write(key)),
     });
   }
 
@@ -187,28 +171,6 @@ export class ClusterAgent {
     await this.leaseQueue.shutDown();
     // The last view is written before the agent goes (as long as the API server takes it).
     await this.worker.stop();
-  }
-
-  // --- The lease queue: acknowledgements that fall due, and writes to retry --------------------
-
-  private retryLease(key: string, which: LeaseRetry, error: unknown, write: () => Promise<void>) {
-    const retries = this.leaseRetries.get(key) ?? new Map<LeaseRetry, () => Promise<void>>();
-    retries.set(which, write);
-    this.leaseRetries.set(key, retries);
-    this.leaseQueue.requeueAfterFailure(key, error);
-  }
-
-  private reconcileLease(key: string): { requeueAfterMs: number } | undefined {
-    const retries = this.leaseRetries.get(key);
-    this.leaseRetries.delete(key);
-    for (const write of retries?.values() ?? []) void write();
-    const acknowledgement = this.acknowledgements.get(key);
-    if (!acknowledgement) return undefined;
-    const now = this.options.clock.now();
-    if (acknowledgement.at > now) return { requeueAfterMs: acknowledgement.at - now };
-    this.acknowledgements.delete(key);
-    acknowledgement.write();
-    return undefined;
   }
 
   // --- Leases ----------------------------------------------------------------------------------
@@ -320,7 +282,7 @@ export class ClusterAgent {
     } catch (error) {
       if (!isNotFound(error)) {
         this.options.log.warn('could not mark a lease lost; retrying', { lease: key, error });
-        this.retryLease(key, 'mark lost', error, () => this.markLost(key, lease, message));
+        this.leaseQueue.retry(key, 'mark lost', error, () => this.markLost(key, lease, message));
       }
     } finally {
       this.done(key);
@@ -349,7 +311,7 @@ export class ClusterAgent {
       // Until the controller reads Expired, it counts the lease as held: never drop this write.
       if (isNotFound(error)) return;
       this.options.log.warn('could not mark a lease expired; retrying', { lease: leaseId, error });
-      this.retryLease(leaseId, 'mark expired', error, () => this.markExpired(leaseId));
+      this.leaseQueue.retry(leaseId, 'mark expired', error, () => this.markExpired(leaseId));
     }
   }
 
@@ -383,7 +345,7 @@ export class ClusterAgent {
     } catch (error) {
       if (!isNotFound(error)) {
         this.options.log.warn('reclaim failed; retrying', { lease: key, error });
-        this.retryLease(key, 'look again', error, () => {
+        this.leaseQueue.retry(key, 'look again', error, () => {
           const current = this.leases.get(key);
           if (current) this.onLease(current);
           return Promise.resolve();

@@ -9,14 +9,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AndroidState, CallRecord, PhoneRecord, Profile } from './android-state.js';
 import type { CommandRunner, DetachedSpawner } from '../../agent/index.js';
-import {
-  CALLS_FILE,
-  killEmulator,
-  runTool,
-  STATE_FILE,
-  withState,
-  writeAvdFiles,
-} from './android-tools.js';
+import { writeAvdFiles } from './android-avdmanager.js';
+import { killEmulator } from './android-emulator.js';
+import { CALLS_FILE, STATE_FILE, withState } from './android-tool-common.js';
+import { runTool } from './android-tools.js';
 import { defaultLaunch, StandInServer, type StandInLaunch } from './stand-in-server.js';
 
 export type { AndroidState, CallRecord, PhoneRecord, Profile } from './android-state.js';

@@ -2,12 +2,11 @@
 // them), on Linux or macOS. The agent's emulators live apart from a person's: its AVDs are in its
 // own AVD home (<dataDir>/avd) and run on its own adb server (`adb -P <serverPort>`); phones stay on
 // the default adb server. Ids: a phone is its adb serial; an emulator is its AVD name, stable
-// across boots, and the driver keeps which serial (emulator-5600…) each running AVD has.
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+// across boots; emulator-processes.ts keeps which serial (emulator-5600…) each running AVD has.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Presence } from '../../../api/index.js';
 import { systemClock, type Clock } from '../../../runtime/index.js';
-import { sleep } from '../../clock.js';
 import {
   checkToolFits,
   DriverError,
@@ -27,20 +26,14 @@ import {
   type CommandRunner,
   type DetachedSpawner,
 } from '../command.js';
-import { adbExecArgv, catalogOf, parseAvdList, type AdbEntry } from './adb-output.js';
-import {
-  AdbServers,
-  checkServerPort,
-  emulatorPort,
-  FIRST_OWN_PORT,
-  LAST_OWN_PORT,
-  loopbackPortFree,
-} from './adb-servers.js';
+import { adbExecArgv, catalogOf, type AdbEntry } from './adb-output.js';
+import { AdbServers, checkServerPort, loopbackPortFree } from './adb-servers.js';
 import { AvdHomes, defaultAvdHome, type AvdPlace, type PlacedAvd } from './avd-homes.js';
 import { AvdDoctor } from './avd-doctor.js';
 import type { DoctorFinding, DoctorInspection, DoctorRepair } from '../doctor-finding.js';
 import { AvdMaker, findSdkRoot, type ProvisionSettings } from './avd-maker.js';
 import { AdbPhones } from './phones.js';
+import { EmulatorProcesses } from './emulator-processes.js';
 
 export interface AdbDriverOptions {
   /** The agent's data directory: its AVDs live in <dataDir>/avd. */
@@ -68,15 +61,11 @@ export interface AdbDriverOptions {
 }
 
 const AVD_NAME = /^[A-Za-z0-9._-]{1,128}$/;
-/** A running emulator answers getprop at once; one that hangs is not answering. */
-const CHECK_TIMEOUT_MS = 15_000;
 
 export class AdbDriver implements Driver {
   readonly kind = 'adb';
   readonly platforms = ['android'] as const;
   readonly #run: CommandRunner;
-  readonly #spawnDetached: DetachedSpawner;
-  readonly #clock: Clock;
   readonly #servers: AdbServers;
   readonly #homes: AvdHomes;
   readonly #maker: AvdMaker;
@@ -84,27 +73,17 @@ export class AdbDriver implements Driver {
   readonly #sdkRoot: Promise<string | undefined>;
   readonly #wipeDir: string;
   readonly #emulators: boolean;
-  readonly #isPortFree: (port: number) => Promise<boolean>;
-  readonly #bootTimeoutMs: number;
-  readonly #shutdownTimeoutMs: number;
-  readonly #pollIntervalMs: number;
-
-  /** Running AVD → its serial on the agent's server. */
-  readonly #serialByAvd = new Map<string, string>();
-  /** Serial → AVD, for serials already asked (`emu avd name`). */
-  readonly #avdBySerial = new Map<string, string>();
+  /** The emulators running on the agent's server, and which serial each AVD has. */
+  readonly #processes: EmulatorProcesses;
   /** Where each AVD the driver listed or made lives: it touches no other. */
   readonly #placeByAvd = new Map<string, AvdPlace>();
   /** AVDs made while a listing ran: that listing may not have seen them yet. */
   readonly #madeDuringListing = new Set<string>();
-  /** Ports taken by boots in flight, not yet in `adb devices`. */
-  readonly #portsBooting = new Set<number>();
 
   constructor(options: AdbDriverOptions) {
     const env = options.env ?? process.env;
     this.#run = options.run ?? createCommandRunner({ env });
-    this.#spawnDetached = options.spawnDetached ?? createDetachedSpawner(env);
-    this.#clock = options.clock ?? systemClock();
+    const clock = options.clock ?? systemClock();
     const adb = options.adb ?? { serverPort: 5137, adopt: [] };
     checkServerPort(adb.serverPort, env);
     this.#servers = new AdbServers(this.#run, adb.serverPort);
@@ -114,7 +93,7 @@ export class AdbDriver implements Driver {
     this.#sdkRoot = this.#emulators ? findSdkRoot(env) : Promise.resolve(undefined);
     this.#maker = new AvdMaker({
       run: this.#run,
-      clock: this.#clock,
+      clock,
       avdHome: ownHome,
       sdkRoot: this.#sdkRoot,
       arch: options.arch ?? process.arch,
@@ -124,10 +103,15 @@ export class AdbDriver implements Driver {
     });
     this.#phones = new AdbPhones(this.#run, this.#servers);
     this.#wipeDir = join(options.dataDir, 'adb-wipe-at-next-boot');
-    this.#isPortFree = options.isPortFree ?? loopbackPortFree;
-    this.#bootTimeoutMs = options.bootTimeoutMs ?? 300_000;
-    this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? 60_000;
-    this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.#processes = new EmulatorProcesses({
+      servers: this.#servers,
+      spawnDetached: options.spawnDetached ?? createDetachedSpawner(env),
+      clock,
+      isPortFree: options.isPortFree ?? loopbackPortFree,
+      bootTimeoutMs: options.bootTimeoutMs ?? 300_000,
+      shutdownTimeoutMs: options.shutdownTimeoutMs ?? 60_000,
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+    });
   }
 
   /** Why the host offers nothing to make (no SDK found, avdmanager failing), if so. */
@@ -147,7 +131,7 @@ export class AdbDriver implements Driver {
       for (const name of [...this.#placeByAvd.keys()]) {
         if (!listed.has(name) && !this.#madeDuringListing.has(name)) this.#placeByAvd.delete(name);
       }
-      const running = await this.#runningAvds(await this.#servers.agentEmulators());
+      const running = await this.#processes.running();
       for (const avd of avds) {
         this.#placeByAvd.set(avd.name, avd.place);
         devices.push({
@@ -221,72 +205,14 @@ export class AdbDriver implements Driver {
   async boot(device: DriverDevice): Promise<void> {
     const avd = this.#requireEmulator(device, 'boot');
     const place = this.#placeOf(avd, 'boot');
-    if (this.#serialByAvd.has(avd)) return;
-    // The emulator registers with the server it is told of when it starts: that one must be up.
-    await this.#servers.startAgentServer(true);
-    // Taken in #portsBooting by #freePort itself, so a boot running beside this one cannot pick it.
-    const port = await this.#freePort();
-    const serial = `emulator-${port}`;
-    const wipeMarker = join(this.#wipeDir, avd);
-    try {
-      const wipe = await stat(wipeMarker).then(
-        () => true,
-        () => false,
-      );
-      await this.#spawnDetached(
-        [
-          'emulator',
-          '-avd',
-          avd,
-          '-port',
-          String(port),
-          '-no-window',
-          '-no-audio',
-          '-no-boot-anim',
-          ...(wipe ? ['-wipe-data'] : []),
-        ],
-        {
-          env: {
-            ...this.#homes.envFor(place),
-            ANDROID_ADB_SERVER_PORT: String(this.#servers.port),
-          },
-        },
-      );
-      await this.#waitFor(
-        () => this.#bootCompleted(serial),
-        this.#bootTimeoutMs,
-        `${avd} did not finish booting on ${serial}`,
-      );
-      this.#serialByAvd.set(avd, serial);
-      this.#avdBySerial.set(serial, avd);
-      if (wipe) await rm(wipeMarker, { force: true });
-    } catch (error) {
-      // Do not leave a half-booted emulator holding RAM.
-      await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']).catch(() => undefined);
-      throw error;
-    } finally {
-      this.#portsBooting.delete(port);
-    }
+    if (this.#processes.serialOf(avd) !== undefined) return;
+    await this.#processes.start(avd, this.#homes.envFor(place), join(this.#wipeDir, avd));
   }
 
   async shutdown(device: DriverDevice): Promise<void> {
     const avd = this.#requireEmulator(device, 'shut down');
     this.#placeOf(avd, 'shut down');
-    const serial = this.#serialByAvd.get(avd);
-    if (serial === undefined) return;
-    const result = await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']);
-    if (result.exitCode !== 0 && !/not found/.test(result.stderr)) {
-      throw new DriverError(
-        `adb -P ${this.#servers.port} -s ${serial} emu kill exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500)}`,
-      );
-    }
-    await this.#waitFor(
-      async () => !(await this.#servers.agentEmulators()).some((entry) => entry.serial === serial),
-      this.#shutdownTimeoutMs,
-      `${avd} (${serial}) did not shut down`,
-    );
-    this.#serialByAvd.delete(avd);
-    this.#avdBySerial.delete(serial);
+    await this.#processes.kill(avd);
   }
 
   /**
@@ -335,33 +261,18 @@ export class AdbDriver implements Driver {
     return new AvdDoctor({ servers: this.#servers, ownHome, adopt, wipeDir: this.#wipeDir });
   }
 
-  /**
-   * Asks the running emulator whether it has booted (`getprop sys.boot_completed` on the agent's
-   * server): it fails for an emulator whose process exited (its serial is gone from `adb
-   * devices`: "device not found"), one that no longer answers (the timeout), or one that has not
-   * finished booting.
-   */
+  /** Fails unless the AVD's emulator runs, answers and has booted (emulator-processes.ts). */
   async checkDevice(device: DriverDevice): Promise<void> {
     const avd = this.#requireEmulator(device, 'check');
     this.#placeOf(avd, 'check');
-    const serial = this.#serialByAvd.get(avd);
-    if (serial === undefined) throw new DriverError(`emulator ${avd} is not running`);
-    const args = ['-s', serial, 'shell', 'getprop', 'sys.boot_completed'];
-    const result = await this.#servers.runOnAgent(args, { timeoutMs: CHECK_TIMEOUT_MS });
-    const answer = result.stdout.trim();
-    if (result.exitCode === 0 && answer === '1') return;
-    const said =
-      result.exitCode !== 0
-        ? `exited ${result.exitCode}: ${result.stderr.trim().slice(0, 300)}`
-        : `answered ${JSON.stringify(answer.slice(0, 40))}, not 1`;
-    throw new DriverError(`adb -P ${this.#servers.port} ${args.join(' ')} ${said}`);
+    await this.#processes.check(avd);
   }
 
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {
     const refusal = checkToolFits(tool, device);
     if (refusal) return refusal;
     if (device.physical) return adbExecArgv(args, device.id);
-    const serial = this.#serialByAvd.get(device.id);
+    const serial = this.#processes.serialOf(device.id);
     if (serial === undefined) {
       return { ok: false, code: 'UNAVAILABLE', message: `emulator ${device.id} is not running` };
     }
@@ -372,80 +283,13 @@ export class AdbDriver implements Driver {
 
   async #powerOf(avd: PlacedAvd, entry: AdbEntry | undefined): Promise<PowerState> {
     if (entry !== undefined) {
-      return entry.state === 'device' && (await this.#bootCompleted(entry.serial))
+      return entry.state === 'device' && (await this.#processes.bootCompleted(entry.serial))
         ? 'booted'
         : 'transitioning';
     }
     // An adopted AVD an emulator holds outside the agent's server is the person's right now.
     if (avd.place === 'adopted' && (await this.#homes.isLocked(avd))) return 'unavailable';
     return 'shutdown';
-  }
-
-  /** Which AVD each emulator serial on the agent's server runs (asked once per serial). */
-  async #runningAvds(entries: AdbEntry[]): Promise<Map<string, AdbEntry>> {
-    const running = new Map<string, AdbEntry>();
-    const serials = new Set(entries.map((entry) => entry.serial));
-    for (const [serial, avd] of this.#avdBySerial) {
-      if (!serials.has(serial)) {
-        this.#avdBySerial.delete(serial);
-        if (this.#serialByAvd.get(avd) === serial) this.#serialByAvd.delete(avd);
-      }
-    }
-    for (const entry of entries) {
-      let avd = this.#avdBySerial.get(entry.serial);
-      if (avd === undefined) {
-        const answer = await this.#servers.runOnAgent(['-s', entry.serial, 'emu', 'avd', 'name']);
-        const name = answer.exitCode === 0 ? parseAvdList(answer.stdout)[0] : undefined;
-        if (name === undefined || name === 'OK') continue;
-        avd = name;
-        this.#avdBySerial.set(entry.serial, avd);
-      }
-      this.#serialByAvd.set(avd, entry.serial);
-      running.set(avd, entry);
-    }
-    return running;
-  }
-
-  async #bootCompleted(serial: string): Promise<boolean> {
-    const result = await this.#servers.runOnAgent([
-      '-s',
-      serial,
-      'shell',
-      'getprop',
-      'sys.boot_completed',
-    ]);
-    return result.exitCode === 0 && result.stdout.trim() === '1';
-  }
-
-  /**
-   * An even console port from 5600 up that no emulator of the agent's and nothing else holds,
-   * added to #portsBooting before it is returned: the check after the last await and the add run
-   * as one step, so two boots at once never get the same port (the second `emulator -port` would
-   * fail unseen and its boot wait would find the first one's emulator booted).
-   */
-  async #freePort(): Promise<number> {
-    const taken = new Set<number>();
-    for (const entry of await this.#servers.agentEmulators()) {
-      const port = emulatorPort(entry.serial);
-      if (port !== undefined) taken.add(port);
-    }
-    for (let port = FIRST_OWN_PORT; port <= LAST_OWN_PORT; port += 2) {
-      if (taken.has(port) || this.#portsBooting.has(port)) continue;
-      if (!(await this.#isPortFree(port)) || !(await this.#isPortFree(port + 1))) continue;
-      if (this.#portsBooting.has(port)) continue;
-      this.#portsBooting.add(port);
-      return port;
-    }
-    throw new DriverError(`no free emulator port between ${FIRST_OWN_PORT} and ${LAST_OWN_PORT}`);
-  }
-
-  async #waitFor(check: () => Promise<boolean>, timeoutMs: number, failure: string): Promise<void> {
-    const deadline = this.#clock.now() + timeoutMs;
-    for (;;) {
-      if (await check()) return;
-      if (this.#clock.now() >= deadline) throw new DriverError(`${failure} within ${timeoutMs} ms`);
-      await sleep(this.#clock, this.#pollIntervalMs);
-    }
   }
 
   #placeOf(avd: string, action: string): AvdPlace {

@@ -1,5 +1,6 @@
 // The script of the fake driver (tests, e2e and the demo): devices, catalog, boot time, presence
 // over time, failures, and what each tool answers. YAML or JSON, validated here.
+import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -141,4 +142,45 @@ export async function readFakeScript(path: string): Promise<FakeScript> {
     throw new DriverError(`${path}: not YAML or JSON`, { cause: error });
   }
   return parseFakeScript(value, path);
+}
+
+/**
+ * The script file of a running fake, read again when its modification time changes: how the e2e
+ * tests and the demo plug a phone out and back in, or remove a device, while the agent runs.
+ */
+export class FollowedScriptFile {
+  readonly path: string;
+  #modified: number | undefined;
+
+  constructor(path: string) {
+    this.path = path;
+    try {
+      this.#modified = statSync(path).mtimeMs;
+    } catch {
+      this.#modified = undefined;
+    }
+  }
+
+  /** The script the file holds now if it changed since the last look; undefined otherwise. */
+  changed(): FakeScript | undefined {
+    let modified: number;
+    try {
+      modified = statSync(this.path).mtimeMs;
+    } catch {
+      return undefined;
+    }
+    if (this.#modified === undefined) {
+      this.#modified = modified;
+      return undefined;
+    }
+    if (modified === this.#modified) return undefined;
+    this.#modified = modified;
+    try {
+      return parseFakeScript(parseYaml(readFileSync(this.path, 'utf8')), this.path);
+    } catch {
+      // A half-written file: keep the script we have; the next change reads it again.
+      this.#modified = undefined;
+      return undefined;
+    }
+  }
 }

@@ -1,17 +1,11 @@
 // The fake driver: scripted devices, catalog, presence and failures (DESIGN.md §5), for unit
 // tests, the e2e fleet and the demo. Time comes from the injected clock; exec runs a real child
 // process that prints the argv a real driver would have run, aimed at the leased device.
-import { readFileSync, statSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import type { Catalog, Platform, Presence } from '../../../api/index.js';
+import type { Platform, Presence } from '../../../api/index.js';
 import { systemClock, type Clock } from '../../../runtime/index.js';
 import { sleep } from '../../clock.js';
-import { adbExecArgv } from '../adb/adb-output.js';
-import { devicectlExecArgv } from '../devicectl/devicectl.js';
 import {
-  checkExecArgs,
-  checkToolFits,
   classFromModelName,
   DriverError,
   type DeviceListing,
@@ -23,12 +17,11 @@ import {
   type PowerState,
   type ResetBaseline,
 } from '../driver.js';
-import { simctlExecArgv } from '../simctl/simctl.js';
-import { FAKE_SCREENSHOT_PNG, isScreenshotToStdout } from './fake-screenshot.js';
-import { FAKE_TOOL_SOURCE } from './fake-tool.js';
+import { fakeCatalog } from './fake-catalog.js';
+import { fakeExecArgv } from './fake-exec.js';
 import {
   FakeDevice,
-  FakeToolAnswer,
+  FollowedScriptFile,
   parseFakeScript,
   readFakeScript,
   type FakeScript,
@@ -51,8 +44,8 @@ export class FakeDriver implements Driver {
   readonly kind = 'fake';
   readonly #clock: Clock;
   readonly #startedAt: number;
-  readonly #scriptPath: string | undefined;
-  #scriptModified: number | undefined;
+  /** The file the script came from, followed while the agent runs. */
+  readonly #scriptFile: FollowedScriptFile | undefined;
   #script: FakeScript;
   #power = new Map<string, PowerState>();
   #presenceOverride = new Map<string, Presence>();
@@ -65,14 +58,8 @@ export class FakeDriver implements Driver {
   constructor(script: FakeScriptInput | FakeScript, options: FakeDriverOptions = {}) {
     this.#clock = options.clock ?? systemClock();
     this.#startedAt = this.#clock.now();
-    this.#scriptPath = options.scriptPath;
-    if (options.scriptPath !== undefined) {
-      try {
-        this.#scriptModified = statSync(options.scriptPath).mtimeMs;
-      } catch {
-        this.#scriptModified = undefined;
-      }
-    }
+    this.#scriptFile =
+      options.scriptPath === undefined ? undefined : new FollowedScriptFile(options.scriptPath);
     this.#script = parseFakeScript(script);
     this.#applyPower(this.#script);
   }
@@ -94,31 +81,11 @@ export class FakeDriver implements Driver {
    * how the e2e tests and the demo plug a phone out and back in, or remove a device.
    */
   #followFile(): void {
-    if (this.#scriptPath === undefined) return;
-    let modified: number;
-    try {
-      modified = statSync(this.#scriptPath).mtimeMs;
-    } catch {
-      return;
-    }
-    if (this.#scriptModified === undefined) {
-      this.#scriptModified = modified;
-      return;
-    }
-    if (modified === this.#scriptModified) return;
-    this.#scriptModified = modified;
-    try {
-      const script = parseFakeScript(
-        parseYaml(readFileSync(this.#scriptPath, 'utf8')),
-        this.#scriptPath,
-      );
-      this.#script = script;
-      this.#applyPower(script);
-      this.#presenceOverride.clear();
-    } catch {
-      // A half-written file: keep the script we have; the next change reads it again.
-      this.#scriptModified = undefined;
-    }
+    const script = this.#scriptFile?.changed();
+    if (script === undefined) return;
+    this.#script = script;
+    this.#applyPower(script);
+    this.#presenceOverride.clear();
   }
 
   listDevices(): Promise<DeviceListing> {
@@ -128,7 +95,8 @@ export class FakeDriver implements Driver {
     }
     const devices = this.#allDevices().map((device) => this.#driverDevice(device));
     const makeable = this.#makeable();
-    return Promise.resolve({ catalog: this.#catalog(devices, makeable), devices, makeable });
+    const catalog = fakeCatalog(this.#script, this.platforms, devices, makeable);
+    return Promise.resolve({ catalog, devices, makeable });
   }
 
   async create(want: DeviceToMake, name: string): Promise<DriverDevice> {
@@ -245,27 +213,7 @@ export class FakeDriver implements Driver {
   }
 
   execArgv(tool: string, args: readonly string[], device: DriverDevice): ExecPlan {
-    const refusal = checkToolFits(tool, device) ?? checkExecArgs(args);
-    if (refusal) return refusal;
-    // The argv the real driver would run; the fake prints it instead.
-    const real =
-      tool === 'simctl'
-        ? simctlExecArgv(args, device)
-        : tool === 'devicectl'
-          ? devicectlExecArgv(args, device)
-          : adbExecArgv(args, device.id);
-    if (!real.ok) return real;
-    const printed = real.argv[0] === 'xcrun' ? real.argv.slice(1) : real.argv;
-    const scripted =
-      this.#script.tools[tool as keyof FakeScript['tools']] ?? FakeToolAnswer.parse({});
-    // A screenshot to stdout answers a real PNG, alone on stdout, as the real tools do.
-    const answer = isScreenshotToStdout(tool, args)
-      ? { ...scripted, stdout: '', stdoutBase64: FAKE_SCREENSHOT_PNG.toString('base64') }
-      : scripted;
-    return {
-      ok: true,
-      argv: [process.execPath, '-e', FAKE_TOOL_SOURCE, '--', JSON.stringify(answer), ...printed],
-    };
+    return fakeExecArgv(this.#script.tools, tool, args, device);
   }
 
   // --- changes at run time, for tests and the demo ---
@@ -311,8 +259,8 @@ export class FakeDriver implements Driver {
 
   /** Reads the script file again: devices added or removed; running devices keep running. */
   async reload(): Promise<void> {
-    if (this.#scriptPath === undefined) throw new DriverError('fake: no script file to reload');
-    const script = await readFakeScript(this.#scriptPath);
+    if (this.#scriptFile === undefined) throw new DriverError('fake: no script file to reload');
+    const script = await readFakeScript(this.#scriptFile.path);
     this.#script = script;
     this.#applyPower(script);
   }
@@ -383,46 +331,6 @@ export class FakeDriver implements Driver {
       }
     }
     return current;
-  }
-
-  #catalog(devices: DriverDevice[], makeable: MakeableModel[]): Catalog {
-    const models = new Map<string, Catalog['models'][number]>();
-    for (const model of this.#script.models) models.set(`${model.platform}/${model.name}`, model);
-    const runtimes = new Map<string, Catalog['runtimes'][number]>();
-    for (const runtime of this.#script.runtimes) {
-      runtimes.set(`${runtime.platform}/${runtime.version}`, runtime);
-    }
-    // What can be made is offered as the devices that exist are.
-    for (const entry of makeable) {
-      models.set(`${entry.platform}/${entry.model}`, {
-        name: entry.model,
-        platform: entry.platform,
-        class: entry.class,
-      });
-      for (const os of entry.os)
-        runtimes.set(`${entry.platform}/${os}`, { platform: entry.platform, version: os });
-    }
-    // Virtual devices bring their model and runtime; physical ones are matched by device.
-    for (const device of devices) {
-      if (device.physical) continue;
-      const modelKey = `${device.platform}/${device.model}`;
-      if (!models.has(modelKey)) {
-        models.set(modelKey, {
-          name: device.model,
-          platform: device.platform,
-          class: device.class,
-        });
-      }
-      runtimes.set(`${device.platform}/${device.os}`, {
-        platform: device.platform,
-        version: device.os,
-      });
-    }
-    return {
-      platforms: [...this.platforms],
-      models: [...models.values()].slice(0, 256),
-      runtimes: [...runtimes.values()].slice(0, 256),
-    };
   }
 
   #requireVirtual(device: DriverDevice, action: string): void {

@@ -1,0 +1,210 @@
+// The emulators running on the agent's adb server: starting one on a free console port and
+// waiting for its boot, killing one, asking whether one still answers, and which serial
+// (emulator-5600…) each running AVD has. Apart from adb.ts, which decides what may be booted or
+// shut down (its AVD homes, what it made, phones): this file only runs and tracks the processes.
+import { rm, stat } from 'node:fs/promises';
+import type { Clock } from '../../../runtime/index.js';
+import { sleep } from '../../clock.js';
+import type { DetachedSpawner } from '../command.js';
+import { DriverError } from '../driver.js';
+import { parseAvdList, type AdbEntry } from './adb-output.js';
+import { emulatorPort, FIRST_OWN_PORT, LAST_OWN_PORT, type AdbServers } from './adb-servers.js';
+
+/** A running emulator answers getprop at once; one that hangs is not answering. */
+const CHECK_TIMEOUT_MS = 15_000;
+
+export interface EmulatorProcessesOptions {
+  servers: AdbServers;
+  spawnDetached: DetachedSpawner;
+  clock: Clock;
+  /** Whether nothing listens on a loopback port (a console port must be free to boot on it). */
+  isPortFree: (port: number) => Promise<boolean>;
+  bootTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  pollIntervalMs: number;
+}
+
+export class EmulatorProcesses {
+  readonly #servers: AdbServers;
+  readonly #spawnDetached: DetachedSpawner;
+  readonly #clock: Clock;
+  readonly #isPortFree: (port: number) => Promise<boolean>;
+  readonly #bootTimeoutMs: number;
+  readonly #shutdownTimeoutMs: number;
+  readonly #pollIntervalMs: number;
+
+  /** Running AVD → its serial on the agent's server. */
+  readonly #serialByAvd = new Map<string, string>();
+  /** Serial → AVD, for serials already asked (`emu avd name`). */
+  readonly #avdBySerial = new Map<string, string>();
+  /** Ports taken by boots in flight, not yet in `adb devices`. */
+  readonly #portsBooting = new Set<number>();
+
+  constructor(options: EmulatorProcessesOptions) {
+    this.#servers = options.servers;
+    this.#spawnDetached = options.spawnDetached;
+    this.#clock = options.clock;
+    this.#isPortFree = options.isPortFree;
+    this.#bootTimeoutMs = options.bootTimeoutMs;
+    this.#shutdownTimeoutMs = options.shutdownTimeoutMs;
+    this.#pollIntervalMs = options.pollIntervalMs;
+  }
+
+  /** The serial of a running AVD on the agent's server, if it runs. */
+  serialOf(avd: string): string | undefined {
+    return this.#serialByAvd.get(avd);
+  }
+
+  /**
+   * Boots `avd` on a free console port and waits until it has booted, wiping its data first when
+   * `wipeMarker` exists (the marker is removed after the boot). `env` is its AVD home's.
+   */
+  async start(avd: string, env: NodeJS.ProcessEnv, wipeMarker: string): Promise<void> {
+    // The emulator registers with the server it is told of when it starts: that one must be up.
+    await this.#servers.startAgentServer(true);
+    // Taken in #portsBooting by #freePort itself, so a boot running beside this one cannot pick it.
+    const port = await this.#freePort();
+    const serial = `emulator-${port}`;
+    try {
+      const wipe = await stat(wipeMarker).then(
+        () => true,
+        () => false,
+      );
+      await this.#spawnDetached(
+        [
+          'emulator',
+          '-avd',
+          avd,
+          '-port',
+          String(port),
+          '-no-window',
+          '-no-audio',
+          '-no-boot-anim',
+          ...(wipe ? ['-wipe-data'] : []),
+        ],
+        { env: { ...env, ANDROID_ADB_SERVER_PORT: String(this.#servers.port) } },
+      );
+      await this.#waitFor(
+        () => this.bootCompleted(serial),
+        this.#bootTimeoutMs,
+        `${avd} did not finish booting on ${serial}`,
+      );
+      this.#serialByAvd.set(avd, serial);
+      this.#avdBySerial.set(serial, avd);
+      if (wipe) await rm(wipeMarker, { force: true });
+    } catch (error) {
+      // Do not leave a half-booted emulator holding RAM.
+      await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']).catch(() => undefined);
+      throw error;
+    } finally {
+      this.#portsBooting.delete(port);
+    }
+  }
+
+  /** Kills the emulator running `avd` (none: nothing to do) and waits until its serial is gone. */
+  async kill(avd: string): Promise<void> {
+    const serial = this.#serialByAvd.get(avd);
+    if (serial === undefined) return;
+    const result = await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']);
+    if (result.exitCode !== 0 && !/not found/.test(result.stderr)) {
+      throw new DriverError(
+        `adb -P ${this.#servers.port} -s ${serial} emu kill exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500)}`,
+      );
+    }
+    await this.#waitFor(
+      async () => !(await this.#servers.agentEmulators()).some((entry) => entry.serial === serial),
+      this.#shutdownTimeoutMs,
+      `${avd} (${serial}) did not shut down`,
+    );
+    this.#serialByAvd.delete(avd);
+    this.#avdBySerial.delete(serial);
+  }
+
+  /**
+   * Asks the running emulator whether it has booted (`getprop sys.boot_completed` on the agent's
+   * server): it fails for an emulator whose process exited (its serial is gone from `adb
+   * devices`: "device not found"), one that no longer answers (the timeout), or one that has not
+   * finished booting.
+   */
+  async check(avd: string): Promise<void> {
+    const serial = this.#serialByAvd.get(avd);
+    if (serial === undefined) throw new DriverError(`emulator ${avd} is not running`);
+    const args = ['-s', serial, 'shell', 'getprop', 'sys.boot_completed'];
+    const result = await this.#servers.runOnAgent(args, { timeoutMs: CHECK_TIMEOUT_MS });
+    const answer = result.stdout.trim();
+    if (result.exitCode === 0 && answer === '1') return;
+    const said =
+      result.exitCode !== 0
+        ? `exited ${result.exitCode}: ${result.stderr.trim().slice(0, 300)}`
+        : `answered ${JSON.stringify(answer.slice(0, 40))}, not 1`;
+    throw new DriverError(`adb -P ${this.#servers.port} ${args.join(' ')} ${said}`);
+  }
+
+  /** Which AVD each emulator serial on the agent's server runs (asked once per serial). */
+  async running(): Promise<Map<string, AdbEntry>> {
+    const entries = await this.#servers.agentEmulators();
+    const running = new Map<string, AdbEntry>();
+    const serials = new Set(entries.map((entry) => entry.serial));
+    for (const [serial, avd] of this.#avdBySerial) {
+      if (!serials.has(serial)) {
+        this.#avdBySerial.delete(serial);
+        if (this.#serialByAvd.get(avd) === serial) this.#serialByAvd.delete(avd);
+      }
+    }
+    for (const entry of entries) {
+      let avd = this.#avdBySerial.get(entry.serial);
+      if (avd === undefined) {
+        const answer = await this.#servers.runOnAgent(['-s', entry.serial, 'emu', 'avd', 'name']);
+        const name = answer.exitCode === 0 ? parseAvdList(answer.stdout)[0] : undefined;
+        if (name === undefined || name === 'OK') continue;
+        avd = name;
+        this.#avdBySerial.set(entry.serial, avd);
+      }
+      this.#serialByAvd.set(avd, entry.serial);
+      running.set(avd, entry);
+    }
+    return running;
+  }
+
+  async bootCompleted(serial: string): Promise<boolean> {
+    const result = await this.#servers.runOnAgent([
+      '-s',
+      serial,
+      'shell',
+      'getprop',
+      'sys.boot_completed',
+    ]);
+    return result.exitCode === 0 && result.stdout.trim() === '1';
+  }
+
+  /**
+   * An even console port from 5600 up that no emulator of the agent's and nothing else holds,
+   * added to #portsBooting before it is returned: the check after the last await and the add run
+   * as one step, so two boots at once never get the same port (the second `emulator -port` would
+   * fail unseen and its boot wait would find the first one's emulator booted).
+   */
+  async #freePort(): Promise<number> {
+    const taken = new Set<number>();
+    for (const entry of await this.#servers.agentEmulators()) {
+      const port = emulatorPort(entry.serial);
+      if (port !== undefined) taken.add(port);
+    }
+    for (let port = FIRST_OWN_PORT; port <= LAST_OWN_PORT; port += 2) {
+      if (taken.has(port) || this.#portsBooting.has(port)) continue;
+      if (!(await this.#isPortFree(port)) || !(await this.#isPortFree(port + 1))) continue;
+      if (this.#portsBooting.has(port)) continue;
+      this.#portsBooting.add(port);
+      return port;
+    }
+    throw new DriverError(`no free emulator port between ${FIRST_OWN_PORT} and ${LAST_OWN_PORT}`);
+  }
+
+  async #waitFor(check: () => Promise<boolean>, timeoutMs: number, failure: string): Promise<void> {
+    const deadline = this.#clock.now() + timeoutMs;
+    for (;;) {
+      if (await check()) return;
+      if (this.#clock.now() >= deadline) throw new DriverError(`${failure} within ${timeoutMs} ms`);
+      await sleep(this.#clock, this.#pollIntervalMs);
+    }
+  }
+}
