@@ -3,7 +3,7 @@
 // error text; the AVD home of an environment; the parts of a system image path. Apart so each
 // tool's file holds that tool alone. Node runs these files directly (type stripping): node:
 // modules and erasable TypeScript only, and imports of our files name them with `.ts`.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AndroidState } from './android-state.js';
 
@@ -59,7 +59,10 @@ export function withState<T>(dir: string, change: (state: AndroidState) => T): T
     const file = join(dir, STATE_FILE);
     const state = JSON.parse(readFileSync(file, 'utf8')) as AndroidState;
     const result = change(state);
-    writeFileSync(file, JSON.stringify(state, null, 1));
+    // Written whole and renamed into place: a reader outside the lock (a test asking for the
+    // state while a tool runs) sees the old state or the new one, never half a file.
+    writeFileSync(`${file}.tmp`, JSON.stringify(state, null, 1));
+    renameSync(`${file}.tmp`, file);
     return result;
   } finally {
     rmSync(lock, { recursive: true, force: true });
