@@ -32,6 +32,8 @@ describe('the chart with console.enabled', () => {
       '--host=0.0.0.0',
       '--port=8080',
       `--simlock-namespace=${cluster.namespace}`,
+      // The controller's own maximum, so that the console's "near its maximum" matches it.
+      '--max-lease-duration=24h',
     ]);
     const roles = objects.filter(
       (object) => /Role$/.test(object.kind) && object.metadata.name.startsWith('simlock-console'),
