@@ -186,6 +186,7 @@ export function className(waits: Pick<ClassWaits, 'platform' | 'model'>): string
 
 /** A wait for people: "0.4s" below a second, else as the console says durations. */
 export function formatWait(seconds: number): string {
+  if (seconds === 0) return '0s';
   return seconds < 1 ? `${seconds.toFixed(1)}s` : formatDuration(seconds * 1000);
 }
 
@@ -196,10 +197,10 @@ export function formatWait(seconds: number): string {
 export function longestWaitLine(document: UsageHistoryDocument, now: number): string {
   const top = classWaits(document, 'day', now)[0];
   if (!top) return 'No request was granted in the last day: there are no waits to show.';
-  const requests = top.count === 1 ? '1 request' : `${top.count} requests`;
+  const name = className(top);
   return (
-    `Requests for ${className(top)} waited ${formatWait(top.totalSeconds)} in total in the last day ` +
-    `(${requests} granted; median ${formatWait(top.median)}, p90 ${formatWait(top.p90)}): ` +
-    'the waiting more devices of that class could have saved, at most.'
+    `Requests for ${name} waited ${formatWait(top.totalSeconds)} in total in the last day ` +
+    `(${top.count} granted; median ${formatWait(top.median)}, p90 ${formatWait(top.p90)}): ` +
+    `the most that more ${top.model === 'any' || top.model === 'other' ? 'such' : name} devices could have saved.`
   );
 }
