@@ -25,7 +25,7 @@ export async function readUsage(
     if (isNotFound(error))
       throw new SimlockError(
         'NOT_FOUND',
-        `the controller has not published its usage history yet (${where}): it does so a minute after it starts leading`,
+        `the controller has not published its usage history yet (${where}): it does so a minute after it starts leading, unless its --usage-publish-interval is 0`,
       );
     throw asSimlockError(error);
   }
