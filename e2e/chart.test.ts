@@ -184,6 +184,14 @@ describe('helm lint and helm template', () => {
         resourceNames: ['simlock-controller'],
         verbs: ['update'],
       },
+      // The usage history the console's Usage page reads (ADR 0027).
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        resourceNames: ['simlock-usage'],
+        verbs: ['get', 'update'],
+      },
     ]);
     expect(rules(objects, 'ClusterRole', 'simlock-proxy')).toEqual([
       { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
