@@ -134,11 +134,7 @@ async function main(): Promise<void> {
     : undefined;
   const execApp = express();
   // HTTPS with the configured certificate; without one, plain HTTP, which proxies refuse unless
-  // they run with --allow-plain-http-agents (docs/adr/0025-agent-tls.md).
-  if (!config.tls)
-    log.warn(
-      'no tls.certFile: the exec server speaks plain HTTP, which a proxy accepts only with --allow-plain-http-agents (a local demo)',
-    );
+  // they run with --allow-plain-http-agents (docs/adr/0025-agent-tls.md; said once running).
   const execServer = await listen(
     execApp,
     { ...config.listen, what: 'the exec server', setting: 'listen.port (--listen-port)' },
@@ -178,6 +174,10 @@ async function main(): Promise<void> {
   });
   const localAddress = localServer.address();
   await agent.start();
+  if (!config.tls)
+    log.warn(
+      'no tls.certFile: the exec server speaks plain HTTP, which a proxy dials only with --allow-plain-http-agents (a local demo)',
+    );
   log.info('agent running', {
     endpoint,
     local:

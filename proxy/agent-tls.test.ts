@@ -71,6 +71,38 @@ describe('the proxy dials an agent', () => {
     expect(agent.received).toEqual(['/v1/exec']);
   });
 
+  it('streams the answer as it comes, and a caller that hangs up closes it at the agent', async () => {
+    const leaf = await makeLeaf(dir, 'agent-stream', agentsCa, ['127.0.0.1']);
+    let closedAtAgent!: Promise<unknown>;
+    const server = createHttpsServer(
+      { cert: readFileSync(leaf.certFile), key: readFileSync(leaf.keyFile) },
+      (_request, response) => {
+        closedAtAgent = once(response, 'close');
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        // The first frame, then nothing until the caller goes (a tool that runs on).
+        response.write('event: output\ndata: {}\n\n');
+      },
+    );
+    servers.push(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as { port: number }).port;
+    const hangUp = new AbortController();
+    const answer = await dialAgent(
+      new URL(`https://127.0.0.1:${port}/v1/exec`),
+      { ...call(), signal: hangUp.signal },
+      'mac-mini-1',
+      { caFile: agentsCa.certFile },
+    );
+    expect(answer.headers.get('content-type')).toBe('text/event-stream');
+    const reader = answer.body?.getReader();
+    const first = (await reader?.read())?.value as Uint8Array | undefined;
+    expect(new TextDecoder().decode(first)).toBe('event: output\ndata: {}\n\n');
+    hangUp.abort();
+    await closedAtAgent;
+    await expect(reader?.read()).rejects.toThrow();
+  });
+
   it('sends nothing to an agent whose CA it does not trust', async () => {
     const agent = await agentServer(['127.0.0.1']);
     const brokenOff = once(agent.server, 'tlsClientError');
