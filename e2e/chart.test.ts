@@ -562,6 +562,10 @@ describe('helm install on the real API server', () => {
     expect(notes).toContain(
       `--namespace ${cluster.namespace} --exec-allowed-identity system:serviceaccount:${cluster.namespace}:${fullname}-proxy`,
     );
+    expect(notes).toContain(
+      "and a certificate for its exec server (tls.certFile, tls.keyFile) signed by a CA in the image's system roots (or set proxy.agentTls.caSecret).",
+    );
+    expect(notes).not.toContain('plain http://');
     expect(notes).toContain(`--clusterrole=${fullname}-user`);
     expect(notes).not.toContain('CRDs were not served');
   });
