@@ -21,6 +21,7 @@ import { ClusterAgent } from './cluster/agent.js';
 import { AgentMetrics, createExecApp, createLocalApp } from './cluster/http.js';
 import { tokenReviewVerifier } from './cluster/token-verifier.js';
 import { ListenError, listen } from './listen.js';
+import { TlsFilesError, createTlsServer } from './exec-tls.js';
 import { AGENT_VERSION } from './view.js';
 import { removePidFile, writePidFile } from './agent-pid.js';
 import { doctorCommand } from './doctor-command.js';
@@ -50,6 +51,11 @@ async function main(): Promise<void> {
       type: 'string',
       describe: 'the exec URL the proxy reaches this agent at',
     })
+    .option('tls-cert-file', {
+      type: 'string',
+      describe: 'serve exec over HTTPS with this certificate (PEM; read again when it changes)',
+    })
+    .option('tls-key-file', { type: 'string', describe: "the certificate's private key (PEM)" })
     .option('listen-port', { type: 'number', describe: 'exec server port (0: any free port)' })
     .option('local-port', { type: 'number', describe: 'local leasing API port on loopback' })
     .option('probe-interval-ms', { type: 'number' })
@@ -81,6 +87,9 @@ async function main(): Promise<void> {
     ...(Object.keys(labels).length > 0 ? { labels } : {}),
     ...(argv['exec-allowed-identity']
       ? { execAllowedIdentities: argv['exec-allowed-identity'] }
+      : {}),
+    ...(argv['tls-cert-file'] !== undefined || argv['tls-key-file'] !== undefined
+      ? { tls: { certFile: argv['tls-cert-file'], keyFile: argv['tls-key-file'] } }
       : {}),
     ...(argv['listen-port'] !== undefined ? { listen: { port: argv['listen-port'] } } : {}),
     ...(argv['local-port'] !== undefined ? { local: { port: argv['local-port'] } } : {}),
@@ -124,15 +133,17 @@ async function main(): Promise<void> {
       }
     : undefined;
   const execApp = express();
-  const execServer = await listen(execApp, {
-    ...config.listen,
-    what: 'the exec server',
-    setting: 'listen.port (--listen-port)',
-  });
+  // HTTPS with the configured certificate; without one, plain HTTP, which proxies refuse unless
+  // they run with --allow-plain-http-agents (docs/adr/0025-agent-tls.md; said once running).
+  const execServer = await listen(
+    execApp,
+    { ...config.listen, what: 'the exec server', setting: 'listen.port (--listen-port)' },
+    ...(config.tls ? [createTlsServer(execApp, config.tls, log)] : []),
+  );
   const address = execServer.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
   const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
-  const endpoint = config.endpoint ?? `http://${host}:${port}`;
+  const endpoint = config.endpoint ?? `${config.tls ? 'https' : 'http'}://${host}:${port}`;
   const finalConfig = { ...config, endpoint };
 
   const core = new AgentCore({
@@ -163,6 +174,10 @@ async function main(): Promise<void> {
   });
   const localAddress = localServer.address();
   await agent.start();
+  if (!config.tls)
+    log.warn(
+      'no tls.certFile: the exec server speaks plain HTTP, which a proxy dials only with --allow-plain-http-agents (a local demo)',
+    );
   log.info('agent running', {
     endpoint,
     local:
@@ -185,7 +200,7 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // A port it cannot have is the config's to fix, as a bad value is: exit 2, one line.
-  if (error instanceof ListenError) {
+  if (error instanceof ListenError || error instanceof TlsFilesError) {
     console.error(`simlock-agent: ${error.message}`);
     process.exit(2);
   }

@@ -21,6 +21,7 @@ import {
 import type { ActivityRecorder } from './activity.js';
 import { bearerToken, mayExec, reviewToken, type Caller } from './auth.js';
 import { isLeaseLostFrame, leaseLostFrame, SseFrames } from './lease-end.js';
+import { AgentEndpointRefused, dialAgent, type AgentTlsOptions } from './agent-tls.js';
 
 export interface ProxyOptions {
   client: KubeClient;
@@ -36,6 +37,8 @@ export interface ProxyOptions {
    * per this time, not one per exec; a revoked token is accepted at most this long after.
    */
   tokenReviewCacheMs?: number | undefined;
+  /** How agents are dialled (agent-tls.ts); none: https:// against the system's roots only. */
+  agentTls?: AgentTlsOptions | undefined;
 }
 
 /** The default of `tokenReviewCacheMs`: as long as the agent remembers the proxy's token. */
@@ -203,17 +206,27 @@ async function handleExec(
   });
   let answer: globalThis.Response;
   try {
-    answer = await fetch(new URL('/v1/exec', endpoint), {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${options.agentToken()}`,
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
+    answer = await dialAgent(
+      new URL('/v1/exec', endpoint),
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${options.agentToken()}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+        },
+        body: JSON.stringify({ ...body.data, namespace, lease: name }),
+        signal: upstream.signal,
       },
-      body: JSON.stringify({ ...body.data, namespace, lease: name }),
-      signal: upstream.signal,
-    });
+      workerName,
+      options.agentTls ?? {},
+    );
   } catch (error) {
+    if (error instanceof AgentEndpointRefused) {
+      outcome('endpoint-refused');
+      log.warn('agent endpoint refused', { worker: workerName, endpoint });
+      return sendError(res, 'UNAVAILABLE', error.message);
+    }
     outcome(upstream.signal.aborted ? 'client-gone' : 'unavailable');
     log.warn('agent unreachable', { worker: workerName, endpoint, error });
     return sendError(res, 'UNAVAILABLE', `the agent of ${workerName} could not be reached`);

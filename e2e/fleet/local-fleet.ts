@@ -219,6 +219,9 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
         `127.0.0.1:${proxyPort}`,
         '--agent-token-file',
         tokenPath,
+        // The local fleet's agents serve plain HTTP on loopback: a local demo
+        // (docs/adr/0025-agent-tls.md).
+        '--allow-plain-http-agents',
       ],
       join(options.dir, 'proxy.log'),
     ),
