@@ -36,7 +36,8 @@ export function writeArchive(
     ? ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0']
     : [];
   execFileSync('tar', [...reproducible, '-cf', tarball, '-C', staging, ...ARCHIVE_FILES]);
-  execFileSync('gzip', ['-n', '-9', '-f', tarball]);
+  // gzip's default level: -9 takes four times the CPU for 0.6 % less.
+  execFileSync('gzip', ['-n', '-f', tarball]);
   const archive = join(outDir, archiveName(platform));
   mkdirSync(outDir, { recursive: true });
   copyFileSync(`${tarball}.gz`, archive);

@@ -13,6 +13,10 @@
 //   --only plugin,chart,crds,client      only these parts (default: all but the image)
 //   --image                              also build and save the image (needs docker)
 //   --node-image IMAGE                   the Dockerfile's NODE_IMAGE (default node:24-slim)
+//   --host-node PATH                     this machine's pinned Node, where tools/ensure-node.sh has
+//                                        none (a Mac: the npm registry lacks node-darwin-* 24)
+//   --complete                           fail unless the manifest has all four checksums
+//   --helm PATH                          this helm instead of the pinned one of tools/controlplane
 //   --owner NAME                         the GitHub owner in the manifest (default: $GITHUB_REPOSITORY_OWNER, else OWNER)
 //   --out DIR                            instead of .simlock/release/<version>
 import { execFileSync } from 'node:child_process';
@@ -44,6 +48,9 @@ const { values } = parseArgs({
     only: { type: 'string', default: PARTS.join(',') },
     image: { type: 'boolean', default: false },
     'node-image': { type: 'string' },
+    'host-node': { type: 'string' },
+    helm: { type: 'string' },
+    complete: { type: 'boolean', default: false },
     owner: { type: 'string', default: process.env.GITHUB_REPOSITORY_OWNER ?? 'OWNER' },
     out: { type: 'string' },
   },
@@ -67,7 +74,7 @@ const caveats: string[] = [];
 try {
   if (parts.includes('plugin')) {
     const platforms = choosePlatforms(values.platforms.split(',').filter(Boolean));
-    const built = await releasePlugin(root, platforms, outDir, work, log);
+    const built = await releasePlugin(root, platforms, outDir, work, log, values['host-node']);
     caveats.push(
       ...built.flatMap(({ platform, caveat }) => (caveat ? [`${platform.node}: ${caveat}`] : [])),
     );
@@ -82,6 +89,9 @@ try {
   if (checksums.size > 0) {
     const { text, unfilled } = fillKrewManifest(root, { version, owner: values.owner, checksums });
     writeFileSync(join(outDir, 'simlock.yaml'), text);
+    if (unfilled.length > 0 && values.complete) {
+      throw new Error(`--complete: no archive for ${unfilled.join(', ')} in ${outDir}`);
+    }
     if (unfilled.length > 0)
       caveats.push(
         `simlock.yaml: no archive yet for ${unfilled.join(', ')} (checksum left all zeros)`,
@@ -89,11 +99,16 @@ try {
   }
   if (parts.includes('crds')) log(relative(root, writeCrds(root, outDir, version)));
   if (parts.includes('chart')) {
-    const helmBin = execFileSync(join(root, 'tools', 'controlplane', 'build.sh'), {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    }).trim();
-    log(relative(root, packageChart(root, join(helmBin, 'helm'), outDir, version, work)));
+    const helm =
+      values.helm ??
+      join(
+        execFileSync(join(root, 'tools', 'controlplane', 'build.sh'), {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+        }).trim(),
+        'helm',
+      );
+    log(relative(root, packageChart(root, helm, outDir, version, work)));
   }
   if (parts.includes('client')) {
     const clientDir = join(outDir, 'client');

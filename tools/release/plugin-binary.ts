@@ -7,7 +7,7 @@
 // Node binary with postject, which writes ELF and Mach-O alike.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 import type { Platform } from './platforms.js';
 
@@ -37,20 +37,22 @@ export async function buildPluginScript(root: string, outFile: string): Promise<
 
 /** `node --experimental-sea-config`: the preparation blob of `script`, made by `hostNode`. */
 export function buildSeaBlob(hostNode: string, script: string, work: string): string {
+  // Paths relative to `work`: the blob records the script's name, and a temporary folder's name
+  // would make every build's bytes differ.
   const blob = join(work, 'kubectl-simlock.blob');
   const config = join(work, 'sea-config.json');
   writeFileSync(
     config,
     JSON.stringify({
-      main: script,
-      output: blob,
+      main: relative(work, script),
+      output: relative(work, blob),
       disableExperimentalSEAWarning: true,
       // Both are specific to the V8 that makes them: off, the blob suits every platform's Node.
       useCodeCache: false,
       useSnapshot: false,
     }),
   );
-  execFileSync(hostNode, ['--experimental-sea-config', config], { stdio: 'ignore' });
+  execFileSync(hostNode, ['--experimental-sea-config', config], { cwd: work, stdio: 'ignore' });
   return blob;
 }
 

@@ -36,16 +36,17 @@ export async function releasePlugin(
   outDir: string,
   work: string,
   log: (line: string) => void,
+  hostNode?: string,
 ): Promise<BuiltPlatform[]> {
   const host = hostPlatform();
   if (!host)
     throw new Error(`no release platform for this machine (${process.platform}-${process.arch})`);
   const script = join(work, 'kubectl-simlock.cjs');
   await buildPluginScript(root, script);
-  const blob = buildSeaBlob(nodeBinary(root, host, log), script, work);
+  const blob = buildSeaBlob(nodeBinary(root, host, log, hostNode), script, work);
   const built: BuiltPlatform[] = [];
   for (const platform of platforms) {
-    const node = nodeBinary(root, platform, log);
+    const node = nodeBinary(root, platform, log, hostNode);
     const binary = join(work, platform.node, 'kubectl-simlock');
     await injectBlob(node, blob, platform, binary);
     let caveat: string | undefined;
