@@ -1,4 +1,5 @@
-// How fast the plugin starts: the release's single binary (tools/release/, Node inside it)
+// How fast the plugin starts: the release's single binary (tools/release/, Node inside it; with
+// V8's code cache in its blob as built on its own platform, and without, as built on another)
 // against today's plugin in a clone (bin/kubectl-simlock: sh, then node bin/launch.mjs, then the
 // warm esbuild bundle). Each command is started --runs times per side, the sides in turn, through
 // /usr/bin/time: wall time and CPU (user + system) per start, medians and p90.
@@ -8,8 +9,8 @@
 //
 //   node --import tsx bench/plugin-start.ts [--runs 20] [--json [FILE]]
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { hostPluginBinary } from '../tools/index.js';
 import {
@@ -53,8 +54,10 @@ async function start(command: string, commandArgs: string[]): Promise<Sample> {
 const started = Date.now();
 const { binary, builtInMs } = await hostPluginBinary(REPO_ROOT, log);
 if (builtInMs !== undefined) log(`built the single binary in ${builtInMs} ms`);
+const portable = await hostPluginBinary(REPO_ROOT, log, { codeCache: false });
 const sides = {
   'single binary': binary,
+  'single binary, no code cache': portable.binary,
   'clone (bin/kubectl-simlock)': join(REPO_ROOT, 'bin', 'kubectl-simlock'),
 };
 // The clone's first start after a change builds its bundle: not what is measured.
@@ -103,6 +106,7 @@ try {
   await plane.stop();
 }
 if (JSON_PATH) {
+  await mkdir(dirname(JSON_PATH), { recursive: true });
   await writeFile(
     JSON_PATH,
     JSON.stringify({ machine: machineName(), runs: RUNS, results }, null, 2),

@@ -43,20 +43,28 @@ export async function releasePlugin(
     throw new Error(`no release platform for this machine (${process.platform}-${process.arch})`);
   const script = join(work, 'kubectl-simlock.cjs');
   await buildPluginScript(root, script);
-  const blob = buildSeaBlob(nodeBinary(root, host, log, hostNode), script, work);
+  const hostBinary = nodeBinary(root, host, log, hostNode);
   const built: BuiltPlatform[] = [];
   for (const platform of platforms) {
     const node = nodeBinary(root, platform, log, hostNode);
     const binary = join(work, platform.node, 'kubectl-simlock');
-    await injectBlob(node, blob, platform, binary);
-    let caveat: string | undefined;
+    const native = platform.node === host.node;
+    await injectBlob(node, buildSeaBlob(hostBinary, script, work, native), platform, binary);
+    const caveats: string[] = [];
+    if (!native) {
+      caveats.push(
+        `built on ${host.node}: no code cache in its blob, so each start compiles the script (build it on its own platform for the faster start)`,
+      );
+    }
     if (platform.os === 'darwin') {
       if (hasCodesign()) signForMac(binary);
       else {
-        caveat =
-          'not signed: codesign is not on this machine, and macOS refuses an arm64 binary whose signature the injection broke; sign it on a Mac (`codesign --sign - --force kubectl-simlock`) or build this platform there';
+        caveats.push(
+          'not signed: codesign is not on this machine, and macOS refuses an arm64 binary whose signature the injection broke; sign it on a Mac (`codesign --sign - --force kubectl-simlock`) or build this platform there',
+        );
       }
     }
+    const caveat = caveats.length > 0 ? caveats.join('; ') : undefined;
     const archive = writeArchive(binary, join(node, '..', '..', 'LICENSE'), platform, outDir, work);
     built.push({ platform, archive, ...(caveat ? { caveat } : {}) });
     log(`${relative(root, archive)}${caveat ? ` (${caveat})` : ''}`);
@@ -88,17 +96,21 @@ export function pluginBinaryStamp(root: string): string {
 }
 
 /**
- * The host's single binary, built once per stamp into ~/.cache/simlock/release/plugin/<stamp>/
+ * The host's single binary (`codeCache: false`: as one built on another platform would start),
+ * built once per stamp into ~/.cache/simlock/release/plugin/<stamp>/
  * (tests and the start-time benchmark run it). Concurrent callers each build aside and rename.
  */
 export async function hostPluginBinary(
   root: string,
   log: (line: string) => void,
+  options: { codeCache?: boolean } = {},
 ): Promise<{ binary: string; builtInMs?: number }> {
+  const codeCache = options.codeCache ?? true;
   const host = hostPlatform();
   if (!host)
     throw new Error(`no release platform for this machine (${process.platform}-${process.arch})`);
-  const folder = join(simlockCache(), 'release', 'plugin', pluginBinaryStamp(root));
+  const stamp = pluginBinaryStamp(root);
+  const folder = join(simlockCache(), 'release', 'plugin', codeCache ? stamp : `${stamp}-portable`);
   const binary = join(folder, 'kubectl-simlock');
   if (existsSync(binary)) return { binary };
   const started = Date.now();
@@ -110,7 +122,7 @@ export async function hostPluginBinary(
     const node = nodeBinary(root, host, log);
     await injectBlob(
       node,
-      buildSeaBlob(node, script, work),
+      buildSeaBlob(node, script, work, codeCache),
       host,
       join(work, 'out', 'kubectl-simlock'),
     );
