@@ -1,6 +1,7 @@
 // The release's other files: the CRDs as one file, the chart packaged with its image tag pinned,
 // the typed client's npm package, and the image saved as an archive.
 import { execFileSync } from 'node:child_process';
+import { lookup } from 'node:dns/promises';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -59,19 +60,26 @@ export function packClient(root: string, outDir: string): string {
 
 /**
  * The image as the kind tier builds it (`docker build`, with NODE_IMAGE when the registry's
- * node:24-slim cannot be pulled: tools/kind/build.sh makes one), saved with `docker save`.
+ * node:24-slim cannot be pulled: tools/kind/build.sh makes one, and with `hostNetwork` the flags
+ * e2e/kind/kind.ts gives a dockerd whose containers resolve no outside name: the host's network
+ * and npm registry's address), saved with `docker save` under `tag`.
  */
-export function saveImage(
+export async function saveImage(
   root: string,
   outDir: string,
-  version: string,
-  nodeImage: string | undefined,
-): string {
-  const tag = `simlock:${version}`;
-  const args = ['build', '-t', tag];
-  if (nodeImage) args.push('--build-arg', `NODE_IMAGE=${nodeImage}`);
+  options: { tag: string; nodeImage?: string; hostNetwork?: boolean },
+): Promise<string> {
+  const args = ['build', '-t', options.tag];
+  if (options.nodeImage) args.push('--build-arg', `NODE_IMAGE=${options.nodeImage}`);
+  if (options.hostNetwork) {
+    const registry = new URL(
+      execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim(),
+    ).hostname;
+    const { address } = await lookup(registry, { family: 4 });
+    args.push('--network', 'host', '--add-host', `${registry}:${address}`);
+  }
   execFileSync('docker', [...args, '.'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-  const file = join(outDir, `simlock-image-${version}.tar`);
-  execFileSync('docker', ['save', '-o', file, tag], { stdio: 'inherit' });
+  const file = join(outDir, `simlock-image-${options.tag.split(':').at(-1) ?? 'latest'}.tar`);
+  execFileSync('docker', ['save', '-o', file, options.tag], { stdio: 'inherit' });
   return file;
 }

@@ -13,6 +13,8 @@
 //   --only plugin,chart,crds,client      only these parts (default: all but the image)
 //   --image                              also build and save the image (needs docker)
 //   --node-image IMAGE                   the Dockerfile's NODE_IMAGE (default node:24-slim)
+//   --host-network                       docker build on the host's network, as the kind tier does
+//   --image-tag NAME:TAG                 instead of simlock:<version>
 //   --host-node PATH                     this machine's pinned Node, where tools/ensure-node.sh has
 //                                        none (a Mac: the npm registry lacks node-darwin-* 24)
 //   --complete                           fail unless the manifest has all four checksums
@@ -48,6 +50,8 @@ const { values } = parseArgs({
     only: { type: 'string', default: PARTS.join(',') },
     image: { type: 'boolean', default: false },
     'node-image': { type: 'string' },
+    'host-network': { type: 'boolean', default: false },
+    'image-tag': { type: 'string' },
     'host-node': { type: 'string' },
     helm: { type: 'string' },
     complete: { type: 'boolean', default: false },
@@ -115,7 +119,14 @@ try {
     mkdirSync(clientDir, { recursive: true });
     log(relative(root, packClient(root, clientDir)));
   }
-  if (values.image) log(relative(root, saveImage(root, outDir, version, values['node-image'])));
+  if (values.image) {
+    const image = await saveImage(root, outDir, {
+      tag: values['image-tag'] ?? `simlock:${version}`,
+      ...(values['node-image'] ? { nodeImage: values['node-image'] } : {}),
+      hostNetwork: values['host-network'],
+    });
+    log(relative(root, image));
+  }
   writeChecksums(outDir);
   log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s: ${relative(root, outDir)}`);
   for (const caveat of caveats) log(`NOTE ${caveat}`);
