@@ -2,7 +2,7 @@
 // the typed client's npm package, and the image saved as an archive.
 import { execFileSync } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 
@@ -81,5 +81,6 @@ export async function saveImage(
   execFileSync('docker', [...args, '.'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const file = join(outDir, `simlock-image-${options.tag.split(':').at(-1) ?? 'latest'}.tar`);
   execFileSync('docker', ['save', '-o', file, options.tag], { stdio: 'inherit' });
+  chmodSync(file, 0o644); // docker save writes it for its owner alone
   return file;
 }

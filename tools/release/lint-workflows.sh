@@ -6,7 +6,14 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 actionlint=$("$here/go-tool.sh" actionlint)
-command -v shellcheck >/dev/null || echo "lint-workflows: no shellcheck on PATH: run: scripts NOT checked" >&2
+# actionlint checks the run: scripts with shellcheck when it is on PATH: Debian's, installed here
+# when missing and this is root (as tools/ensure-chromium.sh installs Chromium).
+if ! command -v shellcheck >/dev/null && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  echo "lint-workflows: installing Debian's shellcheck (apt-get)" >&2
+  apt-get install -y -qq shellcheck >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq shellcheck >/dev/null 2>&1; } || true
+fi
+command -v shellcheck >/dev/null || echo "lint-workflows: no shellcheck: the run: scripts are NOT checked" >&2
 cd "$here/../.."
 "$actionlint" .github/workflows/*.yml
 echo "lint-workflows: .github/workflows/*.yml pass $("$actionlint" -version | head -1)"
