@@ -11,4 +11,5 @@ export * from './exec.js';
 export * from './slots.js';
 export * from './lifetime.js';
 export * from './duration.js';
+export * from './unblock.js';
 export * from './routing/index.js';

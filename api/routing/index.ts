@@ -14,3 +14,9 @@ export type {
 export { createRoutingPolicy, explain, select, STAGES } from './policy.js';
 export { createPipeline, type Pipeline } from './pipeline.js';
 export { assess } from './assess.js';
+export {
+  applyUnblockChange,
+  findUnblocks,
+  type HeldLease,
+  type UnblockQuestion,
+} from './unblock.js';
