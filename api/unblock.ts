@@ -73,13 +73,16 @@ function limitText(limit: z.infer<typeof RunningLimit>): string {
   return `(${limit.running} of ${limit.limit})`;
 }
 
-/** "undrain worker-b", "a lease on worker-a ends in 4m", …; `now` in ms. */
+/**
+ * "undrain worker-b", "a lease on worker-a ends in 4m", …; `now` in ms. The lease is not named:
+ * it may be someone else's (the structured answer carries it for those who may read it).
+ */
 export function unblockText(change: UnblockChange, now: number): string {
   switch (change.kind) {
     case 'lease-ends': {
       const left = Math.round((Date.parse(change.endsAt) - now) / 1000);
       const when = left <= 0 ? 'any moment' : `in ${formatDuration(left)}`;
-      return `a lease on ${change.worker} ends ${when} (${change.lease.namespace}/${change.lease.name})`;
+      return `a lease on ${change.worker} ends ${when}`;
     }
     case 'undrain':
       return `undrain ${change.worker}`;

@@ -20,3 +20,4 @@ export {
   type HeldLease,
   type UnblockQuestion,
 } from './unblock.js';
+export { answerWhy, heldLeases, whyViews } from './why.js';

@@ -81,7 +81,7 @@ describe('what would unblock a waiting request', () => {
       platform: 'ios',
     });
     expect(unblockLines({ kind: 'changes', changes }, NOW)[0]).toBe(
-      'a lease on worker-a ends in 4m (ci/lease-1)',
+      'a lease on worker-a ends in 4m',
     );
   });
 
