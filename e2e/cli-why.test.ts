@@ -6,7 +6,8 @@ import { WhyAnswer } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet, iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
-import { runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
+import { certificateIdentity } from '../test/cluster/identities.js';
+import { eventually, runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
 
 const cluster = useCluster('cli-why');
 const binDir = fileURLToPath(new URL('../bin/', import.meta.url));
@@ -28,10 +29,18 @@ afterEach(async () => {
 });
 
 function simlock(fleet: TestFleet, ...args: string[]): Promise<CommandResult> {
+  return simlockAs(cluster.kubeconfigPath, fleet, ...args);
+}
+
+function simlockAs(
+  kubeconfig: string,
+  fleet: TestFleet,
+  ...args: string[]
+): Promise<CommandResult> {
   return runCommand(`${binDir}kubectl-simlock`, [
     ...args,
     '--kubeconfig',
-    cluster.kubeconfigPath,
+    kubeconfig,
     '-n',
     fleet.namespace,
   ]);
@@ -111,5 +120,65 @@ describe('why', () => {
         message: `request "nope" not found in namespace "${fleet.namespace}"`,
       },
     });
+  });
+
+  it('a person who may read the request, the Workers and the Leases of their namespace may ask', async () => {
+    const fleet = await setup();
+    const a = await fleet.addWorker('a', { drained: true, status: iosStatus() });
+    await fleet.addWorker('b', { status: iosFullStatus() });
+    await fleet.createRequest('r3', { platform: 'ios', model: 'iPhone 16' });
+    await fleet.requestWhere(
+      'r3',
+      (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === 2,
+    );
+    const reader = await certificateIdentity(`${fleet.namespace}-reader`);
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    const subjects = [
+      { kind: 'User', name: reader.username, apiGroup: 'rbac.authorization.k8s.io' },
+    ];
+    // Reads only: requests and leases in its namespace, Workers (cluster-scoped) by name of this
+    // file's namespace, so other files are untouched.
+    await cluster.admin.create(`${rbac}/namespaces/${fleet.namespace}/roles`, {
+      metadata: { name: 'reader' },
+      rules: [
+        {
+          apiGroups: ['simlock.dev'],
+          resources: ['leaserequests', 'leases'],
+          verbs: ['get', 'list'],
+        },
+      ],
+    });
+    await cluster.admin.create(`${rbac}/namespaces/${fleet.namespace}/rolebindings`, {
+      metadata: { name: 'reader' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+      subjects,
+    });
+    const workerReader = `${fleet.namespace}-worker-reader`;
+    await cluster.admin.create(`${rbac}/clusterroles`, {
+      metadata: { name: workerReader },
+      rules: [{ apiGroups: ['simlock.dev'], resources: ['workers'], verbs: ['list'] }],
+    });
+    await cluster.admin.create(`${rbac}/clusterrolebindings`, {
+      metadata: { name: workerReader },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: workerReader },
+      subjects,
+    });
+    try {
+      const result = await eventually(
+        async () => {
+          const answer = await simlockAs(reader.kubeconfigPath, fleet, 'why', 'r3');
+          return answer.exitCode === 0 ? answer : undefined;
+        },
+        { what: 'why as the reader, once its bindings are seen' },
+      );
+      expect(result.stdout.split('\n')[1]).toBe(`  undrain ${a}`);
+      // Leases in other namespaces it may not list: only its own count, and it says so.
+      expect(result.stderr).toContain(
+        `warning: cannot list leases in every namespace; only those in ${fleet.namespace} are counted`,
+      );
+    } finally {
+      await cluster.admin.delete(`${rbac}/clusterrolebindings/${workerReader}`);
+      await cluster.admin.delete(`${rbac}/clusterroles/${workerReader}`);
+    }
   });
 });

@@ -74,6 +74,15 @@ describe('why over the objects a person reads', () => {
     });
   });
 
+  it('says it cannot tell when none of its workers could be read', () => {
+    const request = waitingRequest([{ worker: 'worker-a', reason: 'drained' }]);
+    const answer = answerWhy(request, [], [], NOW);
+    expect(answer.verdict).toBeUndefined();
+    expect(answer.lines).toEqual([
+      'cannot tell what would unblock it: its workers could not be read',
+    ]);
+  });
+
   it('a request that is not waiting has nothing to unblock', () => {
     const request = { ...waitingRequest([]), status: { phase: 'Granted' } } as LeaseRequestObject;
     const answer = answerWhy(request, [], [], NOW);

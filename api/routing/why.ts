@@ -86,6 +86,11 @@ export function answerWhy(
     return { ...base, lines: [`it is ${phase}, not waiting: there is nothing to unblock`] };
   }
   const views = whyViews(request, workers);
+  if (views.length === 0 && (request.status?.workers?.length ?? 0) > 0) {
+    // The Workers the controller knows could not be read (a person without list on workers):
+    // "nothing helps" would be a guess.
+    return { ...base, lines: ['cannot tell what would unblock it: its workers could not be read'] };
+  }
   const names = new Set(views.map((view) => view.name));
   const verdict = findUnblocks({
     request: deviceSpecOf(request),
