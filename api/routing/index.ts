@@ -20,4 +20,4 @@ export {
   type HeldLease,
   type UnblockQuestion,
 } from './unblock.js';
-export { answerWhy, heldLeases, whyViews } from './why.js';
+export { answerWhy, answerWhyOf, heldLeases, whyViews, type WhyRequest } from './why.js';

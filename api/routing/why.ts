@@ -4,14 +4,28 @@
 // lapsed or whose protocol it cannot speak), so no heartbeat Lease need be read. Pure: the
 // plugin, MCP and the console read the objects and call this.
 import type { LeaseObject } from '../lease-schema.js';
-import type { DeviceSpec, LeaseRequestObject } from '../lease-request-schema.js';
+import type {
+  DeviceSpec,
+  LeaseRequestObject,
+  RequestPhase,
+  WorkerReason,
+} from '../lease-request-schema.js';
 import { unblockLines, type WhyAnswer } from '../unblock.js';
 import { WorkerStatus, type WorkerObject } from '../worker-schema.js';
 import type { Connection, WorkerView } from './types.js';
 import { findUnblocks, type HeldLease } from './unblock.js';
 
+/** What `why` reads of a request: a LeaseRequest, or the console's row of one. */
+export interface WhyRequest {
+  readonly metadata: { readonly name: string; readonly namespace?: string | undefined };
+  readonly spec: DeviceSpec;
+  readonly status?:
+    | { readonly phase: RequestPhase; readonly workers?: readonly WorkerReason[] | undefined }
+    | undefined;
+}
+
 /** The device fields of a request's spec: what routing reads. */
-function deviceSpecOf(request: LeaseRequestObject): DeviceSpec {
+function deviceSpecOf(request: WhyRequest): DeviceSpec {
   const { platform, model, class: deviceClass, os, physical, requires } = request.spec;
   return {
     platform,
@@ -30,10 +44,7 @@ function connectionFrom(reason: string | undefined): Connection {
 }
 
 /** The views of the workers the request's reasons name (the controller's known workers). */
-export function whyViews(
-  request: LeaseRequestObject,
-  workers: readonly WorkerObject[],
-): WorkerView[] {
+export function whyViews(request: WhyRequest, workers: readonly WorkerObject[]): WorkerView[] {
   const reasons = new Map(
     (request.status?.workers ?? []).map((entry) => [entry.worker, entry.reason]),
   );
@@ -80,6 +91,17 @@ export function answerWhy(
   leases: readonly LeaseObject[],
   now: number,
 ): WhyAnswer {
+  const names = new Set((request.status?.workers ?? []).map((entry) => entry.worker));
+  return answerWhyOf(request, workers, heldLeases(leases, names), now);
+}
+
+/** answerWhy over held leases already read (the console keeps its own rows of Leases). */
+export function answerWhyOf(
+  request: WhyRequest,
+  workers: readonly WorkerObject[],
+  leases: readonly HeldLease[],
+  now: number,
+): WhyAnswer {
   const phase = request.status?.phase ?? 'Pending';
   const base = { namespace: request.metadata.namespace ?? '', name: request.metadata.name, phase };
   if (phase !== 'Waiting') {
@@ -91,11 +113,6 @@ export function answerWhy(
     // "nothing helps" would be a guess.
     return { ...base, lines: ['cannot tell what would unblock it: its workers could not be read'] };
   }
-  const names = new Set(views.map((view) => view.name));
-  const verdict = findUnblocks({
-    request: deviceSpecOf(request),
-    views,
-    leases: heldLeases(leases, names),
-  });
+  const verdict = findUnblocks({ request: deviceSpecOf(request), views, leases });
   return { ...base, verdict, lines: unblockLines(verdict, now) };
 }
