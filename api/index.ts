@@ -12,3 +12,5 @@ export * from './slots.js';
 export * from './lifetime.js';
 export * from './duration.js';
 export * from './usage-history.js';
+export * from './unblock.js';
+export * from './routing/index.js';

@@ -43,6 +43,7 @@ export {
 } from './recovery.js';
 export { forceReleaseLease, releaseLease, type ReleaseOptions, type Released } from './release.js';
 export { waitForEnd, type WaitOptions, type WaitOutcome } from './wait.js';
+export { readableLeases, whyWaiting, type WhyOptions } from './why.js';
 // The contract's error, codes and shapes, so that a program needs no second import.
 export {
   ERRORS,
@@ -55,5 +56,8 @@ export {
   type GrantedDevice,
   type LeaseObject,
   type LeaseRequestObject,
+  type WhyAnswer,
+  type UnblockChange,
+  type UnblockVerdict,
   type WorkerObject,
 } from '../api/index.js';

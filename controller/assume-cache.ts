@@ -12,7 +12,7 @@ import {
   type PendingDispatch,
   type ReleasedDevice,
 } from './assume.js';
-import type { WorkerView } from './routing/index.js';
+import type { WorkerView } from '../api/index.js';
 import type { Fleet } from './walk.js';
 
 interface Assumption {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Device } from '../api/index.js';
 import { iosCapacity, iosStatus, iphoneSimulator } from '../test/fixtures/workers.js';
 import { assumeDispatches, viewShowsFreed, viewShowsLeased } from './assume.js';
-import type { WorkerView } from './routing/index.js';
+import type { WorkerView } from '../api/index.js';
 
 function simulator(id: string, state: Device['state'] = 'ready'): Device {
   return iphoneSimulator(id, { state });

@@ -21,7 +21,7 @@ import {
   type DeviceSpec,
   type WorkerStatus,
 } from '../api/index.js';
-import type { WorkerView } from './routing/index.js';
+import type { WorkerView } from '../api/index.js';
 
 export interface PendingDispatch {
   spec: DeviceSpec;

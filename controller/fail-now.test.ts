@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { iosStatus, physicalIphone } from '../test/fixtures/workers.js';
 import { failOnAdmission, failUnlessWaiting, failWhileWaiting } from './fail-now.js';
-import { createRoutingPolicy, type WorkerView } from './routing/index.js';
+import { createRoutingPolicy, type WorkerView } from '../api/index.js';
 
 const policy = createRoutingPolicy();
 

@@ -10,7 +10,7 @@ import {
   type DeviceSpec,
   type ErrorBody,
 } from '../api/index.js';
-import type { Assessment, RoutingPolicy, WorkerView } from './routing/index.js';
+import type { Assessment, RoutingPolicy, WorkerView } from '../api/index.js';
 
 /** On admission: the fleet table's verdict on the known workers as they are now. */
 export function failOnAdmission(

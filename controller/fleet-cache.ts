@@ -10,7 +10,7 @@ import {
   type Logger,
   type WorkQueueObserver,
 } from '../runtime/index.js';
-import type { WorkerView } from './routing/index.js';
+import type { WorkerView } from '../api/index.js';
 import {
   buildWorker,
   parseHeartbeat,

@@ -5,5 +5,23 @@ export { ControllerMetrics } from './metrics.js';
 export { walk, type WaitingRequest, type Fleet, type WalkOutcome } from './walk.js';
 export { reasonsFor } from './reasons.js';
 export { buildWorker, parseHeartbeat } from './views.js';
-export * from './routing/index.js';
+// Routing is pure and shared (api/routing/, ADR 0026); re-exported for the benchmarks and tests.
+export {
+  assess,
+  createPipeline,
+  createRoutingPolicy,
+  explain,
+  select,
+  STAGES,
+  type Assessment,
+  type Connection,
+  type Explanation,
+  type FilterStage,
+  type Pick,
+  type Pipeline,
+  type RankStage,
+  type RoutingPolicy,
+  type Stage,
+  type WorkerView,
+} from '../api/index.js';
 export { controllerPermissions, LEADER_LEASE_NAME, type ControllerScope } from './permissions.js';

@@ -20,8 +20,8 @@ import {
   requests,
   simulator,
   type WorkerChange,
-} from './routing/fixtures.js';
-import { createRoutingPolicy, type WorkerView } from './routing/index.js';
+} from '../test/fixtures/routing.js';
+import { createRoutingPolicy, type WorkerView } from '../api/index.js';
 import { ViewRevisions } from './views.js';
 import { walk, type WaitingRequest, type WalkOutcome } from './walk.js';
 

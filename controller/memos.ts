@@ -28,7 +28,7 @@ import {
   type CapacityReason,
   type DeviceSpec,
 } from '../api/index.js';
-import type { WorkerView } from './routing/index.js';
+import type { WorkerView } from '../api/index.js';
 
 export interface RequestMemos {
   /** Workers that answered a cannot-serve code: left out for the request's life. */

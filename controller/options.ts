@@ -3,7 +3,7 @@
 import { DEFAULT_EXPIRING_SOON_SECONDS, DEFAULT_MAX_LEASE_SECONDS } from '../api/index.js';
 import type { Clock, KubeClient, Logger } from '../runtime/index.js';
 import type { ControllerMetrics } from './metrics.js';
-import type { RoutingPolicy } from './routing/index.js';
+import type { RoutingPolicy } from '../api/index.js';
 
 export const CONTROLLER_DEFAULTS = {
   /** Where heartbeats and the leader's Lease live. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { iosFullStatus, iosStatus } from '../test/fixtures/workers.js';
 import { emptyMemos } from './memos.js';
 import { reasonsFor } from './reasons.js';
-import { createRoutingPolicy, type WorkerView } from './routing/index.js';
+import { createRoutingPolicy, type WorkerView } from '../api/index.js';
 
 const policy = createRoutingPolicy();
 const views: WorkerView[] = [

@@ -12,7 +12,7 @@
 //   6. not-chosen: it passed every check and another worker was picked.
 import type { CannotServeCode, DeviceSpec, WaitingReason, WorkerReason } from '../api/index.js';
 import { heldRefusal, heldUnanswered, type RequestMemos } from './memos.js';
-import type { Explanation, WorkerView } from './routing/index.js';
+import type { Explanation, WorkerView } from '../api/index.js';
 
 const CANNOT_SERVE_REASONS: Record<CannotServeCode, WaitingReason> = {
   UNKNOWN_MODEL: 'unknown-model',

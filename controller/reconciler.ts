@@ -27,7 +27,7 @@ import { FleetCache } from './fleet-cache.js';
 import { LeaseDispatcher } from './lease-dispatcher.js';
 import { parseLease } from './parsed-lease.js';
 import { RequestShell } from './request-shell.js';
-import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from './routing/index.js';
+import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from '../api/index.js';
 
 export type { ReconcilerOptions } from './options.js';
 import { StatusWriter } from './status-writer.js';

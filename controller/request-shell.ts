@@ -20,7 +20,7 @@ import { endSilences, rememberAnswer, takenDevicesKey, type Answer } from './mem
 import type { ControllerMetrics } from './metrics.js';
 import { next, type Effect, type RequestEvent } from './request-machine.js';
 import { recoveryOf } from './device-recovery.js';
-import type { RoutingPolicy } from './routing/index.js';
+import type { RoutingPolicy } from '../api/index.js';
 import type { StatusWriter } from './status-writer.js';
 import {
   lifetimeOf,

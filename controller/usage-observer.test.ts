@@ -5,7 +5,7 @@ import type { Condition } from '../api/index.js';
 import { ManualClock } from '../runtime/index.js';
 import { iosStatus, iphoneSimulator } from '../test/fixtures/workers.js';
 import { ControllerMetrics } from './metrics.js';
-import type { WorkerView } from './routing/index.js';
+import type { WorkerView } from '../api/index.js';
 import { trackRequest, type TrackedRequest } from './tracked-request.js';
 import { UsageObserver } from './usage-observer.js';
 

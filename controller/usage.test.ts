@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { iosStatus, iphoneSimulator, physicalIphone } from '../test/fixtures/workers.js';
-import type { WorkerView } from './routing/index.js';
+import type { WorkerView } from '../api/index.js';
 import {
   endWritten,
   leaseEnded,

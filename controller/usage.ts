@@ -10,7 +10,7 @@
 // of a request it holds granted (request-shell.ts), which a new leader never does (its first sight
 // of a request is `new`).
 import type { Condition } from '../api/index.js';
-import type { WorkerView } from './routing/index.js';
+import type { WorkerView } from '../api/index.js';
 
 /** A request's status as written: only what the observations read. */
 export interface WrittenStatus {

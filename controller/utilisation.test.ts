@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Device } from '../api/index.js';
 import { iosStatus, iphoneSimulator, physicalIphone } from '../test/fixtures/workers.js';
-import type { Connection, WorkerView } from './routing/index.js';
+import type { Connection, WorkerView } from '../api/index.js';
 import { UtilisationMeter } from './utilisation.js';
 
 const view = (

@@ -7,7 +7,7 @@
 // seconds between the old leader's last scrape and the new one's start are counted by neither,
 // in both counters alike, so `rate(leased) / rate(available)` stays right across a failover.
 import type { DeviceState } from '../api/index.js';
-import type { WorkerView } from './routing/index.js';
+import type { WorkerView } from '../api/index.js';
 
 /** Devices that could serve a lease or serve one: made, booted or booting, present, in service. */
 const AVAILABLE_STATES: ReadonlySet<DeviceState> = new Set<DeviceState>([

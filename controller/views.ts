@@ -2,7 +2,7 @@
 // agent's status) and the worker's heartbeat Lease. A view is rebuilt, never mutated, when anything
 // in it changes (routing remembers verdicts per view object).
 import { PROTOCOL, WorkerStatus, viewKey, type WorkerObject } from '../api/index.js';
-import type { Connection, WorkerView } from './routing/index.js';
+import type { Connection, WorkerView } from '../api/index.js';
 
 export interface Heartbeat {
   renewTime: number;

@@ -10,7 +10,7 @@ import {
   type HeldLease,
 } from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
-import type { RoutingPolicy } from './routing/index.js';
+import type { RoutingPolicy } from '../api/index.js';
 import type { TrackedRequest } from './tracked-request.js';
 import { walk, type Fleet, type WaitingRequest, type WalkOutcome } from './walk.js';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { iosCapacity, iosFullStatus, iosStatus, physicalIphone } from '../test/fixtures/workers.js';
 import { viewKey, type Device, type WorkerStatus } from '../api/index.js';
 import { emptyMemos, type RequestMemos } from './memos.js';
-import { createRoutingPolicy, type WorkerView } from './routing/index.js';
+import { createRoutingPolicy, type WorkerView } from '../api/index.js';
 import { ViewRevisions } from './views.js';
 import { walk, type Fleet, type WaitingRequest } from './walk.js';
 

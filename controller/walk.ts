@@ -8,7 +8,7 @@ import {
 } from '../api/index.js';
 import { failUnlessWaiting, failWhileWaiting } from './fail-now.js';
 import { heldRefusal, heldUnanswered, remembersNothing, type RequestMemos } from './memos.js';
-import type { Explanation, RoutingPolicy, WorkerView } from './routing/index.js';
+import type { Explanation, RoutingPolicy, WorkerView } from '../api/index.js';
 import { reasonsFor } from './reasons.js';
 
 export interface WaitingRequest {

@@ -184,6 +184,8 @@ describe('kubectl simlock mcp', () => {
       const why = await call(client, 'why_waiting', {});
       expect(why.text).toContain(`Request ${waiting.metadata.name}`);
       expect(why.text).not.toContain('fill-1');
+      // And what would unblock it: a lease on the full worker ending (whose, it does not say).
+      expect(why.text).toContain(`  unblock: a lease on ${env.fleet.name('a')} ends in`);
       // The session sees its own leases; every one with `all`.
       expect((await call(client, 'list_leases', {})).text).toBe('This session holds no lease.');
       expect((await call(client, 'list_leases', { all: true })).text).toMatch(/fill-1/);

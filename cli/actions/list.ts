@@ -1,12 +1,12 @@
 // `kubectl simlock list --requests | --leases`.
 import { z } from 'zod';
-import { EXPIRING_SOON_CONDITION } from '../../api/index.js';
+import { EXPIRING_SOON_CONDITION, answerWhy, type LeaseRequestObject } from '../../api/index.js';
 import { parseFlags, parseGlobals, usageError, type GlobalFlags } from '../flags.js';
 import { asList, resourceName, serialise, withKind } from '../format/output.js';
 import { isListed, requestListLines } from '../format/requests.js';
 import { leaseColumns, renderTable } from '../format/tables.js';
 import type { CliIO } from '../io.js';
-import { listLeases, listRequests, workersForLabels } from '../../client/index.js';
+import { listLeases, listRequests, readableLeases, workersForLabels } from '../../client/index.js';
 import { connect, type Session } from '../options.js';
 
 const ListFlags = z.object({
@@ -68,10 +68,21 @@ async function listRequestsCommand(session: Session, io: CliIO): Promise<number>
   if (printed(io, globals, 'leaseRequest', items)) return 0;
   // Workers name the reasons' workers by label, and hold the agents' own queues.
   const workers = await workersForLabels(client, warn);
+  const now = io.now();
+  // -o wide: under each waiting request, what would unblock it (ADR 0026), from one read of the
+  // Leases shared by all of them.
+  let extra: ((request: LeaseRequestObject) => string[]) | undefined;
+  if (globals.output === 'wide') {
+    const leases = await readableLeases(client, session.namespace, warn);
+    extra = (request) =>
+      request.status?.phase === 'Waiting'
+        ? answerWhy(request, workers, leases, now).lines.map((line) => `  unblock: ${line}`)
+        : [];
+  }
   const lines = requestListLines(
     requests.map((request) => request.object),
     workers,
-    { now: io.now(), withNamespace: session.listNamespace === undefined },
+    { now, withNamespace: session.listNamespace === undefined, extra },
   );
   if (lines.length === 0) nothingFound(io, 'waiting requests', session);
   for (const line of lines) io.out(line);

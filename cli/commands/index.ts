@@ -10,6 +10,7 @@ import { listCommand } from './list.js';
 import { mcpCommand } from './mcp.js';
 import { releaseCommand } from './release.js';
 import type { CommandRunner } from './runner.js';
+import { whyCommand } from './why.js';
 import { workerCommand } from './worker.js';
 
 export type { ActionLoader, CommandRunner } from './runner.js';
@@ -19,6 +20,7 @@ export const COMMANDS: readonly ((cli: Argv, run: CommandRunner) => Argv)[] = [
   releaseCommand,
   extendCommand,
   listCommand,
+  whyCommand,
   workerCommand,
   deviceCommand,
   execCommand,

@@ -154,13 +154,19 @@ export function agentEntryLine(
 export function requestListLines(
   requests: readonly LeaseRequestObject[],
   workers: readonly WorkerObject[],
-  options: { now: number; withNamespace?: boolean },
+  options: {
+    now: number;
+    withNamespace?: boolean;
+    /** Lines after a request's own (`-o wide`: what would unblock it). */
+    extra?: (request: LeaseRequestObject) => readonly string[];
+  },
 ): string[] {
   const worker = workerDisplay(workers);
   const ordered = requests.filter(isListed).sort(queueOrder);
-  const lines = ordered.flatMap((request) =>
-    controllerRequestLines(request, { ...options, worker }),
-  );
+  const lines = ordered.flatMap((request) => [
+    ...controllerRequestLines(request, { ...options, worker }),
+    ...(options.extra?.(request) ?? []),
+  ]);
   const byName = [...workers].sort((a, b) => compare(a.metadata.name, b.metadata.name));
   for (const each of byName) {
     const label = worker(each.metadata.name);

@@ -2,7 +2,8 @@
 // lines and tables (cli/format/), their structured content the objects as the contract parses
 // them. By default a session sees its own requests and leases (those naming its holder session).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { SimlockError } from '../../api/index.js';
+import { SimlockError, answerWhy, type LeaseObject } from '../../api/index.js';
+import { readableLeases } from '../../client/index.js';
 import { isUnfinished, requestListLines } from '../format/requests.js';
 import { deviceColumns, deviceRows, leaseColumns, renderTable } from '../format/tables.js';
 import type { ListDevicesInput, ListLeasesInput, WhyWaitingInput } from './schemas.js';
@@ -25,7 +26,19 @@ export async function whyWaitingTool(
     : workers.map((worker) =>
         worker.status ? { ...worker, status: { ...worker.status, queue: [] } } : worker,
       );
-  const lines = requestListLines(requests, shown, { now: Date.now() });
+  const now = Date.now();
+  // Under each waiting request, what would unblock it: the routing stages asked about changed
+  // views (ADR 0026), over one read of the Leases.
+  const waiting = requests.some((request) => request.status?.phase === 'Waiting');
+  const leases: LeaseObject[] = waiting
+    ? await readableLeases(session.client.kube, session.namespace, () => undefined).catch(() => [])
+    : [];
+  const whyOf = (request: (typeof requests)[number]) =>
+    request.status?.phase === 'Waiting' ? answerWhy(request, workers, leases, now) : undefined;
+  const lines = requestListLines(requests, shown, {
+    now,
+    extra: (request) => (whyOf(request)?.lines ?? []).map((line) => `  unblock: ${line}`),
+  });
   const text =
     lines.length > 0
       ? lines.join('\n')
@@ -42,6 +55,8 @@ export async function whyWaitingTool(
       estimate: request.status?.phase === 'Waiting' ? request.status.estimate : undefined,
       // While Dispatched to a worker that makes or boots the device: the stage and its estimate.
       progress: request.status?.phase === 'Dispatched' ? request.status.progress : undefined,
+      // While Waiting: the few smallest changes that would let it run, or that nothing would.
+      unblock: whyOf(request)?.verdict,
     })),
   });
 }

@@ -76,7 +76,7 @@ export function createMcpServer(session: McpSession, version: string): McpServer
     {
       title: 'Why requests wait',
       description:
-        "This session's requests that are still waiting, each with its place in the queue and one reason per worker; `all` for every waiting request in the namespace.",
+        "This session's requests that are still waiting, each with its place in the queue, one reason per worker, and the few smallest changes that would let it run (undrain a worker, a lease ending, a runtime installed, a higher running limit; cheapest first, at most three) or that nothing would; `all` for every waiting request in the namespace.",
       inputSchema: WhyWaitingInput,
     },
     guarded((args) => whyWaitingTool(session, args)),

@@ -128,6 +128,11 @@ export const RequestDetail = z.object({
   events: z.array(EventView).max(200),
   /** False when this person may not read Events in the request's namespace. */
   eventsVisible: z.boolean(),
+  /**
+   * While Waiting, when this person may list Workers: what would unblock it (ADR 0026), one line
+   * per change, as `kubectl simlock why` prints them.
+   */
+  unblock: z.array(z.string().max(512)).max(4).optional(),
 });
 export type RequestDetail = z.infer<typeof RequestDetail>;
 

@@ -95,7 +95,8 @@ export class ConsoleStore {
   readonly attention: AttentionSettings;
   private readonly heartbeats = new Map<string, WorkerView['heartbeat']>();
   private readonly drainedSince = new Map<string, string>();
-  private readonly workerObjects = new Map<string, WorkerObject>();
+  /** The Workers as read (`why` runs the routing stages on their full status). */
+  readonly workerObjects = new Map<string, WorkerObject>();
   private readonly informers: Informer[] = [];
   private readonly listeners = new Set<(change: StoreChange) => void>();
   private feedState = new FeedState(

@@ -4,6 +4,7 @@
 // Reasons and Events come only for the requests the page says it looks at (focus).
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { answerWhyOf, type HeldLease } from '../../api/index.js';
 import { startEventStream, writeWithBackpressure } from '../../runtime/index.js';
 import type {
   Abilities,
@@ -234,13 +235,55 @@ export class Subscriber {
     const request = this.store.requests.get(key);
     if (!request || !(await this.access.seeRequests(request.namespace))) return undefined;
     const eventsVisible = await this.access.seeEvents(request.namespace);
+    const workers = this.store.reasons.get(key) ?? [];
+    const unblock =
+      request.phase === 'Waiting' && (await this.access.seeWorkers())
+        ? await this.unblock(request, workers)
+        : undefined;
     return {
       namespace: request.namespace,
       name: request.name,
-      workers: this.store.reasons.get(key) ?? [],
+      workers,
       events: eventsVisible ? this.store.eventsOf(key) : [],
       eventsVisible,
+      ...(unblock !== undefined ? { unblock } : {}),
     };
+  }
+
+  /** What would unblock a waiting request, over the Workers and the Leases this person may see. */
+  private async unblock(
+    request: NonNullable<ReturnType<ConsoleStore['requests']['get']>>,
+    workers: RequestDetail['workers'],
+  ): Promise<string[]> {
+    const leases: HeldLease[] = [];
+    const readable = new Map<string, Promise<boolean>>();
+    for (const lease of this.store.leases.values()) {
+      if (lease.phase !== 'Granted' || lease.deleting || lease.device === undefined) continue;
+      let may = readable.get(lease.namespace);
+      if (may === undefined) {
+        readable.set(lease.namespace, (may = this.access.seeLeases(lease.namespace)));
+      }
+      if (!(await may)) continue;
+      leases.push({
+        namespace: lease.namespace,
+        name: lease.name,
+        worker: lease.worker,
+        endsAt: lease.expiresAt,
+        platform: lease.device.platform,
+        device: lease.device.id,
+      });
+    }
+    const answer = answerWhyOf(
+      {
+        metadata: { name: request.name, namespace: request.namespace },
+        spec: request.spec,
+        status: { phase: 'Waiting', workers },
+      },
+      [...this.store.workerObjects.values()],
+      leases,
+      Date.now(),
+    );
+    return answer.lines;
   }
 
   private async send(event: 'snapshot' | 'changes', data: unknown): Promise<void> {

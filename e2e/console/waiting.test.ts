@@ -98,6 +98,11 @@ describe('the console, live in Chromium', () => {
       },
     );
     expect(await rows('#inspector')).toEqual(expected);
+    // Under the rows, what would unblock it (ADR 0026): among the cheapest, undraining the other.
+    await page
+      .locator('#unblock li')
+      .filter({ hasText: `undrain ${fleet.worker(other)}` })
+      .waitFor({ timeout: 10_000 });
     await shoot('requests');
 
     // Undrain from the Fleet page in a second tab; the first one follows with no reload.

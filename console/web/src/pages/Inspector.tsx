@@ -1,5 +1,6 @@
 // The Waiting inspector: one row per worker of a waiting request, named by the worker's label (its
-// raw name when this person cannot see Workers), with the reason's text from the contract.
+// raw name when this person cannot see Workers), with the reason's text from the contract; then
+// what would unblock it (sent with the request's detail when this person may see Workers).
 import { useEffect } from 'react';
 import { grantEstimateText } from '../../../../api/index.js';
 import { inspectorRows } from '../../../model/views.js';
@@ -50,6 +51,17 @@ export function Inspector({ request }: { request: RequestView }) {
           ))}
         </Grid>
       )}
+      {detail?.unblock !== undefined && detail.unblock.length > 0 ? (
+        <>
+          <h3 id="unblock-title">What would unblock it</h3>
+          {/* The few smallest changes, cheapest first, as `kubectl simlock why` finds them. */}
+          <ul id="unblock" aria-labelledby="unblock-title">
+            {detail.unblock.map((line) => (
+              <li key={line}>{line}</li>
+            ))}
+          </ul>
+        </>
+      ) : null}
     </section>
   );
 }

@@ -1,6 +1,6 @@
 // Prefer a worker below its RAM budget for the platform: one at its budget must evict before it
 // boots, and may refuse. Virtual only: a physical device takes no RAM on the host.
-import type { DeviceSpec } from '../../../api/index.js';
+import type { DeviceSpec } from '../../index.js';
 import type { RankStage, WorkerView } from '../types.js';
 
 function atRamBudget(worker: WorkerView, request: DeviceSpec): boolean {

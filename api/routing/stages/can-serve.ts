@@ -1,7 +1,7 @@
 // Can the worker's catalog (or, for a physical request, its enrolled devices) serve the request at
 // all? The fleet table (assess.ts) asks this same stage, so the order of the checks and the helpers
 // from api/ that decide them live here only.
-import { hasPlatform, hasRuntime, listsModel, physicalMatch } from '../../../api/index.js';
+import { hasPlatform, hasRuntime, listsModel, physicalMatch } from '../../match.js';
 import type { FilterStage } from '../types.js';
 
 /** The reasons can-serve gives, in the order it checks them. */

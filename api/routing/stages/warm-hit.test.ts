@@ -8,7 +8,7 @@ import {
   physicalDevice,
   requests,
   simulator,
-} from '../fixtures.js';
+} from '../../../test/fixtures/routing.js';
 import { warmHit } from './warm-hit.js';
 
 describe('warm-hit, virtual requests', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aWorker, health, requests } from '../fixtures.js';
+import { aWorker, health, requests } from '../../../test/fixtures/routing.js';
 import { healthy } from './healthy.js';
 
 describe('healthy', () => {

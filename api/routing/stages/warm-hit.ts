@@ -2,7 +2,8 @@
 // model (and class and OS) is already booted. Physical: a pickable match, i.e. a ready enrolled
 // device not last read as not present; this is the only rank a physical request has, so a worker
 // without one says why.
-import { fitsDevice, physicalMatch, type DeviceSpec } from '../../../api/index.js';
+import type { DeviceSpec } from '../../lease-request-schema.js';
+import { fitsDevice, physicalMatch } from '../../match.js';
 import type { RankStage, WorkerView } from '../types.js';
 
 function hasWarmDevice(worker: WorkerView, request: DeviceSpec): boolean {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aWorker, ownQueue, requests } from '../fixtures.js';
+import { aWorker, ownQueue, requests } from '../../../test/fixtures/routing.js';
 import { idleQueue } from './idle-queue.js';
 
 describe('idle-queue', () => {

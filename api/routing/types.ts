@@ -1,7 +1,7 @@
 // The shapes routing reads and answers. Routing is pure: it reads worker views and a request's
 // device spec, and answers a pick, reasons, or a fleet verdict. Shapes of the contract (the
 // request, the worker's status, reasons, error codes) come from api/, never from a copy.
-import type { DeviceSpec, ErrorCode, ReasonEntry, WorkerStatus } from '../../api/index.js';
+import type { DeviceSpec, ErrorCode, ReasonEntry, WorkerStatus } from '../index.js';
 
 /** How the controller reaches a worker: its heartbeat renewed, lapsed, or a protocol it cannot speak. */
 export type Connection = 'connected' | 'disconnected' | 'incompatible';

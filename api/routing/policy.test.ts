@@ -7,7 +7,7 @@ import {
   type DeviceSpec,
   type ReasonEntry,
   type WaitingReason,
-} from '../../api/index.js';
+} from '../index.js';
 import {
   aWorker,
   atRamBudget,
@@ -33,7 +33,7 @@ import {
   unread,
   withoutModel,
   withoutRuntimes,
-} from './fixtures.js';
+} from '../../test/fixtures/routing.js';
 import { createRoutingPolicy, STAGES } from './policy.js';
 import type { Explanation, Stage, WorkerView } from './types.js';
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { aWorker, capabilities, requests, unavailableCapability } from '../fixtures.js';
+import {
+  aWorker,
+  capabilities,
+  requests,
+  unavailableCapability,
+} from '../../../test/fixtures/routing.js';
 import { hasCapabilities } from './has-capabilities.js';
 
 describe('has-capabilities', () => {

@@ -10,7 +10,7 @@ import {
   unread,
   withoutModel,
   withoutRuntimes,
-} from '../fixtures.js';
+} from '../../../test/fixtures/routing.js';
 import { canServe } from './can-serve.js';
 
 describe('can-serve, virtual requests', () => {

@@ -14,3 +14,10 @@ export type {
 export { createRoutingPolicy, explain, select, STAGES } from './policy.js';
 export { createPipeline, type Pipeline } from './pipeline.js';
 export { assess } from './assess.js';
+export {
+  applyUnblockChange,
+  findUnblocks,
+  type HeldLease,
+  type UnblockQuestion,
+} from './unblock.js';
+export { answerWhy, answerWhyOf, heldLeases, whyViews, type WhyRequest } from './why.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aWorker, atRamBudget, requests } from '../fixtures.js';
+import { aWorker, atRamBudget, requests } from '../../../test/fixtures/routing.js';
 import { ramBudget } from './ram-budget.js';
 
 describe('ram-budget', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { noPhysicalMatch, type DeviceSpec } from '../../api/index.js';
+import { noPhysicalMatch, type DeviceSpec } from '../index.js';
 import { assess } from './assess.js';
 import {
   aWorker,
@@ -20,7 +20,7 @@ import {
   unread,
   withoutModel,
   withoutRuntimes,
-} from './fixtures.js';
+} from '../../test/fixtures/routing.js';
 
 const noWorker = { kind: 'fail', code: 'NO_CAPACITY', details: { reason: 'no-worker' } };
 

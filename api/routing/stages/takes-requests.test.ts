@@ -9,7 +9,7 @@ import {
   incompatible,
   requests,
   unread,
-} from '../fixtures.js';
+} from '../../../test/fixtures/routing.js';
 import { takesRequests } from './takes-requests.js';
 
 describe('takes-requests', () => {

@@ -1,7 +1,7 @@
 // A new simulator needs a running slot on the request's platform and one globally; a slot counts
 // as free when running is below the limit, or when an idle warm simulator could be evicted.
 // Virtual only: a physical device takes no running slot.
-import { hasRoom } from '../../../api/index.js';
+import { hasRoom } from '../../slots.js';
 import type { FilterStage } from '../types.js';
 
 export const freeSlot: FilterStage = {

@@ -13,7 +13,7 @@
 //     of every view object it shares with it, and the stages run only for views new to it (for
 //     the MAX_REMEMBERED_SPECS specs asked most recently).
 // This is why the caller must never mutate a view or a list it has passed in: it builds new ones.
-import type { DeviceSpec } from '../../api/index.js';
+import type { DeviceSpec } from '../index.js';
 import type { Explanation, FilterStage, Pick, RankStage, Stage, WorkerView } from './types.js';
 
 export interface Pipeline {

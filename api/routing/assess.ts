@@ -2,15 +2,10 @@
 // worker could ever serve it, or when every one that could is out of reach; otherwise route it
 // (and let it wait). Known workers are those not incompatible. The table asks the stages
 // themselves, so a rule it shares with routing is decided in one place.
-import {
-  describeRequest,
-  noPhysicalMatch,
-  platformName,
-  requestedClass,
-  type DeviceSpec,
-  type ErrorCode,
-  type WaitingReason,
-} from '../../api/index.js';
+import type { ErrorCode } from '../errors.js';
+import type { DeviceSpec } from '../lease-request-schema.js';
+import { describeRequest, noPhysicalMatch, platformName, requestedClass } from '../match.js';
+import type { WaitingReason } from '../reasons.js';
 import { CAN_SERVE_REASONS, canServe } from './stages/can-serve.js';
 import { hasCapabilities } from './stages/has-capabilities.js';
 import { takesRequests } from './stages/takes-requests.js';

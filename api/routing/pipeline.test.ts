@@ -2,7 +2,7 @@
 // each story says exactly what each stage answers.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { DeviceSpec, ReasonEntry } from '../../api/index.js';
+import type { DeviceSpec, ReasonEntry } from '../index.js';
 import {
   aWorker,
   atRamBudget,
@@ -13,7 +13,7 @@ import {
   platformFull,
   requests,
   simulator,
-} from './fixtures.js';
+} from '../../test/fixtures/routing.js';
 import { createPipeline } from './pipeline.js';
 import { STAGES } from './policy.js';
 import type { FilterStage, RankStage, WorkerView } from './types.js';

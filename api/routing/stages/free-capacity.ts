@@ -1,7 +1,7 @@
 // Prefer the worker with the most free running slots for the request: free on its platform and
 // globally, whichever is fewer. Evictable slots do not count: using one costs an eviction.
 // Virtual only: a physical device takes no running slot.
-import { freeSlots } from '../../../api/index.js';
+import { freeSlots } from '../../slots.js';
 import type { RankStage } from '../types.js';
 
 export const freeCapacity: RankStage = {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { aWorker, freeSlots, globalFull, platformFull, requests } from '../fixtures.js';
+import {
+  aWorker,
+  freeSlots,
+  globalFull,
+  platformFull,
+  requests,
+} from '../../../test/fixtures/routing.js';
 import { freeSlot } from './free-slot.js';
 
 describe('free-slot', () => {

@@ -1,0 +1,184 @@
+// `why <request>` and `list --requests -o wide` as real processes against the real API server, the
+// controller in-process, the test playing agents (issue 37, ADR 0026).
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WhyAnswer } from '../api/index.js';
+import type { Reconciler } from '../controller/index.js';
+import { controllerFor } from '../test/cluster/controller.js';
+import { TestFleet, iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
+import { certificateIdentity } from '../test/cluster/identities.js';
+import { eventually, runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
+
+const cluster = useCluster('cli-why');
+const binDir = fileURLToPath(new URL('../bin/', import.meta.url));
+const running: Reconciler[] = [];
+const fleets: TestFleet[] = [];
+
+async function setup(): Promise<TestFleet> {
+  const fleet = await TestFleet.create(cluster);
+  fleets.push(fleet);
+  const reconciler = controllerFor(cluster, fleet);
+  running.push(reconciler);
+  await reconciler.start();
+  return fleet;
+}
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((reconciler) => reconciler.stop()));
+  await Promise.all(fleets.splice(0).map((fleet) => fleet.cleanup()));
+});
+
+function simlock(fleet: TestFleet, ...args: string[]): Promise<CommandResult> {
+  return simlockAs(cluster.kubeconfigPath, fleet, ...args);
+}
+
+function simlockAs(
+  kubeconfig: string,
+  fleet: TestFleet,
+  ...args: string[]
+): Promise<CommandResult> {
+  return runCommand(`${binDir}kubectl-simlock`, [
+    ...args,
+    '--kubeconfig',
+    kubeconfig,
+    '-n',
+    fleet.namespace,
+  ]);
+}
+
+describe('why', () => {
+  it('names the drained worker that would serve it; undrained, the request is granted', async () => {
+    const fleet = await setup();
+    const a = await fleet.addWorker('a', { drained: true, status: iosStatus() });
+    const b = await fleet.addWorker('b', { status: iosFullStatus() });
+    await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16', holder: 'ci' });
+    await fleet.requestWhere(
+      'r1',
+      (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === 2,
+    );
+
+    const text = await simlock(fleet, 'why', 'r1');
+    expect(text.exitCode, text.stderr).toBe(0);
+    // Cheapest first: an undrain is one command, a higher limit may need a bigger host.
+    expect(text.stdout.trimEnd().split('\n')).toEqual([
+      'Request r1: Waiting',
+      `  undrain ${a}`,
+      `  ${b} is at its iOS running limit (2 of 2); a higher limit would let it run`,
+    ]);
+
+    const json = await simlock(fleet, 'why', 'r1', '-o', 'json');
+    expect(json.exitCode, json.stderr).toBe(0);
+    const answer = WhyAnswer.parse(JSON.parse(json.stdout));
+    expect(answer.verdict).toEqual({
+      kind: 'changes',
+      changes: [
+        { kind: 'undrain', worker: a },
+        {
+          kind: 'raise-limit',
+          worker: b,
+          platform: 'ios',
+          platformLimit: { running: 2, limit: 2 },
+        },
+      ],
+    });
+
+    const wide = await simlock(fleet, 'list', '--requests', '-o', 'wide');
+    expect(wide.exitCode, wide.stderr).toBe(0);
+    expect(wide.stdout).toContain(`\n  unblock: undrain ${a}\n`);
+
+    const undrain = await simlock(fleet, 'worker', 'undrain', a);
+    expect(undrain.exitCode, undrain.stderr).toBe(0);
+    const lease = await fleet.grant('r1');
+    expect(lease.spec.worker).toBe(a);
+    await fleet.phase('r1', 'Granted');
+
+    const after = await simlock(fleet, 'why', 'r1');
+    expect(after.stdout).toContain('it is Granted, not waiting: there is nothing to unblock');
+  });
+
+  it('says so when nothing helps, and names a request that is not there', async () => {
+    const fleet = await setup();
+    // Full, and its own queue waits first: a higher limit alone would not let it run (its queue
+    // takes the room), and nothing else would either.
+    await fleet.addWorker('a', { status: iosFullStatus({ queueDepth: 1 }) });
+    await fleet.createRequest('r2', { platform: 'ios', model: 'iPhone 16' });
+    await fleet.requestWhere(
+      'r2',
+      (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === 1,
+    );
+    const result = await simlock(fleet, 'why', 'r2');
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout.trimEnd().split('\n')).toEqual([
+      'Request r2: Waiting',
+      '  nothing helps: no single change (an undrain, a runtime, a lease ending, a higher limit) would let it run',
+    ]);
+    const missing = await simlock(fleet, 'why', 'nope');
+    expect(missing.exitCode).toBe(6);
+    expect(JSON.parse(missing.stderr)).toEqual({
+      error: {
+        code: 'NOT_FOUND',
+        message: `request "nope" not found in namespace "${fleet.namespace}"`,
+      },
+    });
+  });
+
+  it('a person who may read the request, the Workers and the Leases of their namespace may ask', async () => {
+    const fleet = await setup();
+    const a = await fleet.addWorker('a', { drained: true, status: iosStatus() });
+    await fleet.addWorker('b', { status: iosFullStatus() });
+    await fleet.createRequest('r3', { platform: 'ios', model: 'iPhone 16' });
+    await fleet.requestWhere(
+      'r3',
+      (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === 2,
+    );
+    const reader = await certificateIdentity(`${fleet.namespace}-reader`);
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    const subjects = [
+      { kind: 'User', name: reader.username, apiGroup: 'rbac.authorization.k8s.io' },
+    ];
+    // Reads only: requests and leases in its namespace, Workers (cluster-scoped) by name of this
+    // file's namespace, so other files are untouched.
+    await cluster.admin.create(`${rbac}/namespaces/${fleet.namespace}/roles`, {
+      metadata: { name: 'reader' },
+      rules: [
+        {
+          apiGroups: ['simlock.dev'],
+          resources: ['leaserequests', 'leases'],
+          verbs: ['get', 'list'],
+        },
+      ],
+    });
+    await cluster.admin.create(`${rbac}/namespaces/${fleet.namespace}/rolebindings`, {
+      metadata: { name: 'reader' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+      subjects,
+    });
+    const workerReader = `${fleet.namespace}-worker-reader`;
+    await cluster.admin.create(`${rbac}/clusterroles`, {
+      metadata: { name: workerReader },
+      rules: [{ apiGroups: ['simlock.dev'], resources: ['workers'], verbs: ['list'] }],
+    });
+    await cluster.admin.create(`${rbac}/clusterrolebindings`, {
+      metadata: { name: workerReader },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: workerReader },
+      subjects,
+    });
+    try {
+      const result = await eventually(
+        async () => {
+          const answer = await simlockAs(reader.kubeconfigPath, fleet, 'why', 'r3');
+          return answer.exitCode === 0 ? answer : undefined;
+        },
+        { what: 'why as the reader, once its bindings are seen' },
+      );
+      expect(result.stdout.split('\n')[1]).toBe(`  undrain ${a}`);
+      // Leases in other namespaces it may not list: only its own count, and it says so.
+      expect(result.stderr).toContain(
+        `warning: cannot list leases in every namespace; only those in ${fleet.namespace} are counted`,
+      );
+    } finally {
+      await cluster.admin.delete(`${rbac}/clusterrolebindings/${workerReader}`);
+      await cluster.admin.delete(`${rbac}/clusterroles/${workerReader}`);
+    }
+  });
+});
