@@ -233,6 +233,10 @@ describe('helm lint and helm template', () => {
       simlock(['workers'], ['get', 'list', 'watch', 'patch', 'update']),
       simlock(['leaserequests'], ['force-release']),
     ]);
+    // `why` and `list --requests -o wide` read Workers: a role of its own to bind cluster-wide.
+    expect(rules(objects, 'ClusterRole', 'simlock-fleet-reader')).toEqual([
+      simlock(['workers'], ['get', 'list', 'watch']),
+    ]);
 
     // Nothing anywhere grants everything, or reads Secrets.
     for (const object of objects) {
