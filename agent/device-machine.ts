@@ -17,9 +17,16 @@
 //     the agent did not make.
 //
 // Physical devices are out of scope: they keep today's rules (granted when present, reset after a
-// lease, shown absent when unplugged; inventory.ts and granter.ts). Only crash recovery runs on
-// this machine so far (crash-recovery.ts: the leased, recovering and quarantined rows of a crash);
-// the inventory and the granter keep their own states for the rest until it is wired in.
+// lease, shown absent when unplugged; inventory.ts and granter.ts). What runs on this machine so
+// far: crash recovery (crash-recovery.ts: the leased, recovering and quarantined rows of a crash);
+// the idle sweep (idle-sweeper.ts: idleShutdown, idleDelete and their answers); quarantine retries
+// and an operator's unquarantine (quarantine-retrier.ts). Those two go through device-steps.ts,
+// which reads a device's life from the inventory (the one store of the agent's state of a device),
+// asks nextDevice, and writes a taken move back inside LeaseGranter.decide, so they never race a
+// grant. Not yet: the grant rows (make, grantWarm, grantCold, booted), a lease's reclaim
+// (leaseEnded, reclaimed), eviction and listings (listed, listedGone): the granter and the
+// inventory set those states themselves, and no per-device work queue runs the effects yet (the
+// decisions serializer and the inventory's holds stand for it).
 import type { DeviceState } from '../api/index.js';
 import {
   LEASE_STATES,
