@@ -2,10 +2,12 @@
 // as kube-scheduler keeps binding apart from scheduling): evict what the plan names, make the
 // device when the plan says so, and boot it, telling each step as it begins with this host's
 // estimate and measuring it for the next one. A device that will not boot is quarantined; a
-// device that could not be made frees its slot.
+// device that could not be made frees its slot. An eviction is the device machine's move (taken in
+// the decision; its shutdown answered here, device-steps.ts).
 import { randomBytes } from 'node:crypto';
-import type { GrantStage } from '../api/index.js';
+import type { GrantedDevice, GrantStage } from '../api/index.js';
 import type { Clock, Logger } from '../runtime/index.js';
+import type { DeviceSteps, Move } from './device-steps.js';
 import type { DeviceToMake, Driver, DriverDevice } from './drivers/driver.js';
 import type { Inventory } from './inventory.js';
 import type { AgentRefusal, PlannedDevice } from './planner.js';
@@ -30,6 +32,8 @@ export interface DevicePreparationOptions {
   clock: Clock;
   timings: StageTimings;
   logger: Logger;
+  /** The device machine's shell: an eviction's shutdown is answered to it. */
+  steps: DeviceSteps;
 }
 
 function couldNotEvict(stuck: string): Prepared {
@@ -46,7 +50,7 @@ export class DevicePreparation {
   /** Boots a reserved shut-down device, after shutting down the ones evicted for it. */
   async bootCold(
     device: PlannedDevice,
-    evict: readonly PlannedDevice[],
+    evict: readonly Move[],
     onStep: GrantStepListener | undefined,
   ): Promise<Prepared> {
     const stuck = await this.#evict(evict);
@@ -61,7 +65,7 @@ export class DevicePreparation {
   async makeAndBoot(
     key: string,
     want: DeviceToMake,
-    evict: readonly PlannedDevice[],
+    evict: readonly Move[],
     onStep: GrantStepListener | undefined,
   ): Promise<Prepared> {
     const { inventory, driver, clock, timings, logger } = this.#options;
@@ -93,30 +97,37 @@ export class DevicePreparation {
     return this.#boot(planned, onStep);
   }
 
-  /** Shuts the evicted devices down; the id of one that would not go (it is quarantined). */
-  async #evict(evict: readonly PlannedDevice[]): Promise<string | undefined> {
-    const { inventory, driver, logger } = this.#options;
+  /**
+   * Shuts the evicted devices down (the machine's evict moves, answered stopped, or stopFailed:
+   * quarantined); the id of the first that would not go.
+   */
+  async #evict(evict: readonly Move[]): Promise<string | undefined> {
+    const { inventory, driver, logger, steps } = this.#options;
     const evictions = await Promise.allSettled(
-      evict.map(async (planned) => {
-        const device = this.#driverDevice(planned.id);
+      evict.map(async ({ id }) => {
+        const device = this.#driverDevice(id);
         await driver.shutdown(device);
         inventory.setPower(device.id, 'shutdown');
-        inventory.hold(device.id, undefined);
       }),
     );
-    const failed = evictions.findIndex((result) => result.status === 'rejected');
-    if (failed < 0) return undefined;
-    const stuck = evict[failed]!;
-    const result = evictions[failed] as PromiseRejectedResult;
-    inventory.quarantine(
-      stuck.id,
-      `could not shut it down to make room: ${(result.reason as Error).message}`,
-    );
-    logger.warn('eviction failed; device quarantined', {
-      device: stuck.id,
-      error: (result.reason as Error).message,
+    let stuck: string | undefined;
+    evictions.forEach((result, index) => {
+      const { id, step } = evict[index]!;
+      if (result.status === 'fulfilled') {
+        steps.answer(id, step.state, { type: 'stopped' });
+        return;
+      }
+      const error = (result.reason as Error).message;
+      stuck ??= id;
+      steps.answer(
+        id,
+        step.state,
+        { type: 'stopFailed' },
+        `could not shut it down to make room: ${error}`,
+      );
+      logger.warn('eviction failed; device quarantined', { device: id, error });
     });
-    return stuck.id;
+    return stuck;
   }
 
   /** Boots a reserved device and holds it leased; a device that will not boot is quarantined. */
@@ -162,6 +173,20 @@ export class DevicePreparation {
     if (device === undefined) throw new Error(`device ${id} is not in the inventory`);
     return device;
   }
+}
+
+// The device as the Lease's status names it; an absent class stays absent, so the written status
+// equals what the agent reads back when it adopts a grant after a restart.
+export function grantedDevice(device: PlannedDevice): GrantedDevice {
+  return {
+    id: device.id,
+    name: device.name,
+    model: device.model,
+    platform: device.platform,
+    os: device.os,
+    ...(device.class ? { class: device.class } : {}),
+    physical: device.physical,
+  };
 }
 
 /** The name a new device gets: simlock's, its model, a short random id ("simlock-iphone-16-3fa2c1"). */

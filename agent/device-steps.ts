@@ -21,6 +21,12 @@ import type { Inventory } from './inventory.js';
 /** A move the machine took: the device's life after it, and the effects to carry out. */
 export type TakenStep = Extract<DeviceStep, { state: DeviceLife }>;
 
+/** A move taken on one device. */
+export interface Move {
+  id: string;
+  step: TakenStep;
+}
+
 export class DeviceSteps {
   readonly #inventory: Inventory;
   readonly #driver: Pick<Driver, 'delete'>;
@@ -78,6 +84,29 @@ export class DeviceSteps {
       this.#logger.debug('device event refused', { device: id, refused: step.refused });
     }
     return step;
+  }
+
+  /**
+   * Takes `event` on every device and writes each next life, or, when the machine refuses it on
+   * any of them, writes nothing and answers the first refusal.
+   */
+  takeAll(ids: readonly string[], event: DeviceEvent): Move[] | { refused: string } {
+    const moves: Move[] = [];
+    for (const id of ids) {
+      const step = this.take(id, event);
+      if ('refused' in step) return step;
+      moves.push({ id, step });
+    }
+    for (const move of moves) this.write(move.id, move.step.state);
+    return moves;
+  }
+
+  /** Answers a move's effects with `event`, from the life the move led to, and writes the next. */
+  answer(id: string, from: DeviceLife, event: DeviceEvent, why?: string): DeviceLife | undefined {
+    const step = this.take(id, event, from);
+    if ('refused' in step) return undefined;
+    this.write(id, step.state, why);
+    return step.state;
   }
 
   /**

@@ -5,7 +5,13 @@
 // work runs after the decision, outside it (kube-scheduler's scheduling and binding cycles).
 import type { DeviceSpec, GrantedDevice } from '../api/index.js';
 import type { ReclaimPolicy, Limits } from './config.js';
-import { DevicePreparation, type GrantStepListener, type Prepared } from './device-preparation.js';
+import {
+  DevicePreparation,
+  grantedDevice,
+  type GrantStepListener,
+  type Prepared,
+} from './device-preparation.js';
+import { DeviceSteps, type Move } from './device-steps.js';
 import type {
   DeviceToMake,
   Driver,
@@ -61,25 +67,11 @@ export interface LeaseGranterOptions {
 /** A decision taken inside the serializer; a cold boot is finished outside it. */
 type Decision =
   | { kind: 'done'; outcome: GrantOutcome }
-  | { kind: 'boot'; device: PlannedDevice; evict: PlannedDevice[] }
-  | { kind: 'make'; want: DeviceToMake; evict: PlannedDevice[] };
+  | { kind: 'boot'; device: PlannedDevice; evict: Move[] }
+  | { kind: 'make'; want: DeviceToMake; evict: Move[] };
 
 function refused(refusal: AgentRefusal): GrantOutcome {
   return { kind: 'refused', refusal };
-}
-
-// The device as the Lease's status names it; an absent class stays absent, so the written status
-// equals what the agent reads back when it adopts a grant after a restart.
-function granted(device: PlannedDevice): GrantedDevice {
-  return {
-    id: device.id,
-    name: device.name,
-    model: device.model,
-    platform: device.platform,
-    os: device.os,
-    ...(device.class ? { class: device.class } : {}),
-    physical: device.physical,
-  };
 }
 
 export class LeaseGranter {
@@ -89,13 +81,18 @@ export class LeaseGranter {
   readonly #leases = new Map<string, LeaseRecord>();
   readonly #inFlight = new Map<string, Promise<GrantOutcome>>();
   readonly #preparation: DevicePreparation;
+  /** The device machine's shell: an eviction is its move (ready → shuttingDown). */
+  readonly #steps: DeviceSteps;
 
   constructor(options: LeaseGranterOptions) {
     this.#options = options;
     this.#logger = options.logger ?? silentLogger;
+    const { driver, inventory } = options;
+    this.#steps = new DeviceSteps({ driver, inventory, logger: this.#logger });
     this.#preparation = new DevicePreparation({
       driver: options.driver,
       inventory: options.inventory,
+      steps: this.#steps,
       clock: options.clock,
       timings: options.timings ?? new StageTimings(),
       logger: this.#logger,
@@ -277,6 +274,18 @@ export class LeaseGranter {
       makeable: inventory.makeable,
       diskLow: this.#options.diskLow?.() ?? false,
     });
+    // Each device shut down to make room is the machine's move, taken now (held reclaiming).
+    const evict =
+      'evict' in decision
+        ? this.#steps.takeAll(
+            decision.evict.map((device) => device.id),
+            { type: 'evict' },
+          )
+        : [];
+    if ('refused' in evict) {
+      const message = `could not shut down a device to make room: ${evict.refused}`;
+      return { kind: 'done', outcome: refused({ code: 'NO_CAPACITY', message }) };
+    }
     switch (decision.kind) {
       case 'refuse':
         return { kind: 'done', outcome: refused(decision.refusal) };
@@ -286,8 +295,7 @@ export class LeaseGranter {
       case 'cold':
         // Reserve now, inside the decision; the boot happens after it.
         inventory.hold(decision.device.id, 'booting');
-        for (const device of decision.evict) inventory.hold(device.id, 'reclaiming');
-        return { kind: 'boot', device: decision.device, evict: decision.evict };
+        return { kind: 'boot', device: decision.device, evict };
       case 'create': {
         // The slot is taken now (a placeholder), the device made after the decision.
         const model = inventory.makeable.find(
@@ -302,8 +310,7 @@ export class LeaseGranter {
           physical: false,
           class: model?.class ?? 'phone',
         });
-        for (const device of decision.evict) inventory.hold(device.id, 'reclaiming');
-        return { kind: 'make', want: decision.want, evict: decision.evict };
+        return { kind: 'make', want: decision.want, evict };
       }
       case 'physical':
         return {
@@ -364,7 +371,7 @@ export class LeaseGranter {
     const lease: LeaseRecord = {
       leaseId,
       origin,
-      device: granted(device),
+      device: grantedDevice(device),
       source,
       grantedAtMs: this.#options.clock.now(),
       ...(baseline ? { baseline } : {}),
