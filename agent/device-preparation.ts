@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { GrantedDevice, GrantStage } from '../api/index.js';
 import type { Clock, Logger } from '../runtime/index.js';
+import type { DeviceLife } from './device-machine.js';
 import type { DeviceSteps, Move } from './device-steps.js';
 import type { DeviceToMake, Driver, DriverDevice } from './drivers/driver.js';
 import type { Inventory } from './inventory.js';
@@ -50,15 +51,17 @@ export class DevicePreparation {
   /** Boots a reserved shut-down device, after shutting down the ones evicted for it. */
   async bootCold(
     device: PlannedDevice,
+    booting: DeviceLife,
     evict: readonly Move[],
     onStep: GrantStepListener | undefined,
   ): Promise<Prepared> {
     const stuck = await this.#evict(evict);
     if (stuck !== undefined) {
+      // Not booted: free again, shut down (the machine has no row for a boot not begun).
       this.#options.inventory.hold(device.id, undefined);
       return couldNotEvict(stuck);
     }
-    return this.#boot(device, onStep);
+    return this.#boot(device, booting, onStep);
   }
 
   /** Makes the device the plan asked for (its slot held for `key`), then boots it. */
@@ -89,12 +92,17 @@ export class DevicePreparation {
     timings.record('provisioning', want, clock.now() - startedAtMs);
     logger.info('made a device', { lease: key, device: made.id, model: made.model });
     inventory.made(key, made);
-    inventory.hold(made.id, 'booting');
+    // creating --made--> booting: the device the placeholder stood for, held for the lease.
+    const booting = this.#options.steps.answer(
+      made.id,
+      { kind: 'creating', owned: true, lease: key },
+      { type: 'made' },
+    ) ?? { kind: 'booting', owned: true, lease: key };
     const planned = inventory.devices(() => undefined).find((device) => device.id === made.id) ?? {
       ...made,
       state: 'booting' as const,
     };
-    return this.#boot(planned, onStep);
+    return this.#boot(planned, booting, onStep);
   }
 
   /**
@@ -130,14 +138,25 @@ export class DevicePreparation {
     return stuck;
   }
 
-  /** Boots a reserved device and holds it leased; a device that will not boot is quarantined. */
-  async #boot(device: PlannedDevice, onStep: GrantStepListener | undefined): Promise<Prepared> {
-    const { inventory, driver, clock, timings, logger } = this.#options;
+  /**
+   * Boots a reserved device and holds it leased (booting --booted--> leased); a device that will
+   * not boot is quarantined (bootFailed; the row's shutdown is left to its first retry, which
+   * shuts a device still running down first).
+   */
+  async #boot(
+    device: PlannedDevice,
+    booting: DeviceLife,
+    onStep: GrantStepListener | undefined,
+  ): Promise<Prepared> {
+    const { inventory, driver, clock, timings, logger, steps } = this.#options;
     const startedAtMs = this.#step('booting', device, onStep);
     try {
       await driver.boot(this.#driverDevice(device.id));
     } catch (error) {
-      inventory.quarantine(device.id, `boot failed: ${(error as Error).message}`);
+      const why = `boot failed: ${(error as Error).message}`;
+      if (!steps.answer(device.id, booting, { type: 'bootFailed' }, why)) {
+        inventory.quarantine(device.id, why);
+      }
       logger.warn('boot failed; device quarantined', {
         device: device.id,
         error: (error as Error).message,
@@ -151,7 +170,7 @@ export class DevicePreparation {
     }
     timings.record('booting', device, clock.now() - startedAtMs);
     inventory.setPower(device.id, 'booted');
-    inventory.hold(device.id, 'leased');
+    if (!steps.answer(device.id, booting, { type: 'booted' })) inventory.hold(device.id, 'leased');
     return { device };
   }
 

@@ -110,13 +110,22 @@ export class DeviceSteps {
   }
 
   /**
-   * Writes a life into the inventory. Lease states are the granter's; a quarantine begun here
+   * Writes a life into the inventory (a lease state as the inventory's hold; the granter keeps the
+   * lease's record, and crash-recovery.ts a recovery, held leased). A quarantine begun here
    * (from a state that was not one) takes `why` and its first retry from the quarantine policy
    * (the row's scheduleRetry); awaitingOperator drops any retry due.
    */
   write(id: string, life: DeviceLife, why = 'quarantined'): void {
     const inventory = this.#inventory;
     switch (life.kind) {
+      case 'booting':
+      case 'leased':
+      case 'reclaiming':
+        inventory.hold(id, life.kind);
+        return;
+      case 'recovering':
+        inventory.hold(id, 'leased');
+        return;
       case 'shuttingDown':
         inventory.hold(id, 'reclaiming');
         return;
