@@ -88,22 +88,12 @@ export class IdleSweeper {
     } catch (error) {
       failure = (error as Error).message;
     }
-    const answer = steps.take(
-      id,
-      {
-        type: deleting
-          ? failure
-            ? 'deleteFailed'
-            : 'deleted'
-          : failure
-            ? 'stopFailed'
-            : 'stopped',
-      },
-      step.state,
-    );
-    if ('refused' in answer) return;
-    steps.write(id, answer.state, `idle ${deleting ? 'delete' : 'shutdown'} failed: ${failure}`);
-    this.#log(id, device.model, answer.state, failure, diskLow);
+    const [done, failed] = deleting
+      ? (['deleted', 'deleteFailed'] as const)
+      : (['stopped', 'stopFailed'] as const);
+    const why = `idle ${deleting ? 'delete' : 'shutdown'} failed: ${failure}`;
+    const life = steps.answer(id, step.state, { type: failure === undefined ? done : failed }, why);
+    if (life !== undefined) this.#log(id, device.model, life, failure, diskLow);
   }
 
   #log(
