@@ -200,6 +200,8 @@ export class ClusterAgent {
       await this.reclaimDevice(key);
     }
     if (object !== undefined) await this.onLease(key, object);
+    // The Lease is gone and nothing is owed to it: its backoff goes too.
+    else if (this.table.get(key) === undefined) this.queue.forget(key);
     if (owedFailure !== undefined) this.queue.requeueAfterFailure(key, owedFailure);
   }
 
