@@ -29,6 +29,7 @@ import { LeaseExpiries } from './lease-expiries.js';
 import { readMachine, type MachineFigures } from './machine-limits.js';
 import type { DeviceRamSamplerOptions } from './model-ram.js';
 import { DiskWatch } from './disk.js';
+import { DeviceSteps } from './device-steps.js';
 import { IdleSweeper } from './idle-sweeper.js';
 import { QuarantineRetrier, type UnquarantineOutcome } from './quarantine-retrier.js';
 import { RepeatingWork } from './repeating-work.js';
@@ -157,7 +158,14 @@ export class AgentCore {
       options.dataDir === undefined
         ? undefined
         : new DiskWatch(options.dataDir, this.#config.disk.lowBelowGiB, options.readFreeBytes);
+    // The device machine's shell for the moves no lease is in (idle, quarantine).
+    const steps = new DeviceSteps({
+      inventory: this.inventory,
+      driver: this.#driver,
+      logger: this.#logger,
+    });
     this.#sweeper = new IdleSweeper({
+      steps,
       driver: this.#driver,
       inventory: this.inventory,
       granter: this.granter,
@@ -170,6 +178,7 @@ export class AgentCore {
       logger: this.#logger,
     });
     this.quarantines = new QuarantineRetrier({
+      steps,
       driver: this.#driver,
       inventory: this.inventory,
       granter: this.granter,

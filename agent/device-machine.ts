@@ -17,9 +17,19 @@
 //     the agent did not make.
 //
 // Physical devices are out of scope: they keep today's rules (granted when present, reset after a
-// lease, shown absent when unplugged; inventory.ts and granter.ts). Only crash recovery runs on
-// this machine so far (crash-recovery.ts: the leased, recovering and quarantined rows of a crash);
-// the inventory and the granter keep their own states for the rest until it is wired in.
+// lease, shown absent when unplugged; inventory.ts and granter.ts). What runs on this machine:
+//   - crash recovery (crash-recovery.ts: the leased, recovering and quarantined rows of a crash,
+//     its 'recovering' life kept there);
+//   - through device-steps.ts, which reads a device's life from the inventory (the one store of the
+//     agent's state of a device), asks nextDevice, and writes the move back: grants (granter.ts:
+//     grantWarm, grantCold, evict, taken inside the decision; device-preparation.ts: made, booted,
+//     bootFailed, stopped/stopFailed of an eviction), a lease's end (lease-reclaim.ts: leaseEnded,
+//     reclaimed, reclaimFailed), the idle sweep (idle-sweeper.ts) and quarantine retries and
+//     unquarantine (quarantine-retrier.ts). Each move that starts work is taken inside
+//     LeaseGranter.decide, so none races a grant.
+// Not yet: make/makeFailed (the inventory's placeholder), leaseResumed (the granter's adopt),
+// listed/listedGone (the inventory takes a listing in itself), and the per-device work queue the
+// contract above describes (the decisions serializer and the inventory's holds stand for it).
 import type { DeviceState } from '../api/index.js';
 import {
   LEASE_STATES,

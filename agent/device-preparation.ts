@@ -2,10 +2,13 @@
 // as kube-scheduler keeps binding apart from scheduling): evict what the plan names, make the
 // device when the plan says so, and boot it, telling each step as it begins with this host's
 // estimate and measuring it for the next one. A device that will not boot is quarantined; a
-// device that could not be made frees its slot.
+// device that could not be made frees its slot. An eviction is the device machine's move (taken in
+// the decision; its shutdown answered here, device-steps.ts).
 import { randomBytes } from 'node:crypto';
-import type { GrantStage } from '../api/index.js';
+import type { GrantedDevice, GrantStage } from '../api/index.js';
 import type { Clock, Logger } from '../runtime/index.js';
+import type { DeviceLife } from './device-machine.js';
+import type { DeviceSteps, Move } from './device-steps.js';
 import type { DeviceToMake, Driver, DriverDevice } from './drivers/driver.js';
 import type { Inventory } from './inventory.js';
 import type { AgentRefusal, PlannedDevice } from './planner.js';
@@ -30,6 +33,8 @@ export interface DevicePreparationOptions {
   clock: Clock;
   timings: StageTimings;
   logger: Logger;
+  /** The device machine's shell: an eviction's shutdown is answered to it. */
+  steps: DeviceSteps;
 }
 
 function couldNotEvict(stuck: string): Prepared {
@@ -46,22 +51,24 @@ export class DevicePreparation {
   /** Boots a reserved shut-down device, after shutting down the ones evicted for it. */
   async bootCold(
     device: PlannedDevice,
-    evict: readonly PlannedDevice[],
+    booting: DeviceLife,
+    evict: readonly Move[],
     onStep: GrantStepListener | undefined,
   ): Promise<Prepared> {
     const stuck = await this.#evict(evict);
     if (stuck !== undefined) {
+      // Not booted: free again, shut down (the machine has no row for a boot not begun).
       this.#options.inventory.hold(device.id, undefined);
       return couldNotEvict(stuck);
     }
-    return this.#boot(device, onStep);
+    return this.#boot(device, booting, onStep);
   }
 
   /** Makes the device the plan asked for (its slot held for `key`), then boots it. */
   async makeAndBoot(
     key: string,
     want: DeviceToMake,
-    evict: readonly PlannedDevice[],
+    evict: readonly Move[],
     onStep: GrantStepListener | undefined,
   ): Promise<Prepared> {
     const { inventory, driver, clock, timings, logger } = this.#options;
@@ -85,48 +92,71 @@ export class DevicePreparation {
     timings.record('provisioning', want, clock.now() - startedAtMs);
     logger.info('made a device', { lease: key, device: made.id, model: made.model });
     inventory.made(key, made);
-    inventory.hold(made.id, 'booting');
+    // creating --made--> booting: the device the placeholder stood for, held for the lease.
+    const booting = this.#options.steps.answer(
+      made.id,
+      { kind: 'creating', owned: true, lease: key },
+      { type: 'made' },
+    ) ?? { kind: 'booting', owned: true, lease: key };
     const planned = inventory.devices(() => undefined).find((device) => device.id === made.id) ?? {
       ...made,
       state: 'booting' as const,
     };
-    return this.#boot(planned, onStep);
+    return this.#boot(planned, booting, onStep);
   }
 
-  /** Shuts the evicted devices down; the id of one that would not go (it is quarantined). */
-  async #evict(evict: readonly PlannedDevice[]): Promise<string | undefined> {
-    const { inventory, driver, logger } = this.#options;
+  /**
+   * Shuts the evicted devices down (the machine's evict moves, answered stopped, or stopFailed:
+   * quarantined); the id of the first that would not go.
+   */
+  async #evict(evict: readonly Move[]): Promise<string | undefined> {
+    const { inventory, driver, logger, steps } = this.#options;
     const evictions = await Promise.allSettled(
-      evict.map(async (planned) => {
-        const device = this.#driverDevice(planned.id);
+      evict.map(async ({ id }) => {
+        const device = this.#driverDevice(id);
         await driver.shutdown(device);
         inventory.setPower(device.id, 'shutdown');
-        inventory.hold(device.id, undefined);
       }),
     );
-    const failed = evictions.findIndex((result) => result.status === 'rejected');
-    if (failed < 0) return undefined;
-    const stuck = evict[failed]!;
-    const result = evictions[failed] as PromiseRejectedResult;
-    inventory.quarantine(
-      stuck.id,
-      `could not shut it down to make room: ${(result.reason as Error).message}`,
-    );
-    logger.warn('eviction failed; device quarantined', {
-      device: stuck.id,
-      error: (result.reason as Error).message,
+    let stuck: string | undefined;
+    evictions.forEach((result, index) => {
+      const { id, step } = evict[index]!;
+      if (result.status === 'fulfilled') {
+        steps.answer(id, step.state, { type: 'stopped' });
+        return;
+      }
+      const error = (result.reason as Error).message;
+      stuck ??= id;
+      steps.answer(
+        id,
+        step.state,
+        { type: 'stopFailed' },
+        `could not shut it down to make room: ${error}`,
+      );
+      logger.warn('eviction failed; device quarantined', { device: id, error });
     });
-    return stuck.id;
+    return stuck;
   }
 
-  /** Boots a reserved device and holds it leased; a device that will not boot is quarantined. */
-  async #boot(device: PlannedDevice, onStep: GrantStepListener | undefined): Promise<Prepared> {
-    const { inventory, driver, clock, timings, logger } = this.#options;
+  /**
+   * Boots a reserved device and holds it leased (booting --booted--> leased); a device that will
+   * not boot is quarantined (bootFailed; the row's shutdown is left to its first retry, which
+   * shuts a device still running down first).
+   */
+  async #boot(
+    device: PlannedDevice,
+    booting: DeviceLife,
+    onStep: GrantStepListener | undefined,
+  ): Promise<Prepared> {
+    const { inventory, driver, clock, timings, logger, steps } = this.#options;
     const startedAtMs = this.#step('booting', device, onStep);
     try {
       await driver.boot(this.#driverDevice(device.id));
     } catch (error) {
-      inventory.quarantine(device.id, `boot failed: ${(error as Error).message}`);
+      const why = `boot failed: ${(error as Error).message}`;
+      if (!steps.answer(device.id, booting, { type: 'bootFailed' }, why)) {
+        inventory.quarantine(device.id, why);
+      }
       logger.warn('boot failed; device quarantined', {
         device: device.id,
         error: (error as Error).message,
@@ -140,7 +170,7 @@ export class DevicePreparation {
     }
     timings.record('booting', device, clock.now() - startedAtMs);
     inventory.setPower(device.id, 'booted');
-    inventory.hold(device.id, 'leased');
+    if (!steps.answer(device.id, booting, { type: 'booted' })) inventory.hold(device.id, 'leased');
     return { device };
   }
 
@@ -162,6 +192,20 @@ export class DevicePreparation {
     if (device === undefined) throw new Error(`device ${id} is not in the inventory`);
     return device;
   }
+}
+
+// The device as the Lease's status names it; an absent class stays absent, so the written status
+// equals what the agent reads back when it adopts a grant after a restart.
+export function grantedDevice(device: PlannedDevice): GrantedDevice {
+  return {
+    id: device.id,
+    name: device.name,
+    model: device.model,
+    platform: device.platform,
+    os: device.os,
+    ...(device.class ? { class: device.class } : {}),
+    physical: device.physical,
+  };
 }
 
 /** The name a new device gets: simlock's, its model, a short random id ("simlock-iphone-16-3fa2c1"). */

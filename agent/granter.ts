@@ -5,14 +5,16 @@
 // work runs after the decision, outside it (kube-scheduler's scheduling and binding cycles).
 import type { DeviceSpec, GrantedDevice } from '../api/index.js';
 import type { ReclaimPolicy, Limits } from './config.js';
-import { DevicePreparation, type GrantStepListener, type Prepared } from './device-preparation.js';
-import type {
-  DeviceToMake,
-  Driver,
-  DriverDevice,
-  ExecPlan,
-  ResetBaseline,
-} from './drivers/driver.js';
+import {
+  DevicePreparation,
+  grantedDevice,
+  type GrantStepListener,
+  type Prepared,
+} from './device-preparation.js';
+import type { DeviceLife } from './device-machine.js';
+import { DeviceSteps, type Move } from './device-steps.js';
+import { reclaimLeaseDevice } from './lease-reclaim.js';
+import type { DeviceToMake, Driver, ExecPlan, ResetBaseline } from './drivers/driver.js';
 import type { Inventory } from './inventory.js';
 import { silentLogger, type Clock, type Logger } from '../runtime/index.js';
 import { Serializer } from './listeners.js';
@@ -61,25 +63,16 @@ export interface LeaseGranterOptions {
 /** A decision taken inside the serializer; a cold boot is finished outside it. */
 type Decision =
   | { kind: 'done'; outcome: GrantOutcome }
-  | { kind: 'boot'; device: PlannedDevice; evict: PlannedDevice[] }
-  | { kind: 'make'; want: DeviceToMake; evict: PlannedDevice[] };
+  | { kind: 'boot'; device: PlannedDevice; booting: DeviceLife; evict: Move[] }
+  | { kind: 'make'; want: DeviceToMake; evict: Move[] };
 
 function refused(refusal: AgentRefusal): GrantOutcome {
   return { kind: 'refused', refusal };
 }
 
-// The device as the Lease's status names it; an absent class stays absent, so the written status
-// equals what the agent reads back when it adopts a grant after a restart.
-function granted(device: PlannedDevice): GrantedDevice {
-  return {
-    id: device.id,
-    name: device.name,
-    model: device.model,
-    platform: device.platform,
-    os: device.os,
-    ...(device.class ? { class: device.class } : {}),
-    physical: device.physical,
-  };
+/** The device machine refused a move the plan asked for (the plan and the machine disagree). */
+function notTaken(why: string): GrantOutcome {
+  return refused({ code: 'NO_CAPACITY', message: `the device cannot be taken now: ${why}` });
 }
 
 export class LeaseGranter {
@@ -89,13 +82,18 @@ export class LeaseGranter {
   readonly #leases = new Map<string, LeaseRecord>();
   readonly #inFlight = new Map<string, Promise<GrantOutcome>>();
   readonly #preparation: DevicePreparation;
+  /** The device machine's shell: an eviction is its move (ready → shuttingDown). */
+  readonly #steps: DeviceSteps;
 
   constructor(options: LeaseGranterOptions) {
     this.#options = options;
     this.#logger = options.logger ?? silentLogger;
+    const { driver, inventory } = options;
+    this.#steps = new DeviceSteps({ driver, inventory, logger: this.#logger });
     this.#preparation = new DevicePreparation({
       driver: options.driver,
       inventory: options.inventory,
+      steps: this.#steps,
       clock: options.clock,
       timings: options.timings ?? new StageTimings(),
       logger: this.#logger,
@@ -132,7 +130,7 @@ export class LeaseGranter {
             return decision.outcome;
           case 'boot':
             return this.#preparation
-              .bootCold(decision.device, decision.evict, onStep)
+              .bootCold(decision.device, decision.booting, decision.evict, onStep)
               .then((prepared) => this.#grantPrepared(leaseId, origin, prepared));
           case 'make':
             return this.#preparation
@@ -195,34 +193,15 @@ export class LeaseGranter {
   }
 
   // Everything up to the first await runs at once: the device is reclaiming when reclaim returns.
-  async #reclaimNow(leaseId: string): Promise<ReclaimOutcome> {
+  #reclaimNow(leaseId: string): Promise<ReclaimOutcome> {
     const record = this.#leases.get(leaseId);
-    if (record === undefined) return 'not-leased';
+    if (record === undefined) return Promise.resolve('not-leased');
     this.#leases.delete(leaseId);
     // No tool of the lease may go on driving the device once it is erased or given to another.
     const execsStopped = this.#options.stopExecs?.(leaseId);
-    const { inventory } = this.#options;
-    const device = inventory.driverDevice(record.device.id);
-    if (device === undefined) {
-      // The device vanished from the host during the lease; nothing to reclaim.
-      inventory.hold(record.device.id, undefined);
-      return 'not-leased';
-    }
-    inventory.hold(device.id, 'reclaiming');
-    try {
-      await execsStopped;
-      const outcome = await this.#reclaimDevice(device, record);
-      inventory.hold(device.id, undefined);
-      return outcome;
-    } catch (error) {
-      this.#logger.warn('reclaim failed; device quarantined', {
-        device: device.id,
-        lease: leaseId,
-        error: (error as Error).message,
-      });
-      inventory.quarantine(device.id, `reclaim failed: ${(error as Error).message}`);
-      return 'quarantined';
-    }
+    const { driver, inventory, reclaim } = this.#options;
+    const context = { driver, inventory, reclaim, steps: this.#steps, logger: this.#logger };
+    return reclaimLeaseDevice(context, record, execsStopped);
   }
 
   /**
@@ -280,15 +259,26 @@ export class LeaseGranter {
     switch (decision.kind) {
       case 'refuse':
         return { kind: 'done', outcome: refused(decision.refusal) };
-      case 'warm':
-        inventory.hold(decision.device.id, 'leased');
+      case 'warm': {
+        // The machine takes the grant (ready --grantWarm--> leased) or refuses it.
+        const step = this.#steps.take(decision.device.id, { type: 'grantWarm', lease: leaseId });
+        if ('refused' in step) return { kind: 'done', outcome: notTaken(step.refused) };
+        this.#steps.write(decision.device.id, step.state);
         return { kind: 'done', outcome: this.#record(leaseId, origin, decision.device, 'warm') };
-      case 'cold':
-        // Reserve now, inside the decision; the boot happens after it.
-        inventory.hold(decision.device.id, 'booting');
-        for (const device of decision.evict) inventory.hold(device.id, 'reclaiming');
-        return { kind: 'boot', device: decision.device, evict: decision.evict };
+      }
+      case 'cold': {
+        // Reserve now, inside the decision (shutdown --grantCold--> booting, and each device
+        // shut down to make room, ready --evict--> shuttingDown); the boot happens after it.
+        const step = this.#steps.take(decision.device.id, { type: 'grantCold', lease: leaseId });
+        if ('refused' in step) return { kind: 'done', outcome: notTaken(step.refused) };
+        const evict = this.#makeRoom(decision.evict);
+        if ('refused' in evict) return { kind: 'done', outcome: notTaken(evict.refused) };
+        this.#steps.write(decision.device.id, step.state);
+        return { kind: 'boot', device: decision.device, booting: step.state, evict };
+      }
       case 'create': {
+        const evict = this.#makeRoom(decision.evict);
+        if ('refused' in evict) return { kind: 'done', outcome: notTaken(evict.refused) };
         // The slot is taken now (a placeholder), the device made after the decision.
         const model = inventory.makeable.find(
           (entry) =>
@@ -302,8 +292,7 @@ export class LeaseGranter {
           physical: false,
           class: model?.class ?? 'phone',
         });
-        for (const device of decision.evict) inventory.hold(device.id, 'reclaiming');
-        return { kind: 'make', want: decision.want, evict: decision.evict };
+        return { kind: 'make', want: decision.want, evict };
       }
       case 'physical':
         return {
@@ -311,6 +300,14 @@ export class LeaseGranter {
           outcome: await this.#grantPhysical(leaseId, origin, decision.candidates),
         };
     }
+  }
+
+  /** The devices the plan shuts down to make room, each the machine's evict move (all or none). */
+  #makeRoom(evict: readonly PlannedDevice[]): Move[] | { refused: string } {
+    return this.#steps.takeAll(
+      evict.map((device) => device.id),
+      { type: 'evict' },
+    );
   }
 
   /** Reads presence at grant time, candidate by candidate; the first present one is granted. */
@@ -364,33 +361,12 @@ export class LeaseGranter {
     const lease: LeaseRecord = {
       leaseId,
       origin,
-      device: granted(device),
+      device: grantedDevice(device),
       source,
       grantedAtMs: this.#options.clock.now(),
       ...(baseline ? { baseline } : {}),
     };
     this.#leases.set(leaseId, lease);
     return { kind: 'granted', lease };
-  }
-
-  // --- release ---
-
-  async #reclaimDevice(device: DriverDevice, record: LeaseRecord): Promise<ReclaimOutcome> {
-    const { driver, inventory, reclaim } = this.#options;
-    if (device.physical) {
-      await driver.reset(device, record.baseline);
-      return 'ready';
-    }
-    if (reclaim === 'shutdown') {
-      await driver.shutdown(device);
-      inventory.setPower(device.id, 'shutdown');
-      return 'shut-down';
-    }
-    await driver.erase(device);
-    inventory.setPower(device.id, 'shutdown');
-    if (reclaim === 'erase') return 'shut-down';
-    await driver.boot(device);
-    inventory.setPower(device.id, 'booted');
-    return 'ready';
   }
 }

@@ -1,10 +1,15 @@
 // Idle devices go: a booted device nobody leases is shut down, and a device the agent made that
-// nobody used for long is deleted (idle-plan.ts decides which). The choice is made among the
-// grant decisions (LeaseGranter.decide), and the chosen devices are held (reclaiming, deleting)
-// before anything is awaited, so a sweep never races a grant; the tools run after. A device that
-// will not shut down or be deleted is quarantined, as a failed reclaim is.
+// nobody used for long is deleted (idle-plan.ts proposes which). Each is a move of the device
+// machine (device-steps.ts: rows ready→shuttingDown on idleShutdown, shutdown→deleting on
+// idleDelete): the machine takes it among the grant decisions (LeaseGranter.decide) and the
+// device is held before anything is awaited, so a sweep never races a grant (the machine decides:
+// a device a grant took first refuses the idle event); the tools run after, and their outcome is
+// the machine's next event (stopped, stopFailed, deleted, deleteFailed). A device that will not
+// shut down is quarantined and tried again; one that will not be deleted waits for an operator.
 import type { Clock, Logger } from '../runtime/index.js';
 import type { Driver } from './drivers/driver.js';
+import type { DeviceLife } from './device-machine.js';
+import type { DeviceSteps, TakenStep } from './device-steps.js';
 import type { LeaseGranter } from './granter.js';
 import { planIdle, type IdlePlan, type IdleSettings } from './idle-plan.js';
 import type { Inventory } from './inventory.js';
@@ -16,6 +21,8 @@ export interface IdleSweeperOptions {
   clock: Clock;
   settings: IdleSettings;
   logger: Logger;
+  /** The device machine's shell: every shutdown and delete is its move. */
+  steps: DeviceSteps;
 }
 
 export class IdleSweeper {
@@ -33,56 +40,86 @@ export class IdleSweeper {
   }
 
   async #sweep(diskLow: boolean): Promise<IdlePlan> {
-    const { inventory, granter, clock, settings } = this.#options;
-    const plan = await granter.decide(() => {
-      const chosen = planIdle(
+    const { inventory, granter, clock, settings, steps } = this.#options;
+    const { plan, taken } = await granter.decide(() => {
+      const proposed = planIdle(
         inventory.devices(() => undefined),
         clock.now(),
         settings,
         diskLow,
       );
-      for (const device of chosen.shutdown) inventory.hold(device.id, 'reclaiming');
-      for (const device of chosen.delete) inventory.hold(device.id, 'deleting');
-      return chosen;
+      // The machine takes each proposal or refuses it; a taken one is held now.
+      const moves = new Map<string, TakenStep>();
+      const take = (id: string, type: 'idleShutdown' | 'idleDelete'): boolean => {
+        const step = steps.take(id, { type });
+        if ('refused' in step) return false;
+        steps.write(id, step.state);
+        moves.set(id, step);
+        return true;
+      };
+      const chosen: IdlePlan = {
+        shutdown: proposed.shutdown.filter((device) => take(device.id, 'idleShutdown')),
+        delete: proposed.delete.filter((device) => take(device.id, 'idleDelete')),
+      };
+      return { plan: chosen, taken: moves };
     });
-    await Promise.all([
-      ...plan.shutdown.map((device) => this.#shutDown(device.id)),
-      ...plan.delete.map((device) => this.#delete(device.id, diskLow)),
-    ]);
+    await Promise.all([...taken].map(([id, step]) => this.#carryOut(id, step, diskLow)));
     return plan;
   }
 
-  async #shutDown(id: string): Promise<void> {
-    const { inventory, driver, logger } = this.#options;
+  /** Runs a taken move's effects in order, then answers the machine with how they went. */
+  async #carryOut(id: string, step: TakenStep, diskLow: boolean): Promise<void> {
+    const { inventory, driver, steps } = this.#options;
     const device = inventory.driverDevice(id);
     if (device === undefined) return;
+    const deleting = step.state.kind === 'deleting';
+    let failure: string | undefined;
     try {
-      await driver.shutdown(device);
-      inventory.setPower(id, 'shutdown');
-      inventory.hold(id, undefined);
-      logger.info('shut down an idle device', { device: id, model: device.model });
+      for (const effect of step.effects) {
+        if (effect.type === 'shutdown' && inventory.driverDevice(id)?.power !== 'shutdown') {
+          await driver.shutdown(device);
+          inventory.setPower(id, 'shutdown');
+        } else if (effect.type === 'delete') {
+          if (driver.delete === undefined)
+            throw new Error(`the ${driver.kind} driver deletes nothing`);
+          await driver.delete(device);
+        }
+      }
     } catch (error) {
-      inventory.quarantine(id, `idle shutdown failed: ${(error as Error).message}`);
-      logger.warn('could not shut down an idle device; quarantined', { device: id, error });
+      failure = (error as Error).message;
     }
+    const [done, failed] = deleting
+      ? (['deleted', 'deleteFailed'] as const)
+      : (['stopped', 'stopFailed'] as const);
+    const why = `idle ${deleting ? 'delete' : 'shutdown'} failed: ${failure}`;
+    const life = steps.answer(id, step.state, { type: failure === undefined ? done : failed }, why);
+    if (life !== undefined) this.#log(id, device.model, life, failure, diskLow);
   }
 
-  async #delete(id: string, diskLow: boolean): Promise<void> {
-    const { inventory, driver, logger } = this.#options;
-    const device = inventory.driverDevice(id);
-    if (device === undefined) return;
-    try {
-      if (driver.delete === undefined) throw new Error(`the ${driver.kind} driver deletes nothing`);
-      await driver.delete(device);
-      inventory.deleted(id);
+  #log(
+    id: string,
+    model: string,
+    life: DeviceLife,
+    failure: string | undefined,
+    diskLow: boolean,
+  ): void {
+    const { logger } = this.#options;
+    if (life.kind === 'shutdown') logger.info('shut down an idle device', { device: id, model });
+    else if (life.kind === 'gone')
       logger.info('deleted an idle device it made', {
         device: id,
-        model: device.model,
+        model,
         why: diskLow ? 'disk space low' : 'unused for idle.deleteAfterSeconds',
       });
-    } catch (error) {
-      inventory.quarantine(id, `idle delete failed: ${(error as Error).message}`);
-      logger.warn('could not delete an idle device; quarantined', { device: id, error });
-    }
+    else if (life.kind === 'quarantined')
+      logger.warn('could not shut down an idle device; quarantined', {
+        device: id,
+        error: failure,
+      });
+    else
+      logger.warn('could not delete an idle device; quarantined until an operator acts', {
+        device: id,
+        error: failure,
+      });
   }
 }

@@ -4,11 +4,16 @@
 // its next backoff; with its retries used up, a device the agent made is deleted (a new one is
 // made on demand) and any other waits for an operator, who ends the quarantine with
 // `kubectl simlock device unquarantine` or the console (the Worker's spec.unquarantine, read by
-// cluster/unquarantine-watch.ts). A retry and an unquarantine choose their device among the grant
-// decisions (LeaseGranter.decide) and hold it before anything is awaited, so neither ever races a
-// grant; a retry boots only where a running slot is free without evicting anything.
+// cluster/unquarantine-watch.ts). Each step is a move of the device machine (device-steps.ts:
+// quarantineRetry, retryPassed, retryFailed, retriesExhausted, unquarantine, stopped, deleted and
+// their failures): a retry and an unquarantine are taken among the grant decisions
+// (LeaseGranter.decide) and hold the device before anything is awaited, so neither ever races a
+// grant; a retry boots only where a running slot is free without evicting anything. Physical
+// devices keep their own rules (an unquarantine frees one at once).
 import type { Clock, Logger, TimerHandle } from '../runtime/index.js';
 import type { Limits } from './config.js';
+import type { DeviceLife } from './device-machine.js';
+import type { DeviceSteps, TakenStep } from './device-steps.js';
 import type { Driver } from './drivers/driver.js';
 import type { LeaseGranter } from './granter.js';
 import type { Inventory } from './inventory.js';
@@ -34,6 +39,8 @@ export interface QuarantineRetrierOptions {
   logger: Logger;
   /** A device is back in service (a retry passed, an operator ended its quarantine). */
   onReturned?: () => void;
+  /** The device machine's shell: every step of a quarantine is its move. */
+  steps: DeviceSteps;
 }
 
 /** What an operator's unquarantine did. */
@@ -108,10 +115,10 @@ export class QuarantineRetrier {
 
   /** Starts every retry due now; resolves once they are done. */
   async retryDue(): Promise<void> {
-    const { inventory, granter, clock, limits } = this.#options;
+    const { inventory, granter, clock, limits, steps } = this.#options;
     const chosen = await granter.decide(() => {
       const now = clock.now();
-      const picked: string[] = [];
+      const picked: [string, TakenStep][] = [];
       for (const [id, record] of inventory.quarantines()) {
         if (record.retrying === true || record.nextRetryAtMs === undefined) continue;
         if (record.nextRetryAtMs > now) continue;
@@ -123,68 +130,83 @@ export class QuarantineRetrier {
           inventory.updateQuarantine(id, { nextRetryAtMs: now + NO_ROOM_DELAY_MS });
           continue;
         }
+        const step = steps.take(id, { type: 'quarantineRetry' });
+        if ('refused' in step) continue;
         // Held now: it counts as booting (a running slot) and no grant can take it.
-        inventory.updateQuarantine(id, { retrying: true, nextRetryAtMs: undefined });
-        picked.push(id);
+        steps.write(id, step.state);
+        picked.push([id, step]);
       }
       return picked;
     });
     await Promise.all(
-      chosen.map((id) => {
-        const retry = this.#retry(id).finally(() => this.#retries.delete(id));
+      chosen.map(([id, step]) => {
+        const retry = this.#retry(id, step).finally(() => this.#retries.delete(id));
         this.#retries.set(id, retry);
         return retry;
       }),
     );
   }
 
-  async #retry(id: string): Promise<void> {
-    const { inventory, driver, logger } = this.#options;
+  /** The retry's effects (boot, health check; a device still running is shut down first). */
+  async #retry(id: string, step: TakenStep): Promise<void> {
+    const { inventory, driver, logger, steps } = this.#options;
     const attempt = (inventory.quarantineRecord(id)?.retries ?? 0) + 1;
     try {
       const device = inventory.driverDevice(id);
       if (device === undefined) return;
-      if (device.power !== 'shutdown') {
-        await driver.shutdown(device);
-        inventory.setPower(id, 'shutdown');
+      for (const effect of step.effects) {
+        if (effect.type === 'boot') {
+          if (device.power !== 'shutdown') {
+            await driver.shutdown(device);
+            inventory.setPower(id, 'shutdown');
+          }
+          await driver.boot(device);
+          inventory.setPower(id, 'booted');
+        } else if (effect.type === 'healthCheck') {
+          await driver.checkDevice?.(inventory.driverDevice(id) ?? device);
+        }
       }
-      await driver.boot(device);
-      inventory.setPower(id, 'booted');
-      await driver.checkDevice?.(inventory.driverDevice(id) ?? device);
     } catch (error) {
-      await this.#failed(id, attempt, (error as Error).message);
+      await this.#failed(id, step.state, attempt, (error as Error).message);
       return;
     }
     this.#askedDuringRetry.delete(id);
     // Gone meanwhile (the tools no longer list it): nothing is held any more.
     if (inventory.quarantineRecord(id)?.retrying !== true) return;
-    inventory.hold(id, undefined);
+    const passed = steps.take(id, { type: 'retryPassed' }, step.state);
+    if ('refused' in passed) return;
+    steps.write(id, passed.state);
     logger.info('a quarantined device passed its retry; back in service', { device: id, attempt });
     this.#options.onReturned?.();
   }
 
-  async #failed(id: string, attempt: number, failure: string): Promise<void> {
-    const { inventory, driver, clock, settings, logger } = this.#options;
+  async #failed(id: string, from: DeviceLife, attempt: number, failure: string): Promise<void> {
+    const { inventory, driver, clock, settings, logger, steps } = this.#options;
     const device = inventory.driverDevice(id);
     if (device === undefined || inventory.quarantineRecord(id) === undefined) return;
+    const next = afterFailedRetry(attempt, clock.now(), from.owned, settings);
+    const asked = this.#askedDuringRetry.get(id);
+    this.#askedDuringRetry.delete(id);
+    // An operator who asked meanwhile has the last word: the device stays to be unquarantined.
+    const exhausted = next.kind !== 'retry-later' && asked === undefined;
+    const answer = steps.take(id, { type: exhausted ? 'retriesExhausted' : 'retryFailed' }, from);
+    if ('refused' in answer) return;
     if (device.power !== 'shutdown') {
-      // Best effort: a device that would not boot may be half up; the next retry shuts it down too.
+      // Best effort (the row's shutdown): a device that would not boot may be half up; the next
+      // retry shuts it down too.
       await driver.shutdown(device).then(
         () => inventory.setPower(id, 'shutdown'),
         (error: unknown) =>
           logger.warn('could not shut down a device after its failed retry', { device: id, error }),
       );
     }
-    const owned = device.deletable === true && driver.delete !== undefined;
-    const next = afterFailedRetry(attempt, clock.now(), owned, settings);
     logger.warn('a quarantined device failed its retry', {
       device: id,
       attempt,
       failure,
       next: next.kind,
     });
-    const asked = this.#askedDuringRetry.get(id);
-    this.#askedDuringRetry.delete(id);
+    // The record keeps the count and the failure; scheduleRetry is the next retry's time.
     inventory.updateQuarantine(id, {
       retrying: undefined,
       retries: attempt,
@@ -197,32 +219,45 @@ export class QuarantineRetrier {
       await this.unquarantine(id, asked);
       return;
     }
-    if (next.kind === 'delete') await this.#delete(id, attempt);
+    if (answer.state.kind === 'deleting') await this.#delete(id, answer.state, attempt);
   }
 
   /** Retries used up on a device the agent made: it goes; the planner makes a new one on demand. */
-  async #delete(id: string, attempts: number): Promise<void> {
-    const { inventory, driver, logger } = this.#options;
+  async #delete(id: string, from: DeviceLife, attempts: number): Promise<void> {
+    const { inventory, driver, logger, steps } = this.#options;
     const device = inventory.driverDevice(id);
     if (device === undefined || driver.delete === undefined) return;
     // Still held quarantined since the retry was chosen: no grant can have taken it meanwhile.
-    inventory.hold(id, 'deleting');
+    steps.write(id, from);
+    let failure: unknown;
     try {
       await driver.delete(device);
-      inventory.deleted(id);
+    } catch (error) {
+      failure = error;
+    }
+    const answer = steps.take(
+      id,
+      { type: failure === undefined ? 'deleted' : 'deleteFailed' },
+      from,
+    );
+    if ('refused' in answer) return;
+    steps.write(
+      id,
+      answer.state,
+      `delete after ${attempts} failed retries failed: ${String(failure)}`,
+    );
+    if (failure === undefined) {
       logger.info('deleted a device it made after its quarantine retries failed', {
         device: id,
         model: device.model,
         retries: attempts,
       });
-    } catch (error) {
-      inventory.quarantine(id, `delete after ${attempts} failed retries failed: ${String(error)}`);
-      inventory.updateQuarantine(id, {
-        retries: attempts,
-        nextRetryAtMs: undefined,
-        waitsForOperator: true,
+    } else {
+      inventory.updateQuarantine(id, { retries: attempts });
+      logger.warn('could not delete a device after its failed retries', {
+        device: id,
+        error: failure,
       });
-      logger.warn('could not delete a device after its failed retries', { device: id, error });
     }
   }
 
@@ -232,7 +267,7 @@ export class QuarantineRetrier {
    * free at once. A quarantine begun after the request is left alone.
    */
   async unquarantine(id: string, askedAtMs: number): Promise<UnquarantineOutcome> {
-    const { inventory, granter, driver, logger } = this.#options;
+    const { inventory, granter, driver, logger, steps } = this.#options;
     // Most calls (every Worker update re-reads the whole list) concern no quarantined device.
     const before = inventory.quarantineRecord(id);
     if (before === undefined || !endsQuarantine(before.sinceMs, askedAtMs)) {
@@ -243,18 +278,27 @@ export class QuarantineRetrier {
       if (record === undefined || !endsQuarantine(record.sinceMs, askedAtMs)) {
         return 'not-quarantined' as const;
       }
-      if (record.retrying === true) {
-        this.#askedDuringRetry.set(id, askedAtMs);
-        return 'after-retry' as const;
-      }
       const device = inventory.driverDevice(id);
-      if (device === undefined || device.physical || device.power === 'shutdown') {
+      if (device === undefined || device.physical) {
+        // Not the machine's (physical, or no longer listed): free at once.
         inventory.hold(id, undefined);
         return 'ended' as const;
       }
-      // Held while it shuts down: no grant takes it before it is down.
-      inventory.hold(id, 'reclaiming');
-      return { shutDown: device };
+      const step = steps.take(id, { type: 'unquarantine' });
+      if ('refused' in step) {
+        // Retrying: the retry ends the quarantine if it passes, and this request does if it fails.
+        this.#askedDuringRetry.set(id, askedAtMs);
+        return 'after-retry' as const;
+      }
+      // Held while it shuts down (cancelRetry: its record goes): no grant takes it before it is
+      // down. One already down is answered at once.
+      steps.write(id, step.state);
+      if (device.power === 'shutdown') {
+        const stopped = steps.take(id, { type: 'stopped' }, step.state);
+        if (!('refused' in stopped)) steps.write(id, stopped.state);
+        return 'ended' as const;
+      }
+      return { shutDown: device, from: step.state };
     });
     if (typeof decided === 'string') {
       if (decided === 'ended') {
@@ -263,19 +307,34 @@ export class QuarantineRetrier {
       }
       return decided;
     }
+    let failure: unknown;
     try {
       await driver.shutdown(decided.shutDown);
       inventory.setPower(id, 'shutdown');
-      inventory.hold(id, undefined);
+    } catch (error) {
+      failure = error;
+    }
+    const answer = steps.take(
+      id,
+      { type: failure === undefined ? 'stopped' : 'stopFailed' },
+      decided.from,
+    );
+    if (!('refused' in answer)) {
+      steps.write(
+        id,
+        answer.state,
+        `shutdown after unquarantine failed: ${(failure as Error | undefined)?.message}`,
+      );
+    }
+    if (failure === undefined) {
       logger.info('an operator ended a quarantine; the device is shut down and free', {
         device: id,
       });
       this.#options.onReturned?.();
-    } catch (error) {
-      inventory.quarantine(id, `shutdown after unquarantine failed: ${(error as Error).message}`);
+    } else {
       logger.warn('could not shut down an unquarantined device; quarantined again', {
         device: id,
-        error,
+        error: failure,
       });
     }
     return 'ended';

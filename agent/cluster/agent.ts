@@ -1,8 +1,12 @@
 // The agent in the cluster: its Worker and its status (worker-writer.ts), its heartbeat
 // (heartbeat.ts), and the Leases of its worker (watched by spec.worker, or by label on an older
 // Lease CRD: lease-selector.ts), here: answered (lease-answer.ts), adopted after a restart,
-// reclaimed when deleted or expired with its finalizer removed after, marked Lost or Expired.
-// One Lease's work at a time; writes that fail are retried through the lease queue (lease-queue.ts).
+// reclaimed when deleted or expired with its finalizer removed after, marked Lost or Expired, told
+// of its device's health (device-health-write.ts). All of a Lease's work goes through one work
+// queue keyed by the Lease (runtime/workqueue.ts): one work per Lease at a time, news that comes
+// meanwhile looked at once more after, writes that fail made again after the Lease's backoff. What
+// the agent owes each Lease is in one table (lease-table.ts). Each turn reads the Lease as the
+// informer has it then (level-based), so a retry never writes stale news.
 // Anything read off the API is parsed before use.
 import { LEASE_FINALIZER, isWithdrawn, LeaseObject } from '../../api/index.js';
 import {
@@ -11,6 +15,7 @@ import {
   isTransient,
   retryWithBackoff,
   simlockPath,
+  WorkQueue,
   type Clock,
   type KubeClient,
   type KubeObject,
@@ -20,9 +25,9 @@ import {
 import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
 import { Heartbeat } from './heartbeat.js';
-import { DeviceHealthWriter } from './device-health-write.js';
+import { writeDeviceHealth, type DeviceHealthWriteContext } from './device-health-write.js';
 import { answerLease, type AnswerContext } from './lease-answer.js';
-import { LeaseQueue } from './lease-queue.js';
+import { LeaseTable } from './lease-table.js';
 import { chooseLeaseSelector, fieldSelectorFor, type LeaseSelector } from './lease-selector.js';
 import { WorkerWriter } from './worker-writer.js';
 
@@ -47,27 +52,27 @@ export class ClusterAgent {
   /** Made again at start with the label selector if the Lease CRD lacks the field. */
   private leases: Informer;
   private readonly heartbeat: Heartbeat;
-  /** Leases being answered or reclaimed now, so one event never starts a second answer. */
-  private readonly busy = new Set<string>();
-  /**
-   * Leases with news while busy (client-go's workqueue habit: dirty while processing): looked at
-   * again, as the cache then has them, once the work in hand is done. Without it a delete seen
-   * while the grant was being written was dropped, and the Lease kept our finalizer for ever.
-   */
-  private readonly dirty = new Set<string>();
-  /** Leases this agent granted in this process, by key, with the uid of the Lease object. */
-  private readonly granted = new Map<string, string>();
+  /** Every Lease's work, by key: answer, adopt, reclaim, the owed writes and their retries. */
+  private readonly queue: WorkQueue;
+  /** What this process granted and still owes each Lease. */
+  private readonly table = new LeaseTable();
   private readonly worker: WorkerWriter;
   private readonly answerContext: AnswerContext;
-  /** Leases whose acknowledgement falls due, or whose write failed and is retried. */
-  private readonly leaseQueue: LeaseQueue;
-  private readonly deviceHealth: DeviceHealthWriter;
+  private readonly healthContext: DeviceHealthWriteContext;
 
   constructor(private readonly options: ClusterAgentOptions) {
     const { client, config, log } = options;
     this.leases = this.leaseInformer(fieldSelectorFor(config.name));
     this.worker = new WorkerWriter(options);
-    this.leaseQueue = new LeaseQueue(options.clock, options.queueMetrics);
+    this.queue = new WorkQueue({
+      name: 'leases',
+      clock: options.clock,
+      observer: options.queueMetrics?.observer('Lease'),
+      // No cap across Leases: an answer may wait minutes for a device to be made and booted, and
+      // no other Lease's answer or reclaim waits behind it (each Lease's work one at a time).
+      concurrency: Infinity,
+      reconcile: (key) => this.reconcile(key),
+    });
     this.heartbeat = new Heartbeat({
       client,
       clock: options.clock,
@@ -83,17 +88,11 @@ export class ClusterAgent {
       clock: options.clock,
       log,
       acknowledgeAfterMs: options.acknowledgeAfterMs ?? 2000,
-      granted: this.granted,
-      acknowledgeAt: (key, at, write) => this.leaseQueue.acknowledgeAt(key, at, write),
+      granted: (key, uid) => this.table.update(key, { grantedUid: uid }),
+      ungranted: (key) => this.table.update(key, { grantedUid: undefined }),
     };
     // A leased device that crashed: the holder is told on the Lease (device-health-write.ts).
-    this.deviceHealth = new DeviceHealthWriter({
-      client,
-      core: options.core,
-      lease: (key) => this.leases.get(key),
-      retry: (key, error) =>
-        this.leaseQueue.retry(key, 'device health', error, () => this.deviceHealth.write(key)),
-    });
+    this.healthContext = { client, core: options.core, lease: (key) => this.leases.get(key) };
   }
 
   get name(): string {
@@ -139,8 +138,8 @@ export class ClusterAgent {
       log,
     });
     if ('labelSelector' in selector) this.leases = this.leaseInformer(selector);
-    core.expirations.add(({ leaseId }) => void this.markExpired(leaseId));
-    core.recovery.news.add(({ leaseId }) => void this.deviceHealth.write(leaseId));
+    core.expirations.add(({ leaseId }) => this.owe(leaseId, { expiryOwed: true }));
+    core.recovery.news.add(({ leaseId }) => this.owe(leaseId, { healthOwed: true }));
     await core.start();
     this.worker.writeNow();
     this.heartbeat.start();
@@ -150,8 +149,7 @@ export class ClusterAgent {
     let firstList: KubeObject[] | undefined = [];
     this.leases.on((event) => {
       if (firstList && event.type !== 'deleted') firstList.push(event.object);
-      else if (event.type === 'deleted') void this.onDeleted(event.object);
-      else this.onLease(event.object);
+      else this.queue.add(keyOf(event.object));
     });
     this.leases.start();
     await this.leases.waitForSync();
@@ -159,8 +157,10 @@ export class ClusterAgent {
       (object.status as { phase?: unknown } | undefined)?.phase === 'Granted';
     const listed = firstList;
     firstList = undefined;
-    for (const object of listed.filter(granted)) this.onLease(object);
-    for (const object of listed.filter((object) => !granted(object))) this.onLease(object);
+    // The queue takes keys in the order they came, and each work reaches the granter's decisions
+    // before its first await: adoptions are decided before any new answer.
+    for (const object of listed.filter(granted)) this.queue.add(keyOf(object));
+    for (const object of listed.filter((object) => !granted(object))) this.queue.add(keyOf(object));
     log.info('agent registered', { worker: this.name });
   }
 
@@ -168,62 +168,100 @@ export class ClusterAgent {
     this.heartbeat.stop();
     await this.leases.stop();
     this.options.core.stop();
-    await this.leaseQueue.shutDown();
+    // No Lease work is taken any more and no retry waits; the work in hand is not waited for (an
+    // answer may be booting a device for minutes).
+    void this.queue.shutDown();
     // The last view is written before the agent goes (as long as the API server takes it).
     await this.worker.stop();
   }
 
   // --- Leases ----------------------------------------------------------------------------------
 
-  private onLease(object: KubeObject): void {
+  /** Notes a write owed to a Lease and puts it on the queue. */
+  private owe(key: string, owed: { expiryOwed?: true; healthOwed?: true }): void {
+    this.table.update(key, owed);
+    this.queue.add(key);
+  }
+
+  /**
+   * One turn of a Lease's work: the writes owed to it, then what the Lease as read now asks for.
+   * A throw puts the key back after its backoff (the queue counts it).
+   */
+  private async reconcile(key: string): Promise<void> {
+    const entry = this.table.get(key);
+    const owedFailure =
+      entry?.expiryOwed || entry?.healthOwed ? await this.makeOwedWrites(key) : undefined;
+    const object = this.leases.get(key);
+    const grantedUid = this.table.grantedUid(key);
+    // Only the device of the very Lease object granted here: it is gone (or a new Lease of the same
+    // name stands in its place), so its device comes back. An earlier Lease of the same name going
+    // late never takes the device of the one granted now (their uids differ).
+    if (grantedUid !== undefined && (object === undefined || object.metadata.uid !== grantedUid)) {
+      await this.reclaimDevice(key);
+    }
+    if (object !== undefined) await this.onLease(key, object);
+    // The Lease is gone and nothing is owed to it: its backoff goes too.
+    else if (this.table.get(key) === undefined) this.queue.forget(key);
+    if (owedFailure !== undefined) this.queue.requeueAfterFailure(key, owedFailure);
+  }
+
+  /** Makes the expiry and health writes owed to the Lease; answers the first failure, if any. */
+  private async makeOwedWrites(key: string): Promise<unknown> {
+    let failure: unknown;
+    if (this.table.get(key)?.expiryOwed) {
+      this.table.update(key, { expiryOwed: false });
+      try {
+        await this.markExpired(key);
+      } catch (error) {
+        // Until the controller reads Expired, it counts the lease as held: never drop this write.
+        this.options.log.warn('could not mark a lease expired; retrying', { lease: key, error });
+        this.table.update(key, { expiryOwed: true });
+        failure = error;
+      }
+    }
+    if (this.table.get(key)?.healthOwed) {
+      this.table.update(key, { healthOwed: false });
+      try {
+        await writeDeviceHealth(this.healthContext, key);
+      } catch (error) {
+        this.table.update(key, { healthOwed: true });
+        failure ??= error;
+      }
+    }
+    return failure;
+  }
+
+  private async onLease(key: string, object: KubeObject): Promise<void> {
     const parsed = LeaseObject.safeParse(object);
-    const key = leaseKey(object.metadata.namespace ?? '', object.metadata.name);
     if (!parsed.success) {
       this.options.log.warn('lease unreadable; ignored', { lease: key });
       return;
     }
     const lease = parsed.data;
     if (lease.spec.worker !== this.name) return;
-    if (lease.metadata.deletionTimestamp !== undefined) {
-      void this.reclaim(key, lease);
-      return;
-    }
+    if (lease.metadata.deletionTimestamp !== undefined) return this.reclaim(key, lease);
     // Withdrawn by the controller, about to be deleted: not to be answered any more.
     if (isWithdrawn(lease.metadata)) return;
     const phase = lease.status?.phase;
+    const grantedUid = this.table.grantedUid(key);
     // An event older than our own grant of this very Lease (the one our finalizer patch made, with
     // no status yet) can arrive after the grant: answering it again would hit a conflict and give
     // the device back while the Lease says Granted, and another lease would get the same device.
-    const grantedHere = this.granted.get(key) === lease.metadata.uid;
-    if ((phase === undefined && !grantedHere) || (phase === 'Pending' && !this.granted.has(key))) {
+    const grantedHere = grantedUid === lease.metadata.uid;
+    if (
+      (phase === undefined && !grantedHere) ||
+      (phase === 'Pending' && grantedUid === undefined)
+    ) {
       // Not answered yet, or acknowledged by an earlier life of this agent that died while it
       // prepared the device (nothing is held for it now): answer it afresh.
-      void this.answer(key, lease);
-    } else if (phase === 'Granted' && this.granted.get(key) !== lease.metadata.uid) {
-      void this.adopt(key, lease);
-    } else if (phase === 'Granted') {
+      return answerLease(this.answerContext, key, lease);
+    }
+    if (phase === 'Granted' && !grantedHere) return this.adopt(key, lease);
+    if (phase === 'Granted') {
       // Extended (kubectl simlock extend): the controller moved spec.expiresAt; keep the device.
       const expiresAt = Date.parse(lease.spec.expiresAt);
       if (Number.isFinite(expiresAt)) this.options.core.extend(key, expiresAt);
     }
-  }
-
-  /** Takes a Lease's work in hand, or, if it is in hand already, notes the news for after. */
-  private claim(key: string): boolean {
-    if (this.busy.has(key)) {
-      this.dirty.add(key);
-      return false;
-    }
-    this.busy.add(key);
-    return true;
-  }
-
-  /** Done with the work (client-go's Done): news that came meanwhile is looked at now. */
-  private done(key: string): void {
-    this.busy.delete(key);
-    if (!this.dirty.delete(key)) return;
-    const current = this.leases.get(key);
-    if (current) this.onLease(current);
   }
 
   /**
@@ -231,42 +269,28 @@ export class ClusterAgent {
    * safe (the device is gone or taken), say the lease is lost; the controller releases the request.
    */
   private async adopt(key: string, lease: LeaseObject): Promise<void> {
-    if (!this.claim(key)) return;
-    try {
-      const device = lease.status?.device;
-      const expiresAt = Date.parse(lease.spec.expiresAt);
-      const adopted =
-        device !== undefined &&
-        (await this.options.core.adopt(
-          key,
-          device,
-          Number.isFinite(expiresAt) ? expiresAt : undefined,
-        ));
-      if (adopted) {
-        this.granted.set(key, lease.metadata.uid ?? '');
-        this.options.log.info('adopted a lease granted before a restart', {
-          lease: key,
-          device: device.id,
-        });
-        return;
-      }
-    } finally {
-      this.done(key);
+    const device = lease.status?.device;
+    const expiresAt = Date.parse(lease.spec.expiresAt);
+    const adopted =
+      device !== undefined &&
+      (await this.options.core.adopt(
+        key,
+        device,
+        Number.isFinite(expiresAt) ? expiresAt : undefined,
+      ));
+    if (adopted) {
+      this.table.update(key, { grantedUid: lease.metadata.uid ?? '' });
+      this.options.log.info('adopted a lease granted before a restart', {
+        lease: key,
+        device: device.id,
+      });
+      return;
     }
     await this.markLost(key, lease, 'the agent restarted and cannot hold the device again');
   }
 
-  private async answer(key: string, lease: LeaseObject): Promise<void> {
-    if (!this.claim(key)) return;
-    try {
-      await answerLease(this.answerContext, key, lease);
-    } finally {
-      this.done(key);
-    }
-  }
-
+  /** Says the Lease is lost; a failed write is made again on the Lease's next turn. */
   private async markLost(key: string, lease: LeaseObject, message: string): Promise<void> {
-    if (!this.claim(key)) return;
     try {
       await this.options.client.patch(
         simlockPath('lease', {
@@ -278,19 +302,16 @@ export class ClusterAgent {
           status: { phase: 'Lost', message },
         },
       );
-      this.leaseQueue.forget(key);
+      this.queue.forget(key);
     } catch (error) {
-      if (!isNotFound(error)) {
-        this.options.log.warn('could not mark a lease lost; retrying', { lease: key, error });
-        this.leaseQueue.retry(key, 'mark lost', error, () => this.markLost(key, lease, message));
-      }
-    } finally {
-      this.done(key);
+      if (isNotFound(error)) return;
+      this.options.log.warn('could not mark a lease lost; retrying', { lease: key, error });
+      throw error;
     }
   }
 
-  private async markExpired(leaseId: string): Promise<void> {
-    const object = this.leases.get(leaseId);
+  private async markExpired(key: string): Promise<void> {
+    const object = this.leases.get(key);
     if (!object) return;
     try {
       await this.options.client.patch(
@@ -306,25 +327,14 @@ export class ClusterAgent {
           },
         },
       );
-      this.leaseQueue.forget(leaseId);
+      this.queue.forget(key);
     } catch (error) {
-      // Until the controller reads Expired, it counts the lease as held: never drop this write.
-      if (isNotFound(error)) return;
-      this.options.log.warn('could not mark a lease expired; retrying', { lease: leaseId, error });
-      this.leaseQueue.retry(leaseId, 'mark expired', error, () => this.markExpired(leaseId));
+      if (!isNotFound(error)) throw error;
     }
-  }
-
-  private async onDeleted(object: KubeObject): Promise<void> {
-    const key = leaseKey(object.metadata.namespace ?? '', object.metadata.name);
-    // Only the device of this very Lease: an earlier Lease of the same name going late must not
-    // take the device of the one being granted now.
-    if (this.granted.get(key) === (object.metadata.uid ?? '')) await this.reclaimDevice(key);
   }
 
   /** A deleted Lease: reclaim its device, then let the Lease go. */
   private async reclaim(key: string, lease: LeaseObject): Promise<void> {
-    if (!this.claim(key)) return;
     try {
       await this.reclaimDevice(key);
       const finalizers = (lease.metadata.finalizers ?? []).filter(
@@ -341,25 +351,22 @@ export class ClusterAgent {
           },
         );
       }
-      this.leaseQueue.forget(key);
+      this.queue.forget(key);
     } catch (error) {
-      if (!isNotFound(error)) {
-        this.options.log.warn('reclaim failed; retrying', { lease: key, error });
-        this.leaseQueue.retry(key, 'look again', error, () => {
-          const current = this.leases.get(key);
-          if (current) this.onLease(current);
-          return Promise.resolve();
-        });
-      }
-    } finally {
-      this.done(key);
+      if (isNotFound(error)) return;
+      this.options.log.warn('reclaim failed; retrying', { lease: key, error });
+      throw error;
     }
   }
 
   private async reclaimDevice(key: string): Promise<void> {
-    if (!this.granted.has(key)) return;
+    if (this.table.grantedUid(key) === undefined) return;
     const outcome = await this.options.core.reclaim(key);
-    this.granted.delete(key);
+    this.table.update(key, { grantedUid: undefined });
     this.options.log.info('reclaimed', { lease: key, outcome });
   }
+}
+
+function keyOf(object: KubeObject): string {
+  return leaseKey(object.metadata.namespace ?? '', object.metadata.name);
 }

@@ -13,33 +13,19 @@ export interface DeviceHealthWriteContext {
   core: AgentCore;
   /** The Lease as the agent's informer has it now. */
   lease: (key: string) => KubeObject | undefined;
-  /** Tries the write again after the lease's backoff. */
-  retry: (key: string, error: unknown) => void;
 }
 
 /**
- * Writes a lease's device health, one write at a time per lease: each reads what the core says
- * when it runs, so the last one to land always says the latest (a fast boot's DeviceRecovered
- * never lands before its DeviceCrashed).
+ * Writes the lease's device health now. Throws when it is to be tried again (the Lease is not read
+ * Granted yet, or the write failed): the agent's work queue runs it again after the lease's
+ * backoff, one lease's work at a time, so each write reads what the core says when it runs and the
+ * last one to land always says the latest (a fast boot's DeviceRecovered never lands before its
+ * DeviceCrashed).
  */
-export class DeviceHealthWriter {
-  readonly #inFlight = new Map<string, Promise<void>>();
-
-  constructor(private readonly context: DeviceHealthWriteContext) {}
-
-  write(key: string): Promise<void> {
-    const previous = this.#inFlight.get(key) ?? Promise.resolve();
-    const next = previous.then(() => writeDeviceHealth(this.context, key));
-    this.#inFlight.set(key, next);
-    void next.finally(() => {
-      if (this.#inFlight.get(key) === next) this.#inFlight.delete(key);
-    });
-    return next;
-  }
-}
-
-/** Writes the lease's device health now; a Lease not yet read Granted is tried again later. */
-async function writeDeviceHealth(context: DeviceHealthWriteContext, key: string): Promise<void> {
+export async function writeDeviceHealth(
+  context: DeviceHealthWriteContext,
+  key: string,
+): Promise<void> {
   const health = context.core.recovery.healthOf(key);
   const object = context.lease(key);
   if (health === undefined || object === undefined) return;
@@ -51,7 +37,7 @@ async function writeDeviceHealth(context: DeviceHealthWriteContext, key: string)
     // own write (a status PUT on the version it saw) is in flight, and a write before it would
     // make it conflict; this one follows it.
     if (phase === 'Pending' || phase === undefined)
-      context.retry(key, new Error('the Lease is not read Granted yet'));
+      throw new Error('the Lease is not read Granted yet');
     return;
   }
   const status: Record<string, unknown> = {
@@ -69,6 +55,6 @@ async function writeDeviceHealth(context: DeviceHealthWriteContext, key: string)
       { status },
     );
   } catch (error) {
-    if (!isNotFound(error)) context.retry(key, error);
+    if (!isNotFound(error)) throw error;
   }
 }

@@ -28,10 +28,10 @@ export interface AnswerContext {
   log: Logger;
   /** After this long without an answer, the answer writes an acknowledgement (status Pending). */
   acknowledgeAfterMs: number;
-  /** Leases granted in this process, by key, with the uid of the Lease object. */
-  granted: Map<string, string>;
-  /** Makes `write` at `at` unless cancelled first (the agent's lease work queue). */
-  acknowledgeAt: (key: string, at: number, write: () => void) => { cancel: () => void };
+  /** Notes that this process granted the Lease object `uid` under `key` (the agent's table). */
+  granted: (key: string, uid: string) => void;
+  /** The grant did not land (the Lease changed or went meanwhile): nothing is held for `key`. */
+  ungranted: (key: string) => void;
 }
 
 export async function answerLease(
@@ -39,7 +39,7 @@ export async function answerLease(
   key: string,
   lease: LeaseObject,
 ): Promise<void> {
-  const { core, client, clock, log, granted } = context;
+  const { core, client, clock, log, granted, ungranted } = context;
   const [namespace, name] = [lease.metadata.namespace ?? '', lease.metadata.name];
   const statusPath = simlockPath('lease', { namespace, name, subresource: 'status' });
   // Every write of our answer is made onto the Lease as we last saw or wrote it (a
@@ -65,10 +65,15 @@ export async function answerLease(
         .catch(() => undefined),
     );
   };
-  // A cold boot takes a while: tell the controller the Lease is being worked on.
-  const acknowledge = context.acknowledgeAt(key, clock.now() + context.acknowledgeAfterMs, () =>
-    writePending({ phase: 'Pending', message: 'accepted: preparing the device' }),
+  // A cold boot takes a while: tell the controller the Lease is being worked on. A timer of this
+  // answer's own, not a delayed add to the agent's work queue: the queue runs one Lease's work at a
+  // time, and this answer is that work until it ends, which is when the acknowledgement stops
+  // being wanted.
+  const acknowledgement = clock.setTimeout(
+    () => writePending({ phase: 'Pending', message: 'accepted: preparing the device' }),
+    context.acknowledgeAfterMs,
   );
+  const acknowledge = { cancel: () => clock.clearTimeout(acknowledgement) };
   const onStep = (step: GrantStep): void => {
     const ms = step.estimate.ms;
     if (ms === undefined || ms < context.acknowledgeAfterMs) return;
@@ -124,7 +129,7 @@ export async function answerLease(
       if ((lease.metadata.finalizers ?? []).includes(LEASE_FINALIZER) && expectedVersion) {
         // The controller created the Lease holding our finalizer: the grant is one write, a PUT
         // of the status onto the version we saw (a 409 if the Lease changed since).
-        granted.set(key, lease.metadata.uid ?? '');
+        granted(key, lease.metadata.uid ?? '');
         await client.replace(
           statusPath,
           statusReplacement(
@@ -138,14 +143,14 @@ export async function answerLease(
         await client.patch(simlockPath('lease', { namespace, name }), {
           metadata: { finalizers: [LEASE_FINALIZER], resourceVersion: expectedVersion },
         });
-        granted.set(key, lease.metadata.uid ?? '');
+        granted(key, lease.metadata.uid ?? '');
         await client.patch(statusPath, grant);
       }
     } catch (error) {
       if (!isNotFound(error) && !isConflict(error)) throw error;
       // Deleted or changed while we decided: give the device back. The change that beat us
-      // comes as an event (now, or already while busy: then done() looks again).
-      granted.delete(key);
+      // comes as an event (now, or already while this work ran: then the queue looks again).
+      ungranted(key);
       await core.reclaim(key);
       return;
     }

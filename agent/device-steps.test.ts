@@ -1,0 +1,90 @@
+// The device machine's shell: a device's life read from the inventory, moves taken or refused by
+// the table, and a taken move written back as the state the planner and the view see.
+import { describe, expect, it } from 'vitest';
+import type { Catalog } from '../api/index.js';
+import { silentLogger } from '../runtime/index.js';
+import { FakeClock } from './clock.js';
+import { DeviceSteps } from './device-steps.js';
+import type { DriverDevice } from './drivers/driver.js';
+import { Inventory } from './inventory.js';
+
+const catalog: Catalog = { platforms: ['ios'], models: [], runtimes: [] };
+const simulator: DriverDevice = {
+  id: 'sim',
+  name: 'iPhone 16',
+  model: 'iPhone 16',
+  platform: 'ios',
+  os: '18.4',
+  physical: false,
+  class: 'phone',
+  power: 'booted',
+};
+
+function shellWith(...devices: DriverDevice[]) {
+  const inventory = new Inventory(new FakeClock());
+  inventory.applyListing({ catalog, devices });
+  const steps = new DeviceSteps({
+    inventory,
+    driver: { delete: () => Promise.resolve() },
+    logger: silentLogger,
+  });
+  const stateOf = (id: string) =>
+    inventory.devices(() => undefined).find((device) => device.id === id)?.state;
+  return { inventory, steps, stateOf };
+}
+
+describe('the device machine shell', () => {
+  it('reads each device’s life from the inventory; a phone is not the machine’s', () => {
+    const { inventory, steps } = shellWith(
+      simulator,
+      { ...simulator, id: 'down', power: 'shutdown', deletable: true },
+      { ...simulator, id: 'phone', physical: true },
+    );
+    expect(steps.lifeOf('sim')).toEqual({ kind: 'ready', owned: false });
+    expect(steps.lifeOf('down')).toEqual({ kind: 'shutdown', owned: true });
+    expect(steps.lifeOf('phone')).toBeUndefined();
+    inventory.quarantine('sim', 'boot failed');
+    inventory.updateQuarantine('sim', { waitsForOperator: true });
+    expect(steps.lifeOf('sim')?.kind).toBe('awaitingOperator');
+  });
+
+  it('refuses an idle shutdown of a device a grant took first, and holds it when taken first', () => {
+    const { steps, stateOf } = shellWith(simulator);
+    const grant = steps.take('sim', { type: 'grantWarm', lease: 'ns/a' });
+    if ('refused' in grant) throw new Error(grant.refused);
+    steps.write('sim', grant.state);
+    expect(stateOf('sim')).toBe('leased');
+    expect(steps.take('sim', { type: 'idleShutdown' })).toEqual({
+      refused: 'idleShutdown is not taken while leased',
+    });
+
+    const other = shellWith(simulator);
+    const idle = other.steps.take('sim', { type: 'idleShutdown' });
+    if ('refused' in idle) throw new Error(idle.refused);
+    other.steps.write('sim', idle.state);
+    expect(other.stateOf('sim')).toBe('reclaiming');
+    expect('refused' in other.steps.take('sim', { type: 'grantWarm', lease: 'ns/a' })).toBe(true);
+  });
+
+  it('takes evictions all or none', () => {
+    const { steps, stateOf } = shellWith(simulator, {
+      ...simulator,
+      id: 'down',
+      power: 'shutdown',
+    });
+    expect(steps.takeAll(['sim', 'down'], { type: 'evict' })).toEqual({
+      refused: 'evict is not taken while shutdown',
+    });
+    expect(stateOf('sim')).toBe('ready');
+  });
+
+  it('answers a failed shutdown with a quarantine that says why', () => {
+    const { inventory, steps, stateOf } = shellWith(simulator);
+    const idle = steps.take('sim', { type: 'idleShutdown' });
+    if ('refused' in idle) throw new Error(idle.refused);
+    steps.write('sim', idle.state);
+    steps.answer('sim', idle.state, { type: 'stopFailed' }, 'idle shutdown failed: stuck');
+    expect(stateOf('sim')).toBe('quarantined');
+    expect(inventory.quarantineOf('sim')?.reason).toBe('idle shutdown failed: stuck');
+  });
+});
