@@ -3,7 +3,7 @@
 // nobody used is deleted after idle.deleteAfterSeconds, and while disk space is low nothing is made,
 // the refusal says why, and the idle devices the agent made are deleted first.
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { parseAgentConfig, type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { FakeDriver } from './drivers/fake/fake.js';

@@ -2,7 +2,7 @@
 // problem starts and once when it ends, not at every listing.
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '../runtime/index.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { parseAgentConfig } from './config.js';
 import { AgentCore } from './core.js';
 import type { DeviceListing } from './drivers/driver.js';

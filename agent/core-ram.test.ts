@@ -1,7 +1,7 @@
 // The agent core costing a model's devices what they were measured to use (ADR 0021): the fake
 // driver's simulators, and a process table where each booted one's launchd_sim tree uses 3000 MiB.
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { parseAgentConfig, type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { parseProcessTable } from './device-memory.js';

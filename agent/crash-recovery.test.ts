@@ -2,7 +2,7 @@
 // device that stops is booted again under the same lease and the holder told; past the crash
 // budget, or when it will not boot again, the lease is lost and the device quarantined.
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { parseAgentConfig } from './config.js';
 import { AgentCore } from './core.js';
 import { FakeDriver } from './drivers/fake/fake.js';

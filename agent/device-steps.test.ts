@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../api/index.js';
 import { silentLogger } from '../runtime/index.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { DeviceSteps } from './device-steps.js';
 import type { DriverDevice } from './drivers/driver.js';
 import { Inventory } from './inventory.js';

@@ -2,7 +2,7 @@
 // the steps (provisioning, booting) and their estimates told as they begin.
 import { describe, expect, it } from 'vitest';
 import type { DeviceSpec } from '../api/index.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { Limits, type AgentConfigInput } from './config.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';

@@ -1,6 +1,5 @@
 // The agent's public surface (DESIGN.md §5): the pure core the Kubernetes wiring builds on, and
 // the drivers. Other folders import the agent only through this file.
-export { FakeClock, flushPromises, sleep } from './clock.js';
 export { Listeners, Serializer, type Unsubscribe } from './listeners.js';
 export {
   AgentConfig,

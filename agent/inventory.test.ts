@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../api/index.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import type { DeviceListing, DriverDevice } from './drivers/driver.js';
 import { Inventory } from './inventory.js';
 

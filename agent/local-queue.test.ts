@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceSpec } from '../api/index.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import type { GrantOutcome } from './granter.js';
 import { LocalQueue, type LocalRequest } from './local-queue.js';
 import type { AgentRefusal } from './planner.js';

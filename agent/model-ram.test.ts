@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../runtime/index.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { parseProcessTable } from './device-memory.js';
 import { modelRamPath, modelRamWriter, readModelRam } from './model-ram-file.js';
 import { DeviceRamSampler, ModelRam, type ModelRamRecord } from './model-ram.js';

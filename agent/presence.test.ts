@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Presence } from '../api/index.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { Limits } from './config.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { DriverDevice } from './drivers/driver.js';

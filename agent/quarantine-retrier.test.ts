@@ -3,7 +3,8 @@
 // deleted if the agent made it and waits for an operator if not; an operator's unquarantine puts
 // it back; and a retry never gives a grant the device it is booting.
 import { describe, expect, it } from 'vitest';
-import { FakeClock, sleep } from './clock.js';
+import { sleep } from '../runtime/index.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { parseAgentConfig, type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { DriverError, type DriverDevice } from './drivers/driver.js';

@@ -1,7 +1,7 @@
 // The execs of each lease: a lease that ends stops them all, and its reclaim waits until they are
 // gone (or the kill grace and a second more), never for the execs of another lease.
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { RunningExecs } from './running-execs.js';
 
 async function settle(): Promise<void> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL, viewKey, type Catalog, type WorkerStatus } from '../api/index.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../test/fake-clock.js';
 import { Limits } from './config.js';
 import type { PlannedDevice } from './planner.js';
 import {

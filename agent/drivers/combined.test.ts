@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../clock.js';
+import { FakeClock } from '../../test/fake-clock.js';
 import { CombinedDriver } from './combined.js';
 import { createDriver } from './create.js';
 import type { DoctorFinding } from './doctor-finding.js';

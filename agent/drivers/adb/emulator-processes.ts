@@ -3,8 +3,7 @@
 // (emulator-5600…) each running AVD has. Apart from adb.ts, which decides what may be booted or
 // shut down (its AVD homes, what it made, phones): this file only runs and tracks the processes.
 import { rm, stat } from 'node:fs/promises';
-import type { Clock } from '../../../runtime/index.js';
-import { sleep } from '../../clock.js';
+import { sleep, type Clock } from '../../../runtime/index.js';
 import type { DetachedSpawner } from '../command.js';
 import { DriverError } from '../driver.js';
 import { parseAvdList, type AdbEntry } from './adb-output.js';

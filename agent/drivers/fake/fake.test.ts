@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../clock.js';
+import { FakeClock } from '../../../test/fake-clock.js';
 import type { DriverDevice } from '../driver.js';
 import { FakeDriver } from './fake.js';
 import { FAKE_SCREENSHOT_PNG } from './fake-screenshot.js';

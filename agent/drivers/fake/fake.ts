@@ -3,8 +3,7 @@
 // process that prints the argv a real driver would have run, aimed at the leased device.
 import type { z } from 'zod';
 import type { Platform, Presence } from '../../../api/index.js';
-import { systemClock, type Clock } from '../../../runtime/index.js';
-import { sleep } from '../../clock.js';
+import { sleep, systemClock, type Clock } from '../../../runtime/index.js';
 import {
   classFromModelName,
   DriverError,

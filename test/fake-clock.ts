@@ -1,10 +1,7 @@
-// Time for the agent: the Clock, the system clock and `sleep` are runtime/'s (one for every
-// process); here is what the agent adds: FakeClock for tests. runtime/'s ManualClock
-// fires timers synchronously; the agent's code awaits between timers (a boot, then a presence
-// read), so its tests need a clock that lets promises settle between timers.
+// A clock for tests of code that awaits between timers (the agent's: a boot, then a presence
+// read). runtime/'s ManualClock fires timers synchronously; this one lets promises settle between
+// them.
 import type { Clock, TimerHandle } from '../runtime/index.js';
-
-export { sleep } from '../runtime/index.js';
 
 interface PendingTimer {
   timerId: number;
