@@ -238,6 +238,19 @@ export const AgentConfig = z
       .max(512)
       .optional()
       .describe('The exec URL the proxy reaches this agent at, as written in the Worker.'),
+    tunnel: z
+      .strictObject({
+        url: z
+          .url({ protocol: /^(https?|wss?)$/ })
+          .max(512)
+          .describe(
+            'The exec proxy this agent connects out to (https://…); its execs come that way.',
+          ),
+      })
+      .optional()
+      .describe(
+        'A host behind NAT: the agent connects to the exec proxy and serves exec through that connection (ADR 0024). Without an endpoint it then listens on no port.',
+      ),
     exec: z
       .strictObject({
         defaultTimeoutSeconds: z.number().int().min(1).max(86_400).default(600),

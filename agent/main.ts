@@ -3,10 +3,17 @@
 // Flags override the config file field by field (see docs/AGENT.md).
 //   node --import tsx agent/main.ts doctor --config agent.yaml [--fix] [-o json]
 // checks (and repairs) the agent's own devices and files on this host (doctor-command.ts).
+import { createServer } from 'node:http';
 import express from 'express';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { KubeClient, createLogger, systemClock, workQueueMetrics } from '../runtime/index.js';
+import {
+  KubeClient,
+  createLogger,
+  kubeconfigBearerToken,
+  systemClock,
+  workQueueMetrics,
+} from '../runtime/index.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
 import { AgentCore } from './core.js';
 import { createCommandRunner } from './drivers/command.js';
@@ -20,6 +27,7 @@ import { readStageTimings, stageTimingsPath, stageTimingsWriter } from './stage-
 import { ClusterAgent } from './cluster/agent.js';
 import { AgentMetrics, createExecApp, createLocalApp } from './cluster/http.js';
 import { tokenReviewVerifier } from './cluster/token-verifier.js';
+import { AgentTunnel, tunnelMetric } from './cluster/tunnel-client.js';
 import { ListenError, listen } from './listen.js';
 import { AGENT_VERSION } from './view.js';
 import { removePidFile, writePidFile } from './agent-pid.js';
@@ -49,6 +57,10 @@ async function main(): Promise<void> {
     .option('endpoint', {
       type: 'string',
       describe: 'the exec URL the proxy reaches this agent at',
+    })
+    .option('tunnel-url', {
+      type: 'string',
+      describe: 'the exec proxy to connect out to (a host behind NAT; ADR 0024)',
     })
     .option('listen-port', { type: 'number', describe: 'exec server port (0: any free port)' })
     .option('local-port', { type: 'number', describe: 'local leasing API port on loopback' })
@@ -83,6 +95,7 @@ async function main(): Promise<void> {
       ? { execAllowedIdentities: argv['exec-allowed-identity'] }
       : {}),
     ...(argv['listen-port'] !== undefined ? { listen: { port: argv['listen-port'] } } : {}),
+    ...(argv['tunnel-url'] !== undefined ? { tunnel: { url: argv['tunnel-url'] } } : {}),
     ...(argv['local-port'] !== undefined ? { local: { port: argv['local-port'] } } : {}),
   };
   let config;
@@ -124,15 +137,23 @@ async function main(): Promise<void> {
       }
     : undefined;
   const execApp = express();
-  const execServer = await listen(execApp, {
-    ...config.listen,
-    what: 'the exec server',
-    setting: 'listen.port (--listen-port)',
-  });
-  const address = execServer.address();
-  const port = typeof address === 'object' && address ? address.port : config.listen.port;
-  const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
-  const endpoint = config.endpoint ?? `http://${host}:${port}`;
+  // Behind NAT (a tunnel and no endpoint): the exec server listens on no port; the tunnel hands it
+  // each stream the proxy opens as a connection.
+  const tunnelOnly = config.tunnel !== undefined && config.endpoint === undefined;
+  const execServer = tunnelOnly
+    ? createServer(execApp)
+    : await listen(execApp, {
+        ...config.listen,
+        what: 'the exec server',
+        setting: 'listen.port (--listen-port)',
+      });
+  let endpoint = config.endpoint;
+  if (!tunnelOnly && endpoint === undefined) {
+    const address = execServer.address();
+    const port = typeof address === 'object' && address ? address.port : config.listen.port;
+    const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
+    endpoint = `http://${host}:${port}`;
+  }
   const finalConfig = { ...config, endpoint };
 
   const core = new AgentCore({
@@ -162,9 +183,22 @@ async function main(): Promise<void> {
     setting: 'local.port (--local-port)',
   });
   const localAddress = localServer.address();
+  const tunnel = config.tunnel
+    ? new AgentTunnel({
+        url: config.tunnel.url,
+        worker: config.name,
+        token: () => kubeconfigBearerToken(client),
+        server: execServer,
+        log,
+        onState: (state) => core.setTunnel(state),
+      })
+    : undefined;
+  if (tunnel) tunnelMetric(metrics.registry, tunnel);
   await agent.start();
+  tunnel?.start();
   log.info('agent running', {
     endpoint,
+    ...(config.tunnel ? { tunnel: config.tunnel.url } : {}),
     local:
       typeof localAddress === 'object' && localAddress
         ? `${localAddress.address}:${localAddress.port}`
@@ -173,6 +207,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     log.info('shutting down');
+    tunnel?.stop();
     await agent.stop();
     execServer.close();
     localServer.close();

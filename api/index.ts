@@ -11,3 +11,4 @@ export * from './exec.js';
 export * from './slots.js';
 export * from './lifetime.js';
 export * from './duration.js';
+export * from './tunnel.js';

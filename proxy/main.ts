@@ -7,6 +7,7 @@ import { KubeClient, createLogger, startupRefusal } from '../runtime/index.js';
 import { ActivityRecorder, leaseStatusActivityStore } from './activity.js';
 import { proxyPermissions } from './permissions.js';
 import { ProxyMetrics, TOKEN_REVIEW_CACHE_MS, createProxyApp } from './server.js';
+import { AgentTunnels, serveTunnels } from './tunnel-server.js';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -40,11 +41,15 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const client = KubeClient.fromOptions({ kubeconfig: argv.kubeconfig, context: argv.context });
+  const metrics = new ProxyMetrics(true);
+  // Agents behind NAT connect here (ADR 0024); their execs go through their tunnels.
+  const tunnels = new AgentTunnels(metrics.registry);
   const app = createProxyApp({
     client,
     log,
+    tunnels,
     activity: new ActivityRecorder({ store: leaseStatusActivityStore(client), log }),
-    metrics: new ProxyMetrics(true),
+    metrics,
     tokenReviewCacheMs: Math.max(0, argv['token-review-cache-seconds']) * 1000,
     agentToken: () => readFileSync(argv['agent-token-file'], 'utf8').trim(),
   });
@@ -52,6 +57,7 @@ async function main(): Promise<void> {
     const address = server.address();
     log.info('listening', { port: typeof address === 'object' && address ? address.port : port });
   });
+  serveTunnels(server, { client, log, tunnels });
   const shutdown = () => server.close(() => process.exit(0));
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);

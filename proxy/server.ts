@@ -19,6 +19,8 @@ import {
   type Logger,
 } from '../runtime/index.js';
 import type { ActivityRecorder } from './activity.js';
+import { agentReachable, dialAgent } from './agent-dial.js';
+import type { AgentTunnels } from './tunnel-server.js';
 import { bearerToken, mayExec, reviewToken, type Caller } from './auth.js';
 import { isLeaseLostFrame, leaseLostFrame, SseFrames } from './lease-end.js';
 
@@ -36,6 +38,8 @@ export interface ProxyOptions {
    * per this time, not one per exec; a revoked token is accepted at most this long after.
    */
   tokenReviewCacheMs?: number | undefined;
+  /** Agents connected through a tunnel (ADR 0024): used before a Worker's endpoint. */
+  tunnels?: AgentTunnels | undefined;
 }
 
 /** The default of `tokenReviewCacheMs`: as long as the agent remembers the proxy's token. */
@@ -191,9 +195,14 @@ async function handleExec(
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
-  if (!endpoint) {
+  const tunnel = options.tunnels?.get(workerName);
+  if (!agentReachable(tunnel, endpoint)) {
     outcome('unavailable');
-    return sendError(res, 'UNAVAILABLE', `worker ${workerName} has no exec endpoint`);
+    return sendError(
+      res,
+      'UNAVAILABLE',
+      `worker ${workerName} has no exec endpoint and no tunnel to this proxy`,
+    );
   }
 
   // Forward with the proxy's own credentials. Aborted when the client goes away.
@@ -203,8 +212,7 @@ async function handleExec(
   });
   let answer: globalThis.Response;
   try {
-    answer = await fetch(new URL('/v1/exec', endpoint), {
-      method: 'POST',
+    answer = await dialAgent(workerName, tunnel, endpoint, {
       headers: {
         authorization: `Bearer ${options.agentToken()}`,
         'content-type': 'application/json',
