@@ -11,6 +11,7 @@ import {
   KubeClient,
   createLogger,
   kubeconfigBearerToken,
+  metricsHandler,
   systemClock,
   workQueueMetrics,
 } from '../runtime/index.js';
@@ -177,7 +178,11 @@ async function main(): Promise<void> {
   });
   const verifyToken = tokenReviewVerifier(client, finalConfig.execAllowedIdentities);
   execApp.use(createExecApp({ agent, core, config: finalConfig, verifyToken, log, metrics }));
-  const localServer = await listen(createLocalApp({ core, log }), {
+  const localApp = createLocalApp({ core, log });
+  // Behind NAT no exec port serves /metrics: the loopback local API does, for a scraper on the host
+  // (the fleet-wide view of tunnels is the Worker status and the proxy's metrics).
+  if (tunnelOnly) localApp.get('/metrics', metricsHandler(metrics.registry));
+  const localServer = await listen(localApp, {
     ...finalConfig.local,
     what: 'the local leasing API',
     setting: 'local.port (--local-port)',
