@@ -320,6 +320,22 @@ describe('helm lint and helm template', () => {
     expect(find(objects, 'RoleBinding', 'lab-agent-heartbeat')).toMatchObject({
       subjects: agentSubjects,
     });
+    // Each agent identity may hold the tunnel to the proxy of its own Worker alone (ADR 0024).
+    for (const worker of ['mac-1', 'linux-2']) {
+      expect(rules(objects, 'ClusterRole', `lab-agent-tunnel-${worker}`)).toEqual([
+        {
+          apiGroups: ['simlock.dev'],
+          resources: ['workers/tunnel'],
+          verbs: ['create'],
+          resourceNames: [worker],
+        },
+      ]);
+      expect(find(objects, 'ClusterRoleBinding', `lab-agent-tunnel-${worker}`)).toMatchObject({
+        subjects: [
+          { kind: 'ServiceAccount', name: `worker-${worker}`, namespace: 'simlock-system' },
+        ],
+      });
+    }
     expect(find(objects, 'ClusterRole', 'lab-user').metadata.labels).not.toHaveProperty(
       'rbac.authorization.k8s.io/aggregate-to-edit',
     );
