@@ -8,6 +8,9 @@ export function tunnelPath(worker: string): string {
   return `/v1/workers/${encodeURIComponent(worker)}/tunnel`;
 }
 
+/** The header a proxy replica names itself in when it accepts a tunnel (ADR 0024). */
+export const TUNNEL_PROXY_HEADER = 'x-simlock-proxy';
+
 /** The subresource of a Worker whose `create` lets an identity serve that worker's tunnel. */
 export const TUNNEL_SUBRESOURCE = 'tunnel';
 

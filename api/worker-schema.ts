@@ -134,6 +134,11 @@ export const WorkerTunnel = z.object({
     .max(512)
     .optional()
     .describe('Why it is not connected: the refusal or the error of the last try.'),
+  proxy: z
+    .string()
+    .max(512)
+    .optional()
+    .describe('The exec proxy replica that holds it, as that replica named itself.'),
 });
 export type WorkerTunnel = z.infer<typeof WorkerTunnel>;
 

@@ -139,6 +139,8 @@ describe('helm lint and helm template', () => {
     expect(proxy.spec.template.spec.containers[0]?.args).toEqual([
       'proxy',
       '--listen=0.0.0.0:8443',
+      // Each replica names itself to the others (forwards to the one holding a tunnel, ADR 0024).
+      '--advertise-url=http://$(POD_IP):8443',
     ]);
     expect(proxy.spec.template.spec.serviceAccountName).toBe('simlock-proxy');
     expect(find(objects, 'Service', 'simlock-proxy')).toMatchObject({

@@ -48,6 +48,8 @@ let reconciler: Reconciler;
 let proxy: Server;
 let relay: Relay;
 let proxyUrl: string;
+let otherProxy: Server;
+let otherProxyUrl: string;
 let callerToken: string;
 const clusterScoped: string[] = [];
 const tunnels = new AgentTunnels();
@@ -107,6 +109,33 @@ function tunnelRule(worker: string): object {
   };
 }
 
+/** One exec proxy replica, in process, named by its own URL (its --advertise-url). */
+async function startReplica(
+  proxyToken: string,
+  held: AgentTunnels,
+): Promise<{ server: Server; url: string }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const app = createProxyApp({
+    client: cluster.admin,
+    log: silentLogger,
+    agentToken: () => proxyToken,
+    tunnels: held,
+    advertiseUrl: url,
+  });
+  server.on('request', app);
+  serveTunnels(server, {
+    client: cluster.admin,
+    log: silentLogger,
+    tunnels: held,
+    pingMs: 1000,
+    advertiseUrl: url,
+  });
+  return { server, url };
+}
+
 beforeAll(async () => {
   fleet = await TestFleet.create(cluster);
   const ns = fleet.namespace;
@@ -136,20 +165,11 @@ beforeAll(async () => {
     namespace: ns,
   });
 
-  const app = createProxyApp({
-    client: cluster.admin,
-    log: silentLogger,
-    agentToken: () => proxyToken,
-    tunnels,
-  });
-  proxy = createServer(app);
-  serveTunnels(proxy, { client: cluster.admin, log: silentLogger, tunnels, pingMs: 1000 });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const address = proxy.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  proxyUrl = `http://127.0.0.1:${port}`;
-  // The agent reaches the proxy through a relay: the network between them, to cut.
-  relay = await Relay.start(port);
+  // Two replicas; the agent connects to the first (through a relay: the network between them, to
+  // cut); the second forwards the worker's calls to it.
+  ({ server: proxy, url: proxyUrl } = await startReplica(proxyToken, tunnels));
+  ({ server: otherProxy, url: otherProxyUrl } = await startReplica(proxyToken, new AgentTunnels()));
+  relay = await Relay.start(Number(new URL(proxyUrl).port));
 
   agent = await startAgent({
     admin: cluster.admin,
@@ -181,21 +201,21 @@ afterAll(async () => {
   await reconciler?.stop();
   await agent?.kill('SIGKILL');
   proxy?.close();
+  otherProxy?.close();
   await relay?.close();
   for (const path of clusterScoped) await cluster.admin.delete(path).catch(() => undefined);
 });
 
-async function run(lease: string, tool: ExecTool, args: string[], signal?: AbortSignal) {
+async function run(lease: string, tool: ExecTool, args: string[], url = proxyUrl) {
   const output: string[] = [];
   const { exitCode } = await execThroughProxy({
-    url: proxyUrl,
+    url,
     token: callerToken,
     namespace: fleet.namespace,
     lease,
     tool,
     args,
     onOutput: (_stream, data) => output.push(data),
-    ...(signal ? { signal } : {}),
   });
   return { exitCode, output: output.join('') };
 }
@@ -274,6 +294,31 @@ describe('an agent behind NAT, through its tunnel', () => {
     expect(exitCode).toBe(7);
     expect(output).toContain(`fake-tool: devicectl device info apps --device ${iphone.id}`);
     expect(output).toContain('com.example.app\n');
+  });
+
+  it('reaches the agent through another proxy replica, which forwards to the one holding the tunnel', async () => {
+    await tunnelConnected();
+    expect((await agent.status())?.tunnel?.proxy).toBe(proxyUrl);
+    const { exitCode, output } = await run(
+      'phone',
+      'devicectl',
+      ['device', 'info', 'apps'],
+      otherProxyUrl,
+    );
+    expect(exitCode).toBe(7);
+    expect(output).toContain('com.example.app\n');
+    // The caller is checked by the replica it called, too.
+    await expect(
+      execThroughProxy({
+        url: otherProxyUrl,
+        token: 'not-a-token',
+        namespace: fleet.namespace,
+        lease: 'phone',
+        tool: 'devicectl',
+        args: ['device', 'info', 'apps'],
+        onOutput: () => undefined,
+      }),
+    ).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
   });
 
   it('takes a screenshot (a PNG, as over a port)', async () => {

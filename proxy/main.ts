@@ -26,6 +26,11 @@ async function main(): Promise<void> {
       describe:
         'how long a caller token the API server accepted is remembered (0: ask on every exec)',
     })
+    .option('advertise-url', {
+      type: 'string',
+      describe:
+        "this replica's URL for the other replicas (http://$(POD_IP):8443): calls for a worker whose tunnel another replica holds are forwarded there",
+    })
     .option('agent-token-file', {
       type: 'string',
       default: SERVICE_ACCOUNT_TOKEN,
@@ -48,6 +53,7 @@ async function main(): Promise<void> {
     client,
     log,
     tunnels,
+    advertiseUrl: argv['advertise-url'],
     activity: new ActivityRecorder({ store: leaseStatusActivityStore(client), log }),
     metrics,
     tokenReviewCacheMs: Math.max(0, argv['token-review-cache-seconds']) * 1000,
@@ -57,7 +63,7 @@ async function main(): Promise<void> {
     const address = server.address();
     log.info('listening', { port: typeof address === 'object' && address ? address.port : port });
   });
-  serveTunnels(server, { client, log, tunnels });
+  serveTunnels(server, { client, log, tunnels, advertiseUrl: argv['advertise-url'] });
   const shutdown = () => server.close(() => process.exit(0));
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);

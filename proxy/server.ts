@@ -21,6 +21,7 @@ import {
 import type { ActivityRecorder } from './activity.js';
 import { agentReachable, dialAgent } from './agent-dial.js';
 import type { AgentTunnels } from './tunnel-server.js';
+import { forwardExec, forwardTarget } from './tunnel-forward.js';
 import { bearerToken, mayExec, reviewToken, type Caller } from './auth.js';
 import { isLeaseLostFrame, leaseLostFrame, SseFrames } from './lease-end.js';
 
@@ -40,6 +41,11 @@ export interface ProxyOptions {
   tokenReviewCacheMs?: number | undefined;
   /** Agents connected through a tunnel (ADR 0024): used before a Worker's endpoint. */
   tunnels?: AgentTunnels | undefined;
+  /**
+   * This replica's URL as the other replicas reach it (`--advertise-url`): said to the agents whose
+   * tunnels it holds; a call for a worker whose tunnel another replica holds is forwarded there.
+   */
+  advertiseUrl?: string | undefined;
 }
 
 /** The default of `tokenReviewCacheMs`: as long as the agent remembers the proxy's token. */
@@ -187,15 +193,19 @@ async function handleExec(
   }
   const workerName = lease.data.spec.worker;
   let endpoint: string | undefined;
+  let tunnelled: { connected: boolean; proxy?: string | undefined } | undefined;
   try {
     const worker = WorkerObject.safeParse(
       await client.get(simlockPath('worker', { name: workerName })),
     );
     endpoint = worker.success ? worker.data.status?.endpoint : undefined;
+    tunnelled = worker.success ? worker.data.status?.tunnel : undefined;
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
   const tunnel = options.tunnels?.get(workerName);
+  const holder = tunnel ? undefined : forwardTarget(options.advertiseUrl, tunnelled, req);
+  if (holder) return outcome(await forwardExec(holder, req, res, log));
   if (!agentReachable(tunnel, endpoint)) {
     outcome('unavailable');
     return sendError(

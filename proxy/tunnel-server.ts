@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import { Gauge, type Registry } from 'prom-client';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { SimlockError, httpStatusFor, tunnelAccess } from '../api/index.js';
+import { PROXY_HEADER } from './tunnel-forward.js';
 import {
   bearerToken,
   reviewToken,
@@ -72,11 +73,16 @@ export interface TunnelServerOptions {
   log: Logger;
   tunnels: AgentTunnels;
   pingMs?: number;
+  /** This replica's URL for the other replicas, said to each agent in the upgrade answer. */
+  advertiseUrl?: string | undefined;
 }
 
 /** Serves the tunnel route on `server`'s upgrades; any other upgrade is refused. */
 export function serveTunnels(server: Server, options: TunnelServerOptions): WebSocketServer {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  const advertised = options.advertiseUrl;
+  if (advertised)
+    sockets.on('headers', (headers) => headers.push(`${PROXY_HEADER}: ${advertised}`));
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     admit(options, req)
       .then((worker) => {

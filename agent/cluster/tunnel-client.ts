@@ -7,7 +7,11 @@
 import type { Server } from 'node:http';
 import { Gauge, type Registry } from 'prom-client';
 import { WebSocket } from 'ws';
-import { tunnelPath, type WorkerTunnel } from '../../api/index.js';
+import {
+  TUNNEL_PROXY_HEADER as PROXY_HEADER,
+  tunnelPath,
+  type WorkerTunnel,
+} from '../../api/index.js';
 import { TunnelClosedError, TunnelMux, type Logger } from '../../runtime/index.js';
 
 export interface AgentTunnelOptions {
@@ -75,6 +79,12 @@ export class AgentTunnel {
     });
     this.socket = socket;
     let refusal: string | undefined;
+    // The replica that answered names itself: the others forward this worker's execs to it.
+    let replica: string | undefined;
+    socket.on('upgrade', (res) => {
+      const named = res.headers[PROXY_HEADER];
+      replica = typeof named === 'string' ? named.slice(0, 512) : undefined;
+    });
     socket.on('unexpected-response', (_req, res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -94,7 +104,11 @@ export class AgentTunnel {
       this.mux = mux;
       this.heard();
       this.options.log.info('tunnel connected', { url: url.origin });
-      this.options.onState({ connected: true, since: this.now() });
+      this.options.onState({
+        connected: true,
+        since: this.now(),
+        ...(replica ? { proxy: replica } : {}),
+      });
     });
     socket.on('ping', () => this.heard());
     socket.on('message', (data: Buffer, isBinary: boolean) => {
