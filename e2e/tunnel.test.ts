@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { LeaseObject, SimlockError, tunnelPath, type ExecTool } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
-import { AgentTunnels, createProxyApp, serveTunnels } from '../proxy/index.js';
+import { AgentTunnels, ProxyMetrics, createProxyApp, serveTunnels } from '../proxy/index.js';
 import {
   execThroughProxy,
   screenshotThroughProxy,
@@ -52,7 +52,6 @@ let otherProxy: Server;
 let otherProxyUrl: string;
 let callerToken: string;
 const clusterScoped: string[] = [];
-const tunnels = new AgentTunnels();
 
 /** A ClusterRole (named after the namespace, as cluster-scoped test objects are) and its binding. */
 async function grant(
@@ -110,10 +109,9 @@ function tunnelRule(worker: string): object {
 }
 
 /** One exec proxy replica, in process, named by its own URL (its --advertise-url). */
-async function startReplica(
-  proxyToken: string,
-  held: AgentTunnels,
-): Promise<{ server: Server; url: string }> {
+async function startReplica(proxyToken: string): Promise<{ server: Server; url: string }> {
+  const metrics = new ProxyMetrics();
+  const held = new AgentTunnels(metrics.registry);
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -124,6 +122,7 @@ async function startReplica(
     agentToken: () => proxyToken,
     tunnels: held,
     advertiseUrl: url,
+    metrics,
   });
   server.on('request', app);
   serveTunnels(server, {
@@ -167,8 +166,8 @@ beforeAll(async () => {
 
   // Two replicas; the agent connects to the first (through a relay: the network between them, to
   // cut); the second forwards the worker's calls to it.
-  ({ server: proxy, url: proxyUrl } = await startReplica(proxyToken, tunnels));
-  ({ server: otherProxy, url: otherProxyUrl } = await startReplica(proxyToken, new AgentTunnels()));
+  ({ server: proxy, url: proxyUrl } = await startReplica(proxyToken));
+  ({ server: otherProxy, url: otherProxyUrl } = await startReplica(proxyToken));
   relay = await Relay.start(Number(new URL(proxyUrl).port));
 
   agent = await startAgent({
@@ -253,6 +252,12 @@ async function agentSeries(series: string): Promise<number> {
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
+async function proxySeries(url: string, series: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((row) => row.startsWith(`${series} `));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
 /** Starts a long exec on the Android lease and resolves once its first output came. */
 async function longExec(signal?: AbortSignal): Promise<{ ended: Promise<unknown> }> {
   let sawOutput: () => void = () => undefined;
@@ -287,6 +292,9 @@ describe('an agent behind NAT, through its tunnel', () => {
       .filter((line) => line.includes(`pid=${agent.child.pid},`))
       .map((line) => Number(/:(\d+)\s/.exec(line)?.[1]));
     expect(ports).toEqual([agent.localPort]);
+    // Each replica counts the agents connected to it.
+    expect(await proxySeries(proxyUrl, 'simlock_proxy_agent_tunnels')).toBe(1);
+    expect(await proxySeries(otherProxyUrl, 'simlock_proxy_agent_tunnels')).toBe(0);
   });
 
   it('runs a tool with its output streamed and its exit code', async () => {
