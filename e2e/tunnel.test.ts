@@ -15,13 +15,13 @@ import {
   screenshotThroughProxy,
   silentLogger,
   simlockPath,
-  type KubeClient,
 } from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet } from '../test/cluster/fleet.js';
 import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
 import { serviceAccountIdentity } from '../test/cluster/identities.js';
+import { AGENT_RULES, grant, tunnelRule } from '../test/cluster/agent-rbac.js';
 import { Relay } from '../test/cluster/relay.js';
 import { serviceAccountToken } from '../test/cluster/service-account-token.js';
 
@@ -52,61 +52,6 @@ let otherProxy: Server;
 let otherProxyUrl: string;
 let callerToken: string;
 const clusterScoped: string[] = [];
-
-/** A ClusterRole (named after the namespace, as cluster-scoped test objects are) and its binding. */
-async function grant(
-  admin: KubeClient,
-  name: string,
-  rules: object[],
-  serviceAccount: { name: string; namespace: string },
-): Promise<void> {
-  const rbac = '/apis/rbac.authorization.k8s.io/v1';
-  await admin.create(`${rbac}/clusterroles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name },
-    rules,
-  });
-  await admin.create(`${rbac}/clusterrolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-    subjects: [{ kind: 'ServiceAccount', ...serviceAccount }],
-  });
-  clusterScoped.push(`${rbac}/clusterroles/${name}`, `${rbac}/clusterrolebindings/${name}`);
-}
-
-/** The chart's agent ClusterRole (charts/simlock/templates/rbac-agent.yaml), heartbeats too. */
-const AGENT_RULES = [
-  {
-    apiGroups: ['simlock.dev'],
-    resources: ['workers', 'workers/status'],
-    verbs: ['get', 'create', 'update', 'patch', 'list', 'watch'],
-  },
-  {
-    apiGroups: ['simlock.dev'],
-    resources: ['leases'],
-    verbs: ['get', 'list', 'watch', 'patch', 'update'],
-  },
-  { apiGroups: ['simlock.dev'], resources: ['leases/status'], verbs: ['get', 'patch', 'update'] },
-  { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
-  {
-    apiGroups: ['coordination.k8s.io'],
-    resources: ['leases'],
-    verbs: ['get', 'create', 'update', 'patch'],
-  },
-];
-
-/** The tunnel verb on one Worker: what the chart grants each agent identity for its own. */
-function tunnelRule(worker: string): object {
-  return {
-    apiGroups: ['simlock.dev'],
-    resources: ['workers/tunnel'],
-    verbs: ['create'],
-    resourceNames: [worker],
-  };
-}
 
 /** One exec proxy replica, in process, named by its own URL (its --advertise-url). */
 async function startReplica(proxyToken: string): Promise<{ server: Server; url: string }> {
@@ -159,10 +104,16 @@ beforeAll(async () => {
   const agentIdentity = await serviceAccountIdentity(cluster.admin, ns, 'worker-a', {
     create: true,
   });
-  await grant(cluster.admin, `${ns}-agent-a`, [...AGENT_RULES, tunnelRule(fleet.name('a'))], {
-    name: 'worker-a',
-    namespace: ns,
-  });
+  await grant(
+    cluster.admin,
+    clusterScoped,
+    `${ns}-agent-a`,
+    [...AGENT_RULES, tunnelRule(fleet.name('a'))],
+    {
+      name: 'worker-a',
+      namespace: ns,
+    },
+  );
 
   // Two replicas; the agent connects to the first (through a relay: the network between them, to
   // cut); the second forwards the worker's calls to it.
@@ -393,10 +344,16 @@ describe('an agent behind NAT, through its tunnel', () => {
   it("refuses another agent identity the worker's tunnel (403), and a call with no identity (401)", async () => {
     const ns = fleet.namespace;
     const other = await serviceAccountToken(cluster.admin, ns, 'worker-b', { create: true });
-    await grant(cluster.admin, `${ns}-agent-b`, [...AGENT_RULES, tunnelRule(fleet.name('b'))], {
-      name: 'worker-b',
-      namespace: ns,
-    });
+    await grant(
+      cluster.admin,
+      clusterScoped,
+      `${ns}-agent-b`,
+      [...AGENT_RULES, tunnelRule(fleet.name('b'))],
+      {
+        name: 'worker-b',
+        namespace: ns,
+      },
+    );
     expect(await upgradeStatus(fleet.name('a'), other)).toBe(403);
     expect(await upgradeStatus(fleet.name('a'))).toBe(401);
     expect(await upgradeStatus(fleet.name('a'), 'not-a-token')).toBe(401);
