@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ControllerMetrics } from '../controller/index.js';
-import { KubeApiError } from '../runtime/index.js';
+import { tunnelAccess } from '../api/index.js';
+import { KubeApiError, subjectMay } from '../runtime/index.js';
 import { useCluster } from '../test/cluster/harness.js';
 import { chartPath, helm, parseManifests, type KubeObject } from '../test/cluster/helm.js';
 
@@ -525,6 +526,15 @@ describe('helm install on the real API server', () => {
     );
     expect(notes).toContain(`--clusterrole=${fullname}-user`);
     expect(notes).not.toContain('CRDs were not served');
+  });
+
+  it("lets an agent's identity hold the tunnel of its own Worker and of no other, as the real authorizer answers", async () => {
+    const agent = {
+      username: `system:serviceaccount:${cluster.namespace}:worker-${worker}`,
+      groups: ['system:serviceaccounts', `system:serviceaccounts:${cluster.namespace}`],
+    };
+    expect(await subjectMay(cluster.admin, agent, tunnelAccess(worker))).toBe(true);
+    expect(await subjectMay(cluster.admin, agent, tunnelAccess(`${worker}-other`))).toBe(false);
   });
 
   it('runs pods that the API server admits under the restricted Pod Security Standard', async () => {
