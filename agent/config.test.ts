@@ -78,6 +78,33 @@ describe('the agent config', () => {
     );
   });
 
+  it('takes the exec certificate from the file and its key from a flag, and wants https:// then', () => {
+    const config = parseAgentConfig(
+      { name: 'mac-1', drivers: ['simctl'], tls: { certFile: '/etc/simlock/agent.crt' } },
+      { tls: { keyFile: '/etc/simlock/agent.key' } },
+    );
+    expect(config.tls).toEqual({
+      certFile: '/etc/simlock/agent.crt',
+      keyFile: '/etc/simlock/agent.key',
+    });
+    expect(() =>
+      parseAgentConfig({
+        name: 'mac-1',
+        drivers: ['simctl'],
+        tls: { certFile: 'agent.crt', keyFile: 'agent.key' },
+        endpoint: 'http://mac-1.lab.example:8780',
+      }),
+    ).toThrow(/endpoint: must be https:\/\/ when tls is set/);
+    // https:// without tls: a TLS-terminating reverse proxy in front of the agent.
+    expect(
+      parseAgentConfig({
+        name: 'mac-1',
+        drivers: ['simctl'],
+        endpoint: 'https://mac-1.lab.example:443',
+      }).endpoint,
+    ).toBe('https://mac-1.lab.example:443');
+  });
+
   it('refuses a heartbeat renewed no sooner than it lapses', () => {
     expect(() =>
       parseAgentConfig({

@@ -237,7 +237,24 @@ export const AgentConfig = z
       .url({ protocol: /^https?$/ })
       .max(512)
       .optional()
-      .describe('The exec URL the proxy reaches this agent at, as written in the Worker.'),
+      .describe(
+        'The exec URL the proxy reaches this agent at, as written in the Worker: https:// when tls is set.',
+      ),
+    tls: z
+      .strictObject({
+        certFile: z
+          .string()
+          .min(1)
+          .max(1024)
+          .describe(
+            "The exec server's certificate (PEM, its chain after it): its names must include the endpoint's host.",
+          ),
+        keyFile: z.string().min(1).max(1024).describe("The certificate's private key (PEM)."),
+      })
+      .optional()
+      .describe(
+        'The exec server serves HTTPS with this certificate, read again when a file changes (checked at each new connection). None: plain HTTP, which a proxy refuses unless it runs with --allow-plain-http-agents (a local demo; docs/adr/0025-agent-tls.md).',
+      ),
     tunnel: z
       .strictObject({
         url: z
@@ -280,7 +297,17 @@ export const AgentConfig = z
   .refine((config) => !config.drivers.includes('fake') || config.fakeScript !== undefined, {
     message: 'the fake driver needs fakeScript',
     path: ['fakeScript'],
-  });
+  })
+  // The endpoint says how the proxy dials: http:// to a server that speaks only TLS fails every
+  // exec, so it is refused here, where the setting is. (https:// without tls is a TLS-terminating
+  // reverse proxy in front of the agent.)
+  .refine(
+    (config) =>
+      config.endpoint === undefined ||
+      config.tls === undefined ||
+      config.endpoint.startsWith('https:'),
+    { message: 'must be https:// when tls is set', path: ['endpoint'] },
+  );
 export type AgentConfig = z.infer<typeof AgentConfig>;
 export type AgentConfigInput = z.input<typeof AgentConfig>;
 

@@ -15,10 +15,16 @@ export interface ListenTarget {
   setting: string;
 }
 
-/** Listens with `handler` (an express app is one); rejects with a ListenError when it cannot. */
-export function listen(handler: RequestListener, target: ListenTarget): Promise<Server> {
+/**
+ * Listens with `handler` (an express app is one) on a plain HTTP server, or on `server` when given
+ * (the exec server over HTTPS, exec-tls.ts); rejects with a ListenError when it cannot.
+ */
+export function listen(
+  handler: RequestListener,
+  target: ListenTarget,
+  server: Server = createServer(handler),
+): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createServer(handler);
     const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, target));
     server.once('error', failed);
     server.listen(target.port, target.host, () => {

@@ -30,6 +30,7 @@ import { AgentMetrics, createExecApp, createLocalApp } from './cluster/http.js';
 import { tokenReviewVerifier } from './cluster/token-verifier.js';
 import { AgentTunnel, tunnelMetric } from './cluster/tunnel-client.js';
 import { ListenError, listen } from './listen.js';
+import { TlsFilesError, createTlsServer } from './exec-tls.js';
 import { AGENT_VERSION } from './view.js';
 import { removePidFile, writePidFile } from './agent-pid.js';
 import { doctorCommand } from './doctor-command.js';
@@ -63,6 +64,11 @@ async function main(): Promise<void> {
       type: 'string',
       describe: 'the exec proxy to connect out to (a host behind NAT; ADR 0024)',
     })
+    .option('tls-cert-file', {
+      type: 'string',
+      describe: 'serve exec over HTTPS with this certificate (PEM; read again when it changes)',
+    })
+    .option('tls-key-file', { type: 'string', describe: "the certificate's private key (PEM)" })
     .option('listen-port', { type: 'number', describe: 'exec server port (0: any free port)' })
     .option('local-port', { type: 'number', describe: 'local leasing API port on loopback' })
     .option('probe-interval-ms', { type: 'number' })
@@ -94,6 +100,9 @@ async function main(): Promise<void> {
     ...(Object.keys(labels).length > 0 ? { labels } : {}),
     ...(argv['exec-allowed-identity']
       ? { execAllowedIdentities: argv['exec-allowed-identity'] }
+      : {}),
+    ...(argv['tls-cert-file'] !== undefined || argv['tls-key-file'] !== undefined
+      ? { tls: { certFile: argv['tls-cert-file'], keyFile: argv['tls-key-file'] } }
       : {}),
     ...(argv['listen-port'] !== undefined ? { listen: { port: argv['listen-port'] } } : {}),
     ...(argv['tunnel-url'] !== undefined ? { tunnel: { url: argv['tunnel-url'] } } : {}),
@@ -139,21 +148,23 @@ async function main(): Promise<void> {
     : undefined;
   const execApp = express();
   // Behind NAT (a tunnel and no endpoint): the exec server listens on no port; the tunnel hands it
-  // each stream the proxy opens as a connection.
+  // each stream the proxy opens as a connection (inside the tunnel's own TLS). Otherwise HTTPS with
+  // the configured certificate; without one, plain HTTP, which proxies refuse unless they run with
+  // --allow-plain-http-agents (docs/adr/0025-agent-tls.md; said once running).
   const tunnelOnly = config.tunnel !== undefined && config.endpoint === undefined;
   const execServer = tunnelOnly
     ? createServer(execApp)
-    : await listen(execApp, {
-        ...config.listen,
-        what: 'the exec server',
-        setting: 'listen.port (--listen-port)',
-      });
+    : await listen(
+        execApp,
+        { ...config.listen, what: 'the exec server', setting: 'listen.port (--listen-port)' },
+        ...(config.tls ? [createTlsServer(execApp, config.tls, log)] : []),
+      );
   let endpoint = config.endpoint;
   if (!tunnelOnly && endpoint === undefined) {
     const address = execServer.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;
     const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
-    endpoint = `http://${host}:${port}`;
+    endpoint = `${config.tls ? 'https' : 'http'}://${host}:${port}`;
   }
   const finalConfig = { ...config, endpoint };
 
@@ -201,6 +212,10 @@ async function main(): Promise<void> {
   if (tunnel) tunnelMetric(metrics.registry, tunnel);
   await agent.start();
   tunnel?.start();
+  if (!config.tls && !tunnelOnly)
+    log.warn(
+      'no tls.certFile: the exec server speaks plain HTTP, which a proxy dials only with --allow-plain-http-agents (a local demo)',
+    );
   log.info('agent running', {
     endpoint,
     ...(config.tunnel ? { tunnel: config.tunnel.url } : {}),
@@ -225,7 +240,7 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // A port it cannot have is the config's to fix, as a bad value is: exit 2, one line.
-  if (error instanceof ListenError) {
+  if (error instanceof ListenError || error instanceof TlsFilesError) {
     console.error(`simlock-agent: ${error.message}`);
     process.exit(2);
   }

@@ -12,3 +12,4 @@ export * from './slots.js';
 export * from './lifetime.js';
 export * from './duration.js';
 export * from './tunnel.js';
+export * from './usage-history.js';

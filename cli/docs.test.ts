@@ -18,6 +18,7 @@ import { runCli } from './app.js';
 import { progressLines } from './format/progress.js';
 import { agentEntryLine, controllerRequestLines } from './format/requests.js';
 import { RecordingIO } from './io.js';
+import { aLeaseRequest } from '../test/fixtures/objects.js';
 
 const doc = readFileSync(fileURLToPath(new URL('../docs/CLI.md', import.meta.url)), 'utf8');
 
@@ -142,31 +143,28 @@ describe('docs/CLI.md', () => {
     expect(agentLine).toBe(agentEntryLine(entry, 'worker-a', 1, now));
 
     const bareLine = /`(Request j1: [^`]+)`/.exec(doc)?.[1];
-    const bare = {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'LeaseRequest',
-      metadata: { name: 'j1', creationTimestamp: new Date(now - 3_000).toISOString() },
-      spec: { platform: 'android' },
-    } as unknown as LeaseRequestObject;
+    const bare = aLeaseRequest('j1')
+      .android()
+      .createdAt(now - 3_000)
+      .obj() as LeaseRequestObject;
     expect(bareLine).toBe(controllerRequestLines(bare, { now, worker: (name) => name })[0]);
   });
 
   it("shows a waiting request's estimate as the formatter prints it", () => {
     const now = Date.parse('2026-12-01T12:00:00Z');
-    const request = {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'LeaseRequest',
-      metadata: { name: 'ci-6', creationTimestamp: new Date(now - 40_000).toISOString() },
-      spec: { platform: 'ios', model: 'iPhone 16', holder: 'ci' },
-      status: {
+    const request = aLeaseRequest('ci-6')
+      .ios('iPhone 16')
+      .spec({ holder: 'ci' })
+      .createdAt(now - 40_000)
+      .status({
         phase: 'Waiting',
         position: 2,
         estimate: {
           grantAt: new Date(now + 170_000).toISOString(),
           basis: '2 leases of iPhone 16 end before; 1 ahead of you',
         },
-      },
-    } as unknown as LeaseRequestObject;
+      })
+      .obj() as LeaseRequestObject;
     const shown = [...doc.matchAll(/`(Request ci-6: ci[^`]+)`/g)].map((match) => match[1]);
     expect(shown).toEqual([controllerRequestLines(request, { now, worker: (name) => name })[0]]);
   });
@@ -174,17 +172,16 @@ describe('docs/CLI.md', () => {
   it('shows the stages of making and booting a device as the formatters print them', () => {
     const now = Date.parse('2026-12-01T12:00:00Z');
     const request = (stage: 'provisioning' | 'booting', estimatedSeconds: number, waited: number) =>
-      ({
-        apiVersion: 'simlock.dev/v1alpha1',
-        kind: 'LeaseRequest',
-        metadata: { name: 'ci-5', creationTimestamp: new Date(now - waited * 1000).toISOString() },
-        spec: { platform: 'ios', model: 'iPhone 16', holder: 'ci' },
-        status: {
+      aLeaseRequest('ci-5')
+        .ios('iPhone 16')
+        .spec({ holder: 'ci' })
+        .createdAt(now - waited * 1000)
+        .status({
           phase: 'Dispatched',
           worker: 'worker-a',
           progress: { stage, since: new Date(now).toISOString(), estimatedSeconds },
-        },
-      }) as unknown as LeaseRequestObject;
+        })
+        .obj() as LeaseRequestObject;
     const shown = [...doc.matchAll(/`(Request ci-5: [^`]+)`/g)].map((match) => match[1]);
     const worker = (name: string) => name;
     expect(shown).toEqual([

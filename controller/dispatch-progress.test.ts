@@ -2,6 +2,7 @@
 // machine: copied to the request's status while it is Dispatched, one write per change, an Event
 // per stage told after its dispatch, and gone when the request leaves Dispatched.
 import { describe, expect, it } from 'vitest';
+import { grantedIphone } from '../test/fixtures/objects.js';
 import type { GrantProgress, LeaseStatus } from '../api/index.js';
 import {
   next,
@@ -57,14 +58,7 @@ const pending = (progress?: GrantProgress): RequestEvent =>
   seen({ phase: 'Pending', ...(progress ? { progress } : {}) });
 const grantedLease = seen({
   phase: 'Granted',
-  device: {
-    id: 'sim-1',
-    name: 'iPhone 16',
-    model: 'iPhone 16',
-    platform: 'ios',
-    os: '18.4',
-    physical: false,
-  },
+  device: grantedIphone(),
 });
 
 const dispatched: RequestLife = {

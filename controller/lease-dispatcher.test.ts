@@ -1,5 +1,6 @@
 // The Lease a dispatch creates, and a Lease as the controller reads it.
 import { describe, expect, it } from 'vitest';
+import { grantedIphone } from '../test/fixtures/objects.js';
 import { LEASE_FINALIZER, LEASE_WITHDRAWN_ANNOTATION, WORKER_LABEL } from '../api/index.js';
 import { leaseFor } from './lease-dispatcher.js';
 import { parseLease } from './parsed-lease.js';
@@ -73,14 +74,7 @@ describe('parseLease', () => {
       metadata: { ...lease.metadata, uid: 'uid-l1', resourceVersion: '7' },
       status: {
         phase: 'Granted',
-        device: {
-          id: 'sim-1',
-          name: 'iPhone 16',
-          model: 'iPhone 16',
-          platform: 'ios',
-          os: '18.4',
-          physical: false,
-        },
+        device: grantedIphone(),
       },
     });
     expect(parsed).toMatchObject({

@@ -38,6 +38,7 @@ const Options = z.object({
   kubeApiBurst: z.number().int().min(0).max(100_000),
   maxLeaseDuration: durationFlag(60, 604_800),
   expiringSoonBefore: durationFlag(0, 86_400),
+  usagePublishInterval: durationFlag(0, 3600),
 });
 
 /** A duration flag (24h, 90m, 300): whole seconds within the bounds. */
@@ -129,6 +130,12 @@ async function main(): Promise<void> {
       default: `${DEFAULTS.expiringSoonMs / 60_000}m`,
       describe: 'mark a lease ExpiringSoon (condition and Event) this long before expiry; 0: never',
     })
+    .option('usage-publish-interval', {
+      type: 'string',
+      default: `${DEFAULTS.usagePublishIntervalMs / 1000}s`,
+      describe:
+        'write the last day of waits and utilisation into the ConfigMap simlock-usage this often, for the console (0: never)',
+    })
     .option('kube-api-burst', {
       type: 'number',
       default: DEFAULTS.kubeApiBurst,
@@ -191,6 +198,7 @@ async function main(): Promise<void> {
       identity: options.identity,
       maxLeaseMs: options.maxLeaseDuration * 1000,
       expiringSoonMs: options.expiringSoonBefore * 1000,
+      usagePublishIntervalMs: options.usagePublishInterval * 1000,
     });
     reconciler.start().catch((error: unknown) => {
       log.error('reconciler failed to start', { error });
@@ -274,6 +282,7 @@ async function main(): Promise<void> {
       systemNamespace: options.namespace,
       watchNamespace: options.watchNamespace,
       leaderElection: options.leaderElection,
+      publishUsage: options.usagePublishInterval > 0,
     }),
     log,
   );

@@ -34,6 +34,8 @@ export const CONTROLLER_DEFAULTS = {
   maxLeaseMs: DEFAULT_MAX_LEASE_SECONDS * 1000,
   /** The ExpiringSoon condition and Event this long before a lease's expiry; 0: none. */
   expiringSoonMs: DEFAULT_EXPIRING_SOON_SECONDS * 1000,
+  /** The usage history into the ConfigMap simlock-usage this often (ADR 0027); 0: never. */
+  usagePublishIntervalMs: 60_000,
 } as const;
 
 export interface ReconcilerOptions {
@@ -83,4 +85,6 @@ export interface ReconcilerOptions {
   maxLeaseMs?: number;
   /** The expiring-soon warning this long before expiry; 0: none. */
   expiringSoonMs?: number;
+  /** The usage history into the ConfigMap simlock-usage at most this often (ADR 0027); 0: never. */
+  usagePublishIntervalMs?: number;
 }

@@ -40,6 +40,15 @@ describe('controllerPermissions', () => {
     expect(election(false)).toEqual([]);
   });
 
+  it('asks about the usage ConfigMap in the system namespace, by name where it can, unless it publishes none', () => {
+    const usage = (publishUsage?: boolean) =>
+      controllerPermissions({ systemNamespace: 's', leaderElection: false, publishUsage })
+        .filter((p) => p.resource === 'configmaps')
+        .map((p) => `${p.verb} ${p.namespace ?? ''} ${p.name ?? ''}`.trim());
+    expect(usage()).toEqual(['create s', 'get s simlock-usage', 'update s simlock-usage']);
+    expect(usage(false)).toEqual([]);
+  });
+
   it('asks each question once', () => {
     const asked = controllerPermissions({ systemNamespace: 's', leaderElection: true }).map((p) =>
       JSON.stringify({ ...p, why: undefined }),

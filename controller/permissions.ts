@@ -3,7 +3,7 @@
 // e2e/permissions.test.ts proves that the chart's roles grant each, as the real authorizer
 // answers, so the list and charts/simlock/templates/rbac-controller.yaml cannot drift apart. A
 // new call of the controller on the API server needs its line here (ADR 0015).
-import { GROUP, RESOURCES } from '../api/index.js';
+import { GROUP, RESOURCES, USAGE_CONFIGMAP } from '../api/index.js';
 import type { Permission } from '../runtime/index.js';
 
 export interface ControllerScope {
@@ -12,6 +12,8 @@ export interface ControllerScope {
   /** Only requests of this namespace (--watch-namespace); all when absent. */
   watchNamespace?: string | undefined;
   leaderElection: boolean;
+  /** The usage history is published (--usage-publish-interval not 0); true when absent. */
+  publishUsage?: boolean;
 }
 
 /** The name of the leader-election Lease, in the system namespace. */
@@ -38,6 +40,14 @@ export function controllerPermissions(scope: ControllerScope): Permission[] {
       ...(name ? { name } : {}),
       why,
     }));
+  const usage = (verb: string, name?: string): Permission => ({
+    verb,
+    group: '',
+    resource: 'configmaps',
+    ...system,
+    ...(name ? { name } : {}),
+    why: 'the usage history for the console (ADR 0027)',
+  });
   return [
     ...simlock(RESOURCES.worker.plural, ['list', 'watch'], 'the fleet'),
     ...simlock(RESOURCES.worker.plural, ['get'], "a Lease's worker, before letting go of it"),
@@ -53,6 +63,9 @@ export function controllerPermissions(scope: ControllerScope): Permission[] {
     { verb: 'create', group: '', resource: 'events', ...requests, why: 'Events on requests' },
     ...coordination(['list', 'watch'], system, 'the agents’ heartbeats'),
     ...coordination(['list', 'watch'], requests, 'holder sessions'),
+    ...(scope.publishUsage === false
+      ? []
+      : [usage('create'), usage('get', USAGE_CONFIGMAP), usage('update', USAGE_CONFIGMAP)]),
     ...(scope.leaderElection
       ? [
           ...coordination(['create'], system, 'leader election'),

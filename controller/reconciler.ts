@@ -31,7 +31,9 @@ import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from './rout
 
 export type { ReconcilerOptions } from './options.js';
 import { StatusWriter } from './status-writer.js';
+import { UsageHistory } from './usage-history.js';
 import { UsageObserver } from './usage-observer.js';
+import { UsagePublisher } from './usage-publisher.js';
 import { WaitingQueue } from './waiting-queue.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -43,6 +45,8 @@ export class Reconciler {
   private readonly leases: LeaseDispatcher;
   private readonly shell: RequestShell;
   private readonly usage: UsageObserver;
+  /** The last day of usage into a ConfigMap for the console (none: --usage-publish-interval 0). */
+  private readonly usagePublisher: UsagePublisher | undefined;
   private readonly waiting: WaitingQueue;
   private readonly workerInformer: Informer;
   private readonly heartbeatInformer: Informer;
@@ -115,7 +119,21 @@ export class Reconciler {
       disconnected: (worker) => this.shell.workerGone(worker),
       observer: observers.observer('Worker'),
     });
-    this.usage = new UsageObserver(metrics, this.fleet, clock);
+    const usageHistory = new UsageHistory(clock.now());
+    this.usage = new UsageObserver(metrics, this.fleet, clock, usageHistory);
+    const publishEveryMs = options.usagePublishIntervalMs ?? defaults.usagePublishIntervalMs;
+    this.usagePublisher =
+      publishEveryMs > 0
+        ? new UsagePublisher({
+            client: this.client,
+            clock,
+            log,
+            namespace: options.systemNamespace,
+            history: usageHistory,
+            intervalMs: publishEveryMs,
+            beforePublish: () => this.usage.fleetChanged(),
+          })
+        : undefined;
     this.assumptions = new AssumeCache(options.assumeGrantsForMs ?? defaults.assumeGrantsForMs);
     this.leases = new LeaseDispatcher({
       client: this.client,
@@ -218,6 +236,7 @@ export class Reconciler {
       this.leaseInformer.waitForSync(),
     ]);
     this.started = true;
+    await this.usagePublisher?.start();
     this.letGoOfOrphans();
     this.requestInformer.start();
     await this.requestInformer.waitForSync();
@@ -239,6 +258,7 @@ export class Reconciler {
     this.stopped = true;
     this.usage.stop();
     await Promise.all([
+      this.usagePublisher?.stop(),
       this.requestQueue.shutDown(),
       this.walkQueue.shutDown(),
       this.fleet.stop(),

@@ -3,6 +3,7 @@
 // walk every row of TRANSITIONS and that docs/ARCHITECTURE.md draws exactly that table.
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { grantedIphone } from '../test/fixtures/objects.js';
 import type { LeaseStatus, RequestPhase } from '../api/index.js';
 import {
   TRANSITIONS,
@@ -68,14 +69,7 @@ function statusOf(phase: LeaseStatus['phase']): LeaseStatus {
   if (phase === 'Granted')
     return {
       phase,
-      device: {
-        id: 'sim-1',
-        name: 'iPhone 16',
-        model: 'iPhone 16',
-        platform: 'ios',
-        os: '18.4',
-        physical: false,
-      },
+      device: grantedIphone(),
     };
   if (phase === 'Refused')
     return { phase, refusal: { code: 'NO_CAPACITY', message: 'full', capacityReason: 'full' } };

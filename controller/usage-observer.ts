@@ -1,6 +1,8 @@
 // The usage metrics of the leader: a request's wait and a lease's duration, observed once each
 // (usage.ts says how), and the device time behind utilisation (utilisation.ts), brought up to now
-// at every change of the fleet's views and at every scrape, so no timer of its own is needed.
+// at every change of the fleet's views and at every scrape, so no timer of its own is needed. The
+// same observations go into the last day's history the console's Usage page reads
+// (usage-history.ts, published by usage-publisher.ts).
 import type { Clock } from '../runtime/index.js';
 import type { FleetCache } from './fleet-cache.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -15,16 +17,20 @@ import {
   type UsageFacts,
   type WrittenStatus,
 } from './usage.js';
+import type { UsageHistory } from './usage-history.js';
 import { UtilisationMeter } from './utilisation.js';
 
 export class UsageObserver {
   private readonly labels: UsageLabels;
   private readonly meter = new UtilisationMeter();
+  /** When the meter last advanced: the start of the span its next device time covers. */
+  private advancedAt: number | undefined;
 
   constructor(
     private readonly metrics: ControllerMetrics,
     private readonly fleet: Pick<FleetCache, 'current'>,
     private readonly clock: Clock,
+    private readonly history?: UsageHistory,
   ) {
     this.labels = new UsageLabels(() => fleet.current().views);
     metrics.beforeScrape = () => this.fleetChanged();
@@ -35,7 +41,10 @@ export class UsageObserver {
     const now = this.clock.now();
     const facts = factsOf(request);
     const wait = waitWritten(before, after, facts, this.labels, now);
-    if (wait) this.metrics.requestWait.observe(wait.labels, wait.seconds);
+    if (wait) {
+      this.metrics.requestWait.observe(wait.labels, wait.seconds);
+      this.history?.wait(now, wait.labels.platform, wait.labels.model, wait.seconds);
+    }
     const end = endWritten(before, after, facts, this.labels, now);
     if (end) this.metrics.leaseDuration.observe(end.labels, end.seconds);
   }
@@ -50,10 +59,14 @@ export class UsageObserver {
 
   /** The views changed (or a scrape came): the time at the counts held until now is added. */
   fleetChanged(): void {
-    for (const time of this.meter.advance(this.clock.now(), this.fleet.current().views)) {
+    const now = this.clock.now();
+    const from = this.advancedAt ?? now;
+    this.advancedAt = now;
+    for (const time of this.meter.advance(now, this.fleet.current().views)) {
       const labels = { worker: time.worker, model: time.model };
       this.metrics.deviceLeasedSeconds.inc(labels, time.leasedSeconds);
       this.metrics.deviceAvailableSeconds.inc(labels, time.availableSeconds);
+      this.history?.deviceTime(from, now, time.model, time.leasedSeconds, time.availableSeconds);
     }
   }
 

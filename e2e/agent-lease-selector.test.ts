@@ -7,6 +7,7 @@ import { simlockPath } from '../runtime/index.js';
 import { startFleetAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
+import { aLease } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('agent-selector');
 const agents: AgentProcess[] = [];
@@ -21,16 +22,15 @@ async function createLease(
   worker: string,
   labels: Record<string, string>,
 ): Promise<void> {
-  await fleet.admin.create(simlockPath('lease', { namespace: fleet.namespace }), {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'Lease',
-    metadata: { name, labels },
-    spec: {
-      worker,
-      device: { platform: 'ios', model: 'iPhone 16' },
-      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-    },
-  });
+  await fleet.admin.create(
+    simlockPath('lease', { namespace: fleet.namespace }),
+    aLease(name)
+      .labels(labels)
+      .worker(worker)
+      .device({ platform: 'ios', model: 'iPhone 16' })
+      .expiresIn()
+      .obj(),
+  );
 }
 
 describe('an agent', () => {

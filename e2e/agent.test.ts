@@ -9,6 +9,7 @@ import { controllerFor } from '../test/cluster/controller.js';
 import { startFleetAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet, type LeaseView } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
+import { aLease } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('agent');
 const agents: AgentProcess[] = [];
@@ -39,16 +40,16 @@ async function createLease(
   device: Record<string, unknown>,
   finalizers: string[] = [],
 ): Promise<void> {
-  await fleet.admin.create(simlockPath('lease', { namespace: fleet.namespace }), {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'Lease',
-    metadata: { name, labels: { 'simlock.dev/worker': fleet.name('a') }, finalizers },
-    spec: {
-      worker: fleet.name('a'),
-      device,
-      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-    },
-  });
+  await fleet.admin.create(
+    simlockPath('lease', { namespace: fleet.namespace }),
+    aLease(name)
+      .label('simlock.dev/worker', fleet.name('a'))
+      .finalizer(...finalizers)
+      .worker(fleet.name('a'))
+      .device(device)
+      .expiresIn()
+      .obj(),
+  );
 }
 
 /** Creates a Lease for the agent directly (without the finalizer) and waits for its answer. */

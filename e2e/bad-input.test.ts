@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { KubeApiError, simlockPath } from '../runtime/index.js';
 import { useCluster } from '../test/cluster/harness.js';
+import { aLeaseRequest } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('badinput');
 
@@ -141,12 +142,10 @@ describe('malformed LeaseRequests, refused by the API server naming the field', 
 
   it('refuses a name that is not a DNS subdomain, naming metadata.name', async () => {
     await expect(
-      cluster.admin.create(simlockPath('leaseRequest', { namespace: cluster.namespace }), {
-        apiVersion: 'simlock.dev/v1alpha1',
-        kind: 'LeaseRequest',
-        metadata: { name: 'Not_A_Name' },
-        spec: ios,
-      }),
+      cluster.admin.create(
+        simlockPath('leaseRequest', { namespace: cluster.namespace }),
+        aLeaseRequest('Not_A_Name').spec(ios).obj(),
+      ),
     ).rejects.toThrow(/metadata\.name: Invalid value: "Not_A_Name"/);
   });
 
@@ -160,22 +159,21 @@ describe('malformed LeaseRequests, refused by the API server naming the field', 
   });
 
   it('takes a well-formed request, so the refusals above are about their fields', async () => {
-    await cluster.admin.create(simlockPath('leaseRequest', { namespace: cluster.namespace }), {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'LeaseRequest',
-      metadata: { name: 'good' },
-      spec: {
-        platform: 'ios',
-        model: 'iPhone 16',
-        class: 'phone',
-        os: '>=18 <19',
-        physical: false,
-        requires: ['camera'],
-        noWait: true,
-        waitTimeoutSeconds: 60,
-        durationSeconds: 600,
-        holder: 'ci',
-      },
-    });
+    await cluster.admin.create(
+      simlockPath('leaseRequest', { namespace: cluster.namespace }),
+      aLeaseRequest('good')
+        .ios('iPhone 16')
+        .waitTimeout(60)
+        .duration(600)
+        .spec({
+          class: 'phone',
+          os: '>=18 <19',
+          physical: false,
+          requires: ['camera'],
+          noWait: true,
+          holder: 'ci',
+        })
+        .obj(),
+    );
   });
 });

@@ -187,6 +187,14 @@ describe('helm lint and helm template', () => {
         resourceNames: ['simlock-controller'],
         verbs: ['update'],
       },
+      // The usage history the console's Usage page reads (ADR 0027).
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        resourceNames: ['simlock-usage'],
+        verbs: ['get', 'update'],
+      },
     ]);
     expect(rules(objects, 'ClusterRole', 'simlock-proxy')).toEqual([
       { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
@@ -423,6 +431,63 @@ describe('helm lint and helm template', () => {
     expect(rendered.stderr).toContain(message);
   });
 
+  it('mounts the CA bundle the proxy verifies agents with, and passes the plain-HTTP flag only when asked', async () => {
+    interface Volumes {
+      spec: {
+        template: {
+          spec: PodSpec & {
+            volumes: {
+              name: string;
+              secret?: { secretName: string };
+              configMap?: { name: string };
+            }[];
+          };
+        };
+      };
+    }
+    const fromSecret = find<Deployment & Volumes>(
+      await render(['--set', 'proxy.agentTls.caSecret=agents-ca']),
+      'Deployment',
+      'simlock-proxy',
+    );
+    expect(fromSecret.spec.template.spec.containers[0]?.args).toEqual([
+      'proxy',
+      '--listen=0.0.0.0:8443',
+      '--agent-ca-file=/etc/simlock/agent-ca/ca.crt',
+    ]);
+    expect(fromSecret.spec.template.spec.volumes).toContainEqual({
+      name: 'agent-ca',
+      secret: { secretName: 'agents-ca' },
+    });
+    const demo = find<Deployment & Volumes>(
+      await render([
+        '--set',
+        'proxy.agentTls.caConfigMap=agents-ca,proxy.agentTls.caKey=bundle.pem,proxy.agentTls.allowPlainHttp=true',
+      ]),
+      'Deployment',
+      'simlock-proxy',
+    );
+    expect(demo.spec.template.spec.containers[0]?.args).toEqual([
+      'proxy',
+      '--listen=0.0.0.0:8443',
+      '--agent-ca-file=/etc/simlock/agent-ca/bundle.pem',
+      '--allow-plain-http-agents',
+    ]);
+    expect(demo.spec.template.spec.volumes).toContainEqual({
+      name: 'agent-ca',
+      configMap: { name: 'agents-ca' },
+    });
+    const both = await helm([
+      'template',
+      'simlock',
+      chartPath,
+      '--set',
+      'proxy.agentTls.caSecret=a,proxy.agentTls.caConfigMap=b',
+    ]);
+    expect(both.exitCode).not.toBe(0);
+    expect(both.stderr).toContain('proxy.agentTls: set caSecret or caConfigMap, not both');
+  });
+
   it('refuses two controllers without leader election, and Kubernetes before 1.30', async () => {
     const unsafe = await helm([
       'template',
@@ -524,6 +589,10 @@ describe('helm install on the real API server', () => {
     expect(notes).toContain(
       `--namespace ${cluster.namespace} --exec-allowed-identity system:serviceaccount:${cluster.namespace}:${fullname}-proxy`,
     );
+    expect(notes).toContain(
+      "and a certificate for its exec server (tls.certFile, tls.keyFile) signed by a CA in the image's system roots (or set proxy.agentTls.caSecret).",
+    );
+    expect(notes).not.toContain('plain http://');
     expect(notes).toContain(`--clusterrole=${fullname}-user`);
     expect(notes).not.toContain('CRDs were not served');
   });

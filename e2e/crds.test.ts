@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { simlockPath } from '../runtime/index.js';
 import { KubeApiError } from '../runtime/index.js';
 import { useCluster } from '../test/cluster/harness.js';
+import { aLease, aLeaseRequest } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('crds');
 
@@ -20,7 +21,7 @@ const ManagedFields = z.object({
 });
 
 function leaseRequest(name: string, spec: Record<string, unknown>) {
-  return { apiVersion: 'simlock.dev/v1alpha1', kind: 'LeaseRequest', metadata: { name }, spec };
+  return aLeaseRequest(name).specAsGiven(spec).obj();
 }
 
 async function refusal(name: string, spec: Record<string, unknown>): Promise<string> {
@@ -250,12 +251,10 @@ describe('Worker and Lease as served by the API server', () => {
   });
 
   it('lists leases.simlock.dev with worker, device, phase and expiry', async () => {
-    await cluster.admin.create(simlockPath('lease', { namespace: cluster.namespace }), {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'Lease',
-      metadata: { name: 'one' },
-      spec: { worker: 'worker-a', device: { platform: 'ios' }, expiresAt: '2030-01-01T00:00:00Z' },
-    });
+    await cluster.admin.create(
+      simlockPath('lease', { namespace: cluster.namespace }),
+      aLease('one').worker('worker-a').expiresAt('2030-01-01T00:00:00Z').obj(),
+    );
     const listed = await cluster.kubectl(['get', 'dl', '-n', cluster.namespace]);
     expect(listed.stdout.split('\n')[0]).toMatch(
       /^NAME\s+WORKER\s+DEVICE\s+PHASE\s+EXPIRES\s+IDLE\s+AGE$/,

@@ -66,6 +66,7 @@ beforeAll(async () => {
     client: cluster.admin,
     log: silentLogger,
     agentToken: () => token,
+    agentTls: { allowPlainHttp: true },
     activity,
   });
   recordingProxy = await new Promise<Server>((resolve) => {

@@ -19,6 +19,7 @@ import { iosStatus, TestFleet } from '../test/cluster/fleet.js';
 import { eventually, runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
 import { chartPath, helm, parseManifests, type KubeObject } from '../test/cluster/helm.js';
 import { certificateIdentity, type TestIdentity } from '../test/cluster/identities.js';
+import { aLeaseRequest } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('admit');
 const plugin = join(fileURLToPath(new URL('../bin/', import.meta.url)), 'kubectl-simlock');
@@ -40,12 +41,7 @@ function simlock(identity: TestIdentity, ...args: string[]): Promise<CommandResu
 }
 
 function leaseRequest(name: string, durationSeconds: number) {
-  return {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'LeaseRequest',
-    metadata: { name },
-    spec: { platform: 'ios', durationSeconds },
-  };
+  return aLeaseRequest(name).duration(durationSeconds).obj();
 }
 
 /**

@@ -10,6 +10,7 @@ import { Informer, KubeClient, simlockPath } from '../runtime/index.js';
 import { startFleetAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
+import { aLease } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('provision');
 const agents: AgentProcess[] = [];
@@ -85,16 +86,14 @@ describe('an agent that makes the device a lease wants', () => {
     );
 
     const before = Date.now();
-    await fleet.admin.create(simlockPath('lease', { namespace: fleet.namespace }), {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'Lease',
-      metadata: { name: 'r1' },
-      spec: {
-        worker: agent.name,
-        device: { platform: 'ios', model: 'iPhone 17' },
-        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-      },
-    });
+    await fleet.admin.create(
+      simlockPath('lease', { namespace: fleet.namespace }),
+      aLease('r1')
+        .worker(agent.name)
+        .device({ platform: 'ios', model: 'iPhone 17' })
+        .expiresIn()
+        .obj(),
+    );
     const granted = await eventually(() => seen.find((lease) => lease.phase === 'Granted'), {
       what: 'the grant',
       timeoutMs: 30_000,

@@ -23,6 +23,7 @@ import {
   serviceAccountIdentity,
   type TestIdentity,
 } from '../test/cluster/identities.js';
+import { aLease, aLeaseRequest } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('rbac');
 const namespace = cluster.namespace;
@@ -236,12 +237,15 @@ describe('agents', () => {
       ['lease-a', workerA],
       ['lease-b', workerB],
     ] as const) {
-      await cluster.admin.create(simlockPath('lease', { namespace }), {
-        apiVersion: 'simlock.dev/v1alpha1',
-        kind: 'Lease',
-        metadata: { name, labels: { [WORKER_LABEL]: target }, finalizers: [LEASE_FINALIZER] },
-        spec: { worker: target, device: { platform: 'ios' }, expiresAt: '2030-01-01T00:00:00Z' },
-      });
+      await cluster.admin.create(
+        simlockPath('lease', { namespace }),
+        aLease(name)
+          .label(WORKER_LABEL, target)
+          .finalizer(LEASE_FINALIZER)
+          .worker(target)
+          .expiresAt('2030-01-01T00:00:00Z')
+          .obj(),
+      );
     }
     const notYours = `the agent of worker ${workerA} may write only the Leases dispatched to it, not ${namespace}/lease-b`;
     await refusedByPolicy(
@@ -294,12 +298,10 @@ describe('agents', () => {
   it('may not request devices, delete Workers, or write outside the simlock namespace', async () => {
     await forbiddenByRbac(
       () =>
-        agentA.client.create(simlockPath('leaseRequest', { namespace }), {
-          apiVersion: 'simlock.dev/v1alpha1',
-          kind: 'LeaseRequest',
-          metadata: { name: 'from-an-agent' },
-          spec: { platform: 'ios' },
-        }),
+        agentA.client.create(
+          simlockPath('leaseRequest', { namespace }),
+          aLeaseRequest('from-an-agent').obj(),
+        ),
       /cannot create resource "leaserequests"/,
     );
     await forbiddenByRbac(
@@ -319,12 +321,7 @@ describe('agents', () => {
 
 describe('people and the controller', () => {
   it('a simlock-user requests devices in its namespace and not in another', async () => {
-    const request = (name: string) => ({
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'LeaseRequest',
-      metadata: { name },
-      spec: { platform: 'ios' },
-    });
+    const request = (name: string) => aLeaseRequest(name).obj();
     await user.client.create(simlockPath('leaseRequest', { namespace }), request('mine'));
     await user.client.get(requestPath('mine'));
     await user.client.get(simlockPath('lease', { namespace }));
@@ -339,12 +336,10 @@ describe('people and the controller', () => {
   });
 
   it('only the controller writes LeaseRequest status', async () => {
-    await cluster.admin.create(simlockPath('leaseRequest', { namespace }), {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'LeaseRequest',
-      metadata: { name: 'status-owner' },
-      spec: { platform: 'android' },
-    });
+    await cluster.admin.create(
+      simlockPath('leaseRequest', { namespace }),
+      aLeaseRequest('status-owner').android().obj(),
+    );
     const status = { status: { phase: 'Waiting' } };
     // RBAC would let this user write it; the policy refuses.
     await refusedByPolicy(
@@ -448,12 +443,10 @@ describe('the controller and an agent, each with only its chart identity', () =>
     );
 
     const controllerProcess = startController(controller.kubeconfigPath, await freePort());
-    await user.client.create(simlockPath('leaseRequest', { namespace }), {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'LeaseRequest',
-      metadata: { name: 'end-to-end' },
-      spec: { platform: 'ios', model: 'iPhone 16' },
-    });
+    await user.client.create(
+      simlockPath('leaseRequest', { namespace }),
+      aLeaseRequest('end-to-end').ios('iPhone 16').obj(),
+    );
     const granted = await eventually(
       async () => {
         if (controllerProcess.exitCode !== null) throw new Error('the controller exited');

@@ -32,6 +32,7 @@ import {
 } from '../test/cluster/partition.js';
 import { Replicas } from '../test/cluster/replicas.js';
 import { startControlPlane, type ControlPlane } from '../tools/controlplane/start.js';
+import { aLeaseRequest } from '../test/fixtures/objects.js';
 
 const crds = fileURLToPath(new URL('../crds/', import.meta.url));
 const NAMESPACE = 'reliability';
@@ -246,12 +247,10 @@ describe('reliability', () => {
     const created: string[] = [];
     const started = Date.now();
     const create = async (name: string) => {
-      await admin.create(simlockPath('leaseRequest', { namespace: NAMESPACE }), {
-        apiVersion: 'simlock.dev/v1alpha1',
-        kind: 'LeaseRequest',
-        metadata: { name },
-        spec: { platform: 'ios', model: 'iPhone 16', holder: 'reliability' },
-      });
+      await admin.create(
+        simlockPath('leaseRequest', { namespace: NAMESPACE }),
+        aLeaseRequest(name).ios('iPhone 16').spec({ holder: 'reliability' }).obj(),
+      );
       created.push(name);
     };
     /** Set once the last failure is over: the load runs until then, and CHAOS_MS at least. */

@@ -5,20 +5,15 @@ import { describe, expect, it } from 'vitest';
 import { simlockPath } from '../runtime/index.js';
 import { useCluster } from '../test/cluster/harness.js';
 import { leaseStatusActivityStore } from './activity.js';
+import { aLease } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('activity');
 
 async function createLease(name: string): Promise<void> {
-  await cluster.admin.create(simlockPath('lease', { namespace: cluster.namespace }), {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'Lease',
-    metadata: { name },
-    spec: {
-      worker: 'mac-1',
-      device: { platform: 'ios' },
-      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-    },
-  });
+  await cluster.admin.create(
+    simlockPath('lease', { namespace: cluster.namespace }),
+    aLease(name).worker('mac-1').expiresIn().obj(),
+  );
   await cluster.admin.patch(
     simlockPath('lease', { namespace: cluster.namespace, name, subresource: 'status' }),
     { status: { phase: 'Granted' } },

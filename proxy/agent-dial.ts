@@ -1,11 +1,13 @@
 // How the proxy reaches an agent for one exec: through the agent's tunnel when this proxy holds it
-// (plain HTTP over one stream of it, ADR 0024), else at the endpoint its Worker says. Either way the
+// (plain HTTP over one stream of it, ADR 0024), else at the endpoint its Worker says (over TLS,
+// agent-tls.ts, ADR 0025). Either way the
 // answer is a fetch Response, so the exec handler streams it the same. A tunnel cut while the tool
 // runs ends the stream with an UNAVAILABLE error event (the tool's end is unknown).
 import { request, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { sseFrame } from '../api/index.js';
 import type { TunnelMux } from '../runtime/index.js';
+import { dialAgent, type AgentTlsOptions } from './agent-tls.js';
 
 export interface AgentCall {
   headers: Record<string, string>;
@@ -18,20 +20,16 @@ export function agentReachable(tunnel: TunnelMux | undefined, endpoint: string |
   return tunnel !== undefined || endpoint !== undefined;
 }
 
-export function dialAgent(
+export function reachAgent(
   worker: string,
   tunnel: TunnelMux | undefined,
   endpoint: string | undefined,
   call: AgentCall,
+  tls: AgentTlsOptions,
 ): Promise<Response> {
   if (tunnel) return throughTunnel(worker, tunnel, call);
   if (!endpoint) return Promise.reject(new Error(`worker ${worker} has no route`));
-  return fetch(new URL('/v1/exec', endpoint), {
-    method: 'POST',
-    headers: call.headers,
-    body: call.body,
-    signal: call.signal,
-  });
+  return dialAgent(new URL('/v1/exec', endpoint), { method: 'POST', ...call }, worker, tls);
 }
 
 function throughTunnel(worker: string, tunnel: TunnelMux, call: AgentCall): Promise<Response> {

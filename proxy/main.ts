@@ -1,5 +1,6 @@
 // simlock-proxy: the exec proxy process.
 //   node --import tsx proxy/main.ts --listen 0.0.0.0:8443 [--kubeconfig FILE] [--agent-token-file F]
+//     [--agent-ca-file CA.pem] [--allow-plain-http-agents]
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
@@ -36,6 +37,17 @@ async function main(): Promise<void> {
       default: SERVICE_ACCOUNT_TOKEN,
       describe: 'the token the proxy presents to agents; re-read on every call (it rotates)',
     })
+    .option('agent-ca-file', {
+      type: 'string',
+      describe:
+        "PEM bundle of the CAs that sign agents' exec certificates (read on every call); none: the system's roots",
+    })
+    .option('allow-plain-http-agents', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'also dial agents whose endpoint is http:// (a local demo: the token crosses in clear)',
+    })
     .strict()
     .parseAsync();
   const log = createLogger({ component: 'proxy' });
@@ -58,7 +70,13 @@ async function main(): Promise<void> {
     metrics,
     tokenReviewCacheMs: Math.max(0, argv['token-review-cache-seconds']) * 1000,
     agentToken: () => readFileSync(argv['agent-token-file'], 'utf8').trim(),
+    agentTls: {
+      caFile: argv['agent-ca-file'],
+      allowPlainHttp: argv['allow-plain-http-agents'],
+    },
   });
+  if (argv['allow-plain-http-agents'])
+    log.warn('--allow-plain-http-agents: agents on http:// are dialled, the token sent in clear');
   const server = app.listen(port, argv.listen.slice(0, separator) || '0.0.0.0', () => {
     const address = server.address();
     log.info('listening', { port: typeof address === 'object' && address ? address.port : port });

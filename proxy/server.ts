@@ -19,11 +19,12 @@ import {
   type Logger,
 } from '../runtime/index.js';
 import type { ActivityRecorder } from './activity.js';
-import { agentReachable, dialAgent } from './agent-dial.js';
+import { agentReachable, reachAgent } from './agent-dial.js';
 import type { AgentTunnels } from './tunnel-server.js';
 import { forwardExec, forwardTarget } from './tunnel-forward.js';
 import { bearerToken, mayExec, reviewToken, type Caller } from './auth.js';
 import { isLeaseLostFrame, leaseLostFrame, SseFrames } from './lease-end.js';
+import { AgentEndpointRefused, type AgentTlsOptions } from './agent-tls.js';
 
 export interface ProxyOptions {
   client: KubeClient;
@@ -39,6 +40,8 @@ export interface ProxyOptions {
    * per this time, not one per exec; a revoked token is accepted at most this long after.
    */
   tokenReviewCacheMs?: number | undefined;
+  /** How agents are dialled (agent-tls.ts); none: https:// against the system's roots only. */
+  agentTls?: AgentTlsOptions | undefined;
   /** Agents connected through a tunnel (ADR 0024): used before a Worker's endpoint. */
   tunnels?: AgentTunnels | undefined;
   /**
@@ -222,16 +225,27 @@ async function handleExec(
   });
   let answer: globalThis.Response;
   try {
-    answer = await dialAgent(workerName, tunnel, endpoint, {
-      headers: {
-        authorization: `Bearer ${options.agentToken()}`,
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
+    answer = await reachAgent(
+      workerName,
+      tunnel,
+      endpoint,
+      {
+        headers: {
+          authorization: `Bearer ${options.agentToken()}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+        },
+        body: JSON.stringify({ ...body.data, namespace, lease: name }),
+        signal: upstream.signal,
       },
-      body: JSON.stringify({ ...body.data, namespace, lease: name }),
-      signal: upstream.signal,
-    });
+      options.agentTls ?? {},
+    );
   } catch (error) {
+    if (error instanceof AgentEndpointRefused) {
+      outcome('endpoint-refused');
+      log.warn('agent endpoint refused', { worker: workerName, endpoint });
+      return sendError(res, 'UNAVAILABLE', error.message);
+    }
     outcome(upstream.signal.aborted ? 'client-gone' : 'unavailable');
     log.warn('agent unreachable', { worker: workerName, endpoint, error });
     return sendError(res, 'UNAVAILABLE', `the agent of ${workerName} could not be reached`);

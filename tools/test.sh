@@ -50,8 +50,8 @@ unit_on_node22() {
   PATH="$node22:$PATH" npx vitest run --project unit
 }
 # Balanced by their times in whole-suite runs with warm caches (eslint 46-64 s | tsc 6-8 s,
-# tsc-console-web 3-7 s, prettier 14-27 s, unit-node22 18-20 s; the type checks are incremental
-# from the cache, tools/typecheck.sh).
+# tsc-console-web 3-7 s, prettier 14-27 s, unit-node22 18-20 s, actionlint under 1 s once built;
+# the type checks are incremental from the cache, tools/typecheck.sh).
 lane_lint() {
   check eslint npx eslint --max-warnings 0 .
 }
@@ -60,6 +60,8 @@ lane_rest() {
   check tsc tools/typecheck.sh || failed=1
   check tsc-console-web tools/typecheck.sh console/web || failed=1
   check prettier prettier_check || failed=1
+  # .github/workflows/ cannot run here: actionlint checks them (built once from its Go module).
+  check actionlint tools/release/lint-workflows.sh || failed=1
   # The unit project on Node 22 (engines' oldest line), when the whole suite runs.
   if [ "$whole_suite" = yes ]; then check unit-node22 unit_on_node22 || failed=1; fi
   return "$failed"

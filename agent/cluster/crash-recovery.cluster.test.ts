@@ -16,6 +16,7 @@ import type { DriverDevice } from '../drivers/driver.js';
 import { FakeDriver } from '../drivers/fake/fake.js';
 import { ClusterAgent } from './agent.js';
 import { AgentMetrics, createExecApp } from './http.js';
+import { aLease } from '../../test/fixtures/objects.js';
 
 const cluster = useCluster('crash-recovery');
 const LEASE = 'crashing';
@@ -151,16 +152,15 @@ const recovered = (status: LeaseObject['status']) =>
 
 describe('a leased device that crashes', () => {
   it('is booted again under the same lease, the holder told on the Lease', async () => {
-    await cluster.admin.create(simlockPath('lease', { namespace: cluster.namespace }), {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'Lease',
-      metadata: { name: LEASE, finalizers: [LEASE_FINALIZER] },
-      spec: {
-        worker: agent.name,
-        device: { platform: 'ios', model: 'iPhone 16' },
-        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-      },
-    });
+    await cluster.admin.create(
+      simlockPath('lease', { namespace: cluster.namespace }),
+      aLease(LEASE)
+        .finalizer(LEASE_FINALIZER)
+        .worker(agent.name)
+        .device({ platform: 'ios', model: 'iPhone 16' })
+        .expiresIn()
+        .obj(),
+    );
     await leaseWhere('the grant', (status) => status?.phase === 'Granted');
     expect(await exec()).toMatchObject({
       status: 200,

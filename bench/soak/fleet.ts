@@ -192,6 +192,8 @@ export async function startSoakFleet(options: {
       `127.0.0.1:${proxyPort}`,
       '--agent-token-file',
       tokenPath,
+      // The soak's agents serve plain HTTP on this machine (docs/adr/0025-agent-tls.md).
+      '--allow-plain-http-agents',
     ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -5,13 +5,12 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
+import { isSea } from 'node:sea';
 import { z } from 'zod';
 import { SimlockError } from '../../api/index.js';
 import { packageRoot } from '../../runtime/index.js';
 import { parseFlags, parseGlobals, rejectOutput } from '../flags.js';
 import type { CliIO } from '../io.js';
-
-const launcher = join(packageRoot(import.meta.url), 'bin', 'launch.mjs');
 
 const ConsoleFlags = z.object({
   port: z.number().int().min(0).max(65535).default(0),
@@ -34,6 +33,15 @@ export async function consoleAction(argv: Record<string, unknown>, io: CliIO): P
     noOpen: '--no-open',
     proxyUrl: '--proxy-url',
   });
+  // The release's single binary (docs/INSTALL.md) holds the plugin alone: the console's server
+  // and its page are files of the npm package, which the binary does not carry.
+  if (isSea()) {
+    throw new SimlockError(
+      'UNAVAILABLE',
+      'the console is not part of the single kubectl-simlock binary: install simlock from npm (docs/INSTALL.md) for `kubectl simlock console`, or open the console served in the cluster',
+    );
+  }
+  const launcher = join(packageRoot(import.meta.url), 'bin', 'launch.mjs');
   const child = spawn(
     process.execPath,
     [

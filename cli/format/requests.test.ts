@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { grantedIphone } from '../../test/fixtures/objects.js';
 import { iosStatus } from '../../test/fixtures/workers.js';
 import {
   CAPACITY_REASONS,
@@ -384,14 +385,7 @@ describe('a granted request whose device is recovering', () => {
     status: {
       phase: 'Granted',
       worker: 'mac-1',
-      device: {
-        id: 'sim-1',
-        name: 'iPhone 16',
-        model: 'iPhone 16',
-        platform: 'ios',
-        os: '18.4',
-        physical: false,
-      },
+      device: grantedIphone(),
       recovery: {
         since: ago(12),
         cause: 'shut down',

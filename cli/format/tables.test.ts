@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { grantedIphone } from '../../test/fixtures/objects.js';
 import {
   iosCapacity,
   iosStatus,
@@ -89,14 +90,7 @@ describe('leases', () => {
     status: {
       phase: 'Granted',
       grantedAt: at(-60),
-      device: {
-        id: 'sim-1',
-        name: 'iPhone 16',
-        model: 'iPhone 16',
-        platform: 'ios',
-        os: '18.4',
-        physical: false,
-      },
+      device: grantedIphone(),
     },
   };
 

@@ -20,6 +20,7 @@ import {
 import { SESSION_COOKIE, type Person, type Sessions } from './sessions.js';
 import type { ConsoleStore } from './store.js';
 import { Subscriber } from './stream.js';
+import { readUsage } from './usage.js';
 
 export interface AppOptions {
   store: ConsoleStore;
@@ -31,6 +32,8 @@ export interface AppOptions {
   /** Local mode: the Host headers we answer (DNS rebinding would bring another). */
   allowedHosts?: () => string[];
   secureCookies: boolean;
+  /** Where the controller publishes its usage history (--simlock-namespace). */
+  simlockNamespace: string;
 }
 
 const LoginBody = z.object({ token: z.string().min(1).max(16_384) });
@@ -201,6 +204,15 @@ export function createConsoleApp(options: AppOptions): express.Express {
       const png = await screenshot(person, await options.proxyUrl(), namespace, name);
       res.setHeader('cache-control', 'no-store');
       res.type('image/png').send(png);
+    }),
+  );
+
+  app.get(
+    '/api/usage',
+    personal(async (_req, res, person) => {
+      const usage = await readUsage(person, options.simlockNamespace);
+      res.setHeader('cache-control', 'no-store');
+      res.json(usage);
     }),
   );
 

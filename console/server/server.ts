@@ -69,6 +69,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     log: options.log,
     webRoot,
     secureCookies: options.secureCookies ?? false,
+    simlockNamespace,
     proxyUrl: () => {
       proxyUrl ??= findProxyUrl(options.client, simlockNamespace, options.proxyUrl);
       // A failed lookup is tried again next time (the chart may be installed meanwhile).

@@ -32,7 +32,7 @@ export interface AcceptanceFleet {
 export async function startAcceptanceFleet(
   cluster: ClusterTestContext,
   workers: FleetWorker[],
-  options: { probeIntervalMs?: number } = {},
+  options: { probeIntervalMs?: number; controllerArgs?: string[] } = {},
 ): Promise<AcceptanceFleet> {
   const fleet = await TestFleet.create(cluster);
   const name = (short: string) => `${fleet.namespace}-${short}`;
@@ -50,6 +50,7 @@ export async function startAcceptanceFleet(
     fleetLabel: fleet.namespace,
     probeIntervalMs: options.probeIntervalMs ?? 500,
     heartbeatSeconds: 10,
+    controllerArgs: options.controllerArgs,
   });
   const env = {
     ...process.env,

@@ -9,6 +9,7 @@ import { launchBrowser, type TestBrowser } from '../../test/browser.js';
 import { TestFleet, iosFullStatus, iosStatus } from '../../test/cluster/fleet.js';
 import { useCluster } from '../../test/cluster/harness.js';
 import { person } from './people.js';
+import { aLeaseRequest } from '../../test/fixtures/objects.js';
 
 const cluster = useCluster('console-rbac');
 const TEAMS = ['team-a', 'team-b'];
@@ -22,12 +23,13 @@ let bob: { token: string; username: string };
 const read = ['get', 'list', 'watch'];
 
 async function request(namespace: string, name: string): Promise<void> {
-  await cluster.admin.create(simlockPath('leaseRequest', { namespace }), {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'LeaseRequest',
-    metadata: { name },
-    spec: { platform: 'ios', model: 'iPhone 16', holder: `${namespace}-ci` },
-  });
+  await cluster.admin.create(
+    simlockPath('leaseRequest', { namespace }),
+    aLeaseRequest(name)
+      .ios('iPhone 16')
+      .spec({ holder: `${namespace}-ci` })
+      .obj(),
+  );
   // What the controller would write for a request that waits (no controller runs here).
   await cluster.admin.patch(
     simlockPath('leaseRequest', { namespace, name, subresource: 'status' }),

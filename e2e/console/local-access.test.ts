@@ -18,6 +18,7 @@ import { chartPath, helm, parseManifests } from '../../test/cluster/helm.js';
 import { certificateIdentity, type TestIdentity } from '../../test/cluster/identities.js';
 import { Relay } from '../../test/cluster/relay.js';
 import { ensureBundles } from '../../test/launch.js';
+import { aLease } from '../../test/fixtures/objects.js';
 
 const cluster = useCluster('console-local');
 const bin = fileURLToPath(new URL('../../bin', import.meta.url));
@@ -89,17 +90,15 @@ const connection = (page: Page) => page.locator('header [role="status"]');
 const live = (page: Page) => connection(page).filter({ hasText: '● Live' }).waitFor();
 
 async function grantedLease(namespace: string, name: string): Promise<void> {
-  await cluster.admin.create(simlockPath('lease', { namespace }), {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'Lease',
-    metadata: { name },
-    spec: {
-      worker: fleet.name('a'),
-      device: { platform: 'ios', model: 'iPhone 16' },
-      expiresAt: new Date(Date.now() + 3600_000).toISOString(),
-      holder: `${name}-ci`,
-    },
-  });
+  await cluster.admin.create(
+    simlockPath('lease', { namespace }),
+    aLease(name)
+      .worker(fleet.name('a'))
+      .device({ platform: 'ios', model: 'iPhone 16' })
+      .expiresIn()
+      .spec({ holder: `${name}-ci` })
+      .obj(),
+  );
   await cluster.admin.patch(simlockPath('lease', { namespace, name, subresource: 'status' }), {
     status: {
       phase: 'Granted',

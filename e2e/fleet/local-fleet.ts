@@ -123,6 +123,8 @@ export interface LocalFleetOptions {
   watchNamespace?: string;
   probeIntervalMs?: number;
   heartbeatSeconds?: number;
+  /** More flags for the controller (after its own: a flag given twice takes the last). */
+  controllerArgs?: string[];
 }
 
 export interface RunningFleet {
@@ -204,6 +206,7 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
         '200',
         ...(options.watchNamespace ? ['--watch-namespace', options.watchNamespace] : []),
         ...selector,
+        ...(options.controllerArgs ?? []),
       ],
       join(options.dir, 'controller.log'),
     ),
@@ -216,6 +219,9 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
         `127.0.0.1:${proxyPort}`,
         '--agent-token-file',
         tokenPath,
+        // The local fleet's agents serve plain HTTP on loopback: a local demo
+        // (docs/adr/0025-agent-tls.md).
+        '--allow-plain-http-agents',
       ],
       join(options.dir, 'proxy.log'),
     ),

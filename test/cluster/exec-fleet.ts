@@ -76,6 +76,8 @@ export async function startExecFleet(
     client: cluster.admin,
     log: silentLogger,
     agentToken: () => token,
+    // The test agent serves plain HTTP on loopback (agent TLS: e2e/agent-tls.test.ts).
+    agentTls: { allowPlainHttp: true },
     ...(options.recordActivity
       ? {
           activity: new ActivityRecorder({

@@ -15,6 +15,7 @@ import {
 } from '../../runtime/index.js';
 import type { ClusterTestContext } from './harness.js';
 import { eventually } from './harness.js';
+import { aLeaseRequest } from '../fixtures/objects.js';
 
 export const FLEET_LABEL = 'simlock.dev/fleet';
 
@@ -143,12 +144,10 @@ export class TestFleet {
   }
 
   async createRequest(name: string, spec: Record<string, unknown>): Promise<void> {
-    await this.admin.create(simlockPath('leaseRequest', { namespace: this.namespace }), {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'LeaseRequest',
-      metadata: { name },
-      spec,
-    });
+    await this.admin.create(
+      simlockPath('leaseRequest', { namespace: this.namespace }),
+      aLeaseRequest(name).specAsGiven(spec).obj(),
+    );
   }
 
   async request(name: string): Promise<RequestView> {

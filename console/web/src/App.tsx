@@ -12,6 +12,7 @@ import { LeasesPage } from './pages/Leases.js';
 import { LoginPage } from './pages/Login.js';
 import { RequestPage } from './pages/Request.js';
 import { RequestsPage } from './pages/Requests.js';
+import { UsagePage } from './pages/Usage.js';
 import { Link, navigate, usePath } from './router.js';
 
 type Session =
@@ -64,6 +65,8 @@ function Shell({ initial }: { initial: Abilities }) {
     <AttentionPage abilities={abilities} />
   ) : path.startsWith('/events') ? (
     <EventsPage />
+  ) : path.startsWith('/usage') ? (
+    <UsagePage />
   ) : (
     <RequestsPage abilities={abilities} />
   );
@@ -81,6 +84,7 @@ function Shell({ initial }: { initial: Abilities }) {
           <Link href="/leases">Leases</Link>
           <AttentionLink />
           <Link href="/events">Events</Link>
+          <Link href="/usage">Usage</Link>
         </nav>
         <span className="who">
           <span

@@ -1,5 +1,5 @@
-// A router of six pages on the History API: no library needed for /fleet, /requests,
-// /requests/<namespace>/<name>, /leases, /attention and /events (its filter in the query).
+// A router of seven pages on the History API: no library needed for /fleet, /requests,
+// /requests/<namespace>/<name>, /leases, /attention, /events (its filter in the query) and /usage.
 import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent } from 'react';
 
 const listeners = new Set<() => void>();

@@ -1,0 +1,178 @@
+// The console's Usage page in a real Chromium against a real fleet (controller, proxy and a
+// fake-driver agent as processes): a few leases run, one of them waiting for the single iOS slot,
+// and the page draws the waits and the utilisation of the last hour and day from the controller's
+// own history (the ConfigMap simlock-usage, ADR 0027, published here every second), with the line
+// on the class whose requests waited longest. Takes the screenshot of docs/CONSOLE.md when
+// SIMLOCK_SCREENSHOTS is set (npm run docs:screenshots).
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { USAGE_CONFIGMAP, USAGE_DATA_KEY, UsageHistoryDocument } from '../../api/index.js';
+import { startConsole, type RunningConsole } from '../../console/index.js';
+import { silentLogger } from '../../runtime/index.js';
+import { launchBrowser, type TestBrowser } from '../../test/browser.js';
+import { eventually, useCluster } from '../../test/cluster/harness.js';
+import { iosSimulators, startAcceptanceFleet, type AcceptanceFleet } from '../acceptance/fleet.js';
+import { EVERYTHING, person } from './people.js';
+
+const cluster = useCluster('console-usage');
+const shots = process.env.SIMLOCK_SCREENSHOTS;
+let fleet: AcceptanceFleet;
+let consoleServer: RunningConsole;
+let browser: TestBrowser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  [fleet, browser] = await Promise.all([
+    startAcceptanceFleet(
+      cluster,
+      [
+        {
+          name: 'worker-a',
+          script: iosSimulators,
+          limits: { running: 4, platforms: { ios: { running: 1 } } },
+        },
+      ],
+      { controllerArgs: ['--usage-publish-interval', '1s'] },
+    ),
+    launchBrowser(),
+  ]);
+  const someone = await person(cluster.admin, fleet.fleet.namespace, 'operator', {
+    clusterRules: EVERYTHING,
+  });
+  consoleServer = await startConsole({
+    client: someone.client,
+    mode: 'local',
+    log: silentLogger,
+    simlockNamespace: fleet.fleet.namespace,
+    namespace: fleet.fleet.namespace,
+    proxyUrl: fleet.running.proxyUrl,
+  });
+  context = await browser.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+}, 150_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await consoleServer?.stop();
+  await fleet?.stop();
+});
+
+/** The history the controller last published. */
+async function published(): Promise<UsageHistoryDocument | undefined> {
+  try {
+    const map = (await cluster.admin.get(
+      `/api/v1/namespaces/${fleet.fleet.namespace}/configmaps/${USAGE_CONFIGMAP}`,
+    )) as { data?: Record<string, string> };
+    return UsageHistoryDocument.parse(JSON.parse(map.data?.[USAGE_DATA_KEY] ?? ''));
+  } catch {
+    return undefined;
+  }
+}
+
+const granted = (document: UsageHistoryDocument | undefined) =>
+  (document?.buckets ?? []).flatMap((bucket) => bucket.waits).reduce((n, w) => n + w.count, 0);
+
+describe("the console's Usage page", () => {
+  it('draws the waits and utilisation of a fleet that ran a few leases, and names the class that waited longest', async () => {
+    // One iOS slot: ci-2 waits while ci-1 holds it, for about 3 s.
+    const first = await fleet.simlock([
+      'lease',
+      '--platform',
+      'ios',
+      '--device',
+      'iPhone 16',
+      '--name',
+      'ci-1',
+    ]);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const second = fleet.simlock([
+      ...['lease', '--platform', 'ios', '--device', 'iPhone 16', '--name', 'ci-2'],
+      ...['--timeout', '120s'],
+    ]);
+    await fleet.fleet.phase('ci-2', 'Waiting');
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect((await fleet.simlock(['release', 'ci-1'])).exitCode).toBe(0);
+    expect((await second).exitCode).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await fleet.simlock(['release', 'ci-2'])).exitCode).toBe(0);
+    // Any iOS device: a class of its own.
+    const third = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'ci-3']);
+    expect(third.exitCode, third.stderr).toBe(0);
+
+    // The controller has published the three grants and some leased device time.
+    const document = await eventually(
+      async () => {
+        const now = await published();
+        const leased = (now?.buckets ?? [])
+          .flatMap((bucket) => bucket.devices)
+          .filter((devices) => devices.model === 'iPhone 16')
+          .reduce((sum, devices) => sum + devices.leasedSeconds, 0);
+        return granted(now) === 3 && leased > 0 ? now : undefined;
+      },
+      { what: 'the usage history with three grants', timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(document.buckets.length).toBeGreaterThan(0);
+
+    await page.goto(consoleServer.openUrl);
+    await page.getByRole('heading', { name: 'Requests' }).waitFor();
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+    const summary = page.locator('#usage-summary');
+    await summary.waitFor();
+    expect(await summary.textContent()).toMatch(
+      /^Requests for iPhone 16 waited \d+s in total in the last day \(2 granted; median [\d.]+s, p90 [\d.]+s\)/,
+    );
+    // Waits: median and p90 drawn where requests were granted, in the last hour and the last day.
+    for (const window of ['hour', 'day']) {
+      expect(await page.locator(`#waits-${window} circle.point`).count()).toBeGreaterThanOrEqual(2);
+      expect(
+        await page
+          .locator(`#utilisation-${window} g[data-series="iPhone 16"] circle.point`)
+          .count(),
+      ).toBeGreaterThanOrEqual(1);
+    }
+    const rows = await page.locator('#classes-day tbody tr th').allTextContents();
+    expect(rows).toEqual(['iPhone 16', 'any iOS device']);
+    if (shots) {
+      await mkdir(shots, { recursive: true });
+      await page.screenshot({ path: join(shots, 'console-usage.png'), fullPage: true });
+    }
+    expect((await fleet.simlock(['release', 'ci-3'])).exitCode).toBe(0);
+  });
+
+  it("shows the API server's refusal to a person who may not read the usage history", async () => {
+    // In the cluster (token mode): requests and leases of the namespace, not the ConfigMap.
+    const read = ['get', 'list', 'watch'];
+    const teamMember = await person(cluster.admin, fleet.fleet.namespace, 'tom', {
+      namespaces: [fleet.fleet.namespace],
+      namespaceRules: [
+        { apiGroups: ['simlock.dev'], resources: ['leaserequests', 'leases'], verbs: read },
+      ],
+    });
+    const inCluster = await startConsole({
+      client: cluster.admin,
+      mode: 'token',
+      log: silentLogger,
+      simlockNamespace: fleet.fleet.namespace,
+    });
+    try {
+      const tab = await (await browser.browser.newContext()).newPage();
+      await tab.goto(`${inCluster.url}/usage`);
+      await tab.getByLabel('Bearer token').fill(teamMember.token);
+      await tab.getByRole('button', { name: 'Log in' }).click();
+      const refusal = tab.getByRole('alert').filter({ hasText: 'usage history cannot be shown' });
+      await refusal.waitFor();
+      expect(await refusal.textContent()).toMatch(
+        /FORBIDDEN: configmaps "simlock-usage" is forbidden: User ".*:tom" cannot get resource "configmaps"/,
+      );
+      expect(await tab.locator('#usage-summary').count()).toBe(0);
+      await tab.context().close();
+    } finally {
+      await inCluster.stop();
+    }
+  });
+});

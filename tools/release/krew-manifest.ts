@@ -1,0 +1,55 @@
+// krew/simlock.yaml filled in for one release: the tag, the owner in the download addresses, and
+// each platform's archive checksum. The comments of the file in the repository stay, so the
+// filled manifest still says what each field is.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseDocument, isMap, isSeq, Scalar } from 'yaml';
+import { archiveName, PLATFORMS } from './platforms.js';
+
+export interface ManifestInput {
+  /** package.json's version, without the v. */
+  version: string;
+  /** The GitHub owner the release is published under. */
+  owner: string;
+  /** SHA-256 by archive file name (kubectl-simlock-<os>-<arch>.tar.gz). */
+  checksums: ReadonlyMap<string, string>;
+}
+
+export const UNFILLED_SHA256 = '0'.repeat(64);
+
+/**
+ * The filled manifest as text, and the archives it still lacks a checksum for (their all-zero
+ * placeholder stays, so krew refuses that platform rather than install something unverified).
+ */
+export function fillKrewManifest(
+  root: string,
+  input: ManifestInput,
+): { text: string; unfilled: string[] } {
+  const template = readFileSync(join(root, 'krew', 'simlock.yaml'), 'utf8');
+  const document = parseDocument(template);
+  const tag = `v${input.version}`;
+  document.setIn(['spec', 'version'], tag);
+  const homepage = String(document.getIn(['spec', 'homepage']));
+  document.setIn(['spec', 'homepage'], homepage.replace('OWNER', input.owner));
+  const platforms = document.getIn(['spec', 'platforms']);
+  if (!isSeq(platforms)) throw new Error('krew/simlock.yaml: spec.platforms is not a list');
+  const unfilled: string[] = [];
+  for (const item of platforms.items) {
+    if (!isMap(item)) throw new Error('krew/simlock.yaml: a platform is not a map');
+    const entry = item;
+    const os = String(entry.getIn(['selector', 'matchLabels', 'os']));
+    const arch = String(entry.getIn(['selector', 'matchLabels', 'arch']));
+    const platform = PLATFORMS.find((known) => known.os === os && known.arch === arch);
+    if (!platform) throw new Error(`krew/simlock.yaml: no release platform ${os}/${arch}`);
+    const name = archiveName(platform);
+    entry.set('uri', `https://github.com/${input.owner}/simlock/releases/download/${tag}/${name}`);
+    const checksum = input.checksums.get(name);
+    if (checksum) {
+      // Quoted, as in the template: a checksum of digits and one e would otherwise read as a number.
+      const quoted = new Scalar(checksum);
+      quoted.type = Scalar.QUOTE_SINGLE;
+      entry.set('sha256', quoted);
+    } else unfilled.push(name);
+  }
+  return { text: document.toString({ lineWidth: 0 }), unfilled };
+}

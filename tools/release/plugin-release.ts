@@ -1,0 +1,138 @@
+// The plugin's part of a release: one single binary per platform, its archive, and (for tests
+// and the start-time benchmark) the host's binary alone, cached by a hash of what goes into it.
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
+import { join, relative } from 'node:path';
+import { writeArchive } from './archive.js';
+import { nodeBinary, pinnedNodeVersion, simlockCache } from './node-binary.js';
+import { hostPlatform, type Platform } from './platforms.js';
+import {
+  buildPluginScript,
+  buildSeaBlob,
+  hasCodesign,
+  injectBlob,
+  signForMac,
+} from './plugin-binary.js';
+
+export interface BuiltPlatform {
+  platform: Platform;
+  archive: string;
+  /** Said plainly when a platform's binary is not what a user can run as it is. */
+  caveat?: string;
+}
+
+/** Builds the binaries and archives of `platforms` into `outDir`; `work` is scratch space. */
+export async function releasePlugin(
+  root: string,
+  platforms: readonly Platform[],
+  outDir: string,
+  work: string,
+  log: (line: string) => void,
+  hostNode?: string,
+): Promise<BuiltPlatform[]> {
+  const host = hostPlatform();
+  if (!host)
+    throw new Error(`no release platform for this machine (${process.platform}-${process.arch})`);
+  const script = join(work, 'kubectl-simlock.cjs');
+  await buildPluginScript(root, script);
+  const hostBinary = nodeBinary(root, host, log, hostNode);
+  const built: BuiltPlatform[] = [];
+  for (const platform of platforms) {
+    const node = nodeBinary(root, platform, log, hostNode);
+    const binary = join(work, platform.node, 'kubectl-simlock');
+    const native = platform.node === host.node;
+    await injectBlob(node, buildSeaBlob(hostBinary, script, work, native), platform, binary);
+    const caveats: string[] = [];
+    if (!native) {
+      caveats.push(
+        `built on ${host.node}: no code cache in its blob, so each start compiles the script (build it on its own platform for the faster start)`,
+      );
+    }
+    if (platform.os === 'darwin') {
+      if (hasCodesign()) signForMac(binary);
+      else {
+        caveats.push(
+          'not signed: codesign is not on this machine, and macOS refuses an arm64 binary whose signature the injection broke; sign it on a Mac (`codesign --sign - --force kubectl-simlock`) or build this platform there',
+        );
+      }
+    }
+    const caveat = caveats.length > 0 ? caveats.join('; ') : undefined;
+    const archive = writeArchive(binary, join(node, '..', '..', 'LICENSE'), platform, outDir, work);
+    built.push({ platform, archive, ...(caveat ? { caveat } : {}) });
+    log(`${relative(root, archive)}${caveat ? ` (${caveat})` : ''}`);
+  }
+  return built;
+}
+
+const STAMPED_FOLDERS = ['api', 'runtime', 'client', 'cli'];
+
+/** A hash of the contents of everything the plugin's binary is made from. */
+export function pluginBinaryStamp(root: string): string {
+  const hash = createHash('sha256');
+  const add = (file: string) => hash.update(`${relative(root, file)}\0`).update(readFileSync(file));
+  const walk = (folder: string) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules' && entry.name !== 'testdata') walk(path);
+      } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) add(path);
+    }
+  };
+  for (const folder of STAMPED_FOLDERS) walk(join(root, folder));
+  walk(join(root, 'tools', 'release'));
+  add(join(root, 'package-lock.json'));
+  hash.update(pinnedNodeVersion(root));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The host's single binary (`codeCache: false`: as one built on another platform would start),
+ * built once per stamp into ~/.cache/simlock/release/plugin/<stamp>/
+ * (tests and the start-time benchmark run it). Concurrent callers each build aside and rename.
+ */
+export async function hostPluginBinary(
+  root: string,
+  log: (line: string) => void,
+  options: { codeCache?: boolean } = {},
+): Promise<{ binary: string; builtInMs?: number }> {
+  const codeCache = options.codeCache ?? true;
+  const host = hostPlatform();
+  if (!host)
+    throw new Error(`no release platform for this machine (${process.platform}-${process.arch})`);
+  const stamp = pluginBinaryStamp(root);
+  const folder = join(simlockCache(), 'release', 'plugin', codeCache ? stamp : `${stamp}-portable`);
+  const binary = join(folder, 'kubectl-simlock');
+  if (existsSync(binary)) return { binary };
+  const started = Date.now();
+  mkdirSync(join(folder, '..'), { recursive: true });
+  const work = mkdtempSync(`${folder}.building-`);
+  try {
+    const script = join(work, 'kubectl-simlock.cjs');
+    await buildPluginScript(root, script);
+    const node = nodeBinary(root, host, log);
+    await injectBlob(
+      node,
+      buildSeaBlob(node, script, work, codeCache),
+      host,
+      join(work, 'out', 'kubectl-simlock'),
+    );
+    try {
+      renameSync(join(work, 'out'), folder);
+    } catch {
+      // Another caller built the same stamp first: its binary is the same.
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return { binary, builtInMs: Date.now() - started };
+}
