@@ -454,6 +454,7 @@ describe('helm lint and helm template', () => {
       'proxy',
       '--listen=0.0.0.0:8443',
       '--agent-ca-file=/etc/simlock/agent-ca/ca.crt',
+      '--advertise-url=http://$(POD_IP):8443',
     ]);
     expect(fromSecret.spec.template.spec.volumes).toContainEqual({
       name: 'agent-ca',
@@ -472,6 +473,7 @@ describe('helm lint and helm template', () => {
       '--listen=0.0.0.0:8443',
       '--agent-ca-file=/etc/simlock/agent-ca/bundle.pem',
       '--allow-plain-http-agents',
+      '--advertise-url=http://$(POD_IP):8443',
     ]);
     expect(demo.spec.template.spec.volumes).toContainEqual({
       name: 'agent-ca',
