@@ -32,10 +32,18 @@ function pair(onStream?: (stream: TunnelStream) => void) {
   return { opener, acceptor, sent };
 }
 
-async function readAll(stream: TunnelStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString();
+/**
+ * Everything a stream receives until its end. With events, not `for await`: an async iterator
+ * destroys the stream when the reading ends (on Node 22 the writable side too), and the echo
+ * still has to answer.
+ */
+function readAll(stream: TunnelStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.once('end', () => resolve(Buffer.concat(chunks).toString()));
+    stream.once('error', reject);
+  });
 }
 
 describe('tunnel frames', () => {
