@@ -46,6 +46,7 @@ let fleet: TestFleet;
 let agent: AgentProcess;
 let reconciler: Reconciler;
 let proxy: Server;
+let tunnels: AgentTunnels;
 let relay: Relay;
 let proxyUrl: string;
 let otherProxy: Server;
@@ -54,7 +55,9 @@ let callerToken: string;
 const clusterScoped: string[] = [];
 
 /** One exec proxy replica, in process, named by its own URL (its --advertise-url). */
-async function startReplica(proxyToken: string): Promise<{ server: Server; url: string }> {
+async function startReplica(
+  proxyToken: string,
+): Promise<{ server: Server; url: string; held: AgentTunnels }> {
   const metrics = new ProxyMetrics();
   const held = new AgentTunnels(metrics.registry);
   const server = createServer();
@@ -77,7 +80,7 @@ async function startReplica(proxyToken: string): Promise<{ server: Server; url: 
     pingMs: 1000,
     advertiseUrl: url,
   });
-  return { server, url };
+  return { server, url, held };
 }
 
 beforeAll(async () => {
@@ -117,7 +120,7 @@ beforeAll(async () => {
 
   // Two replicas; the agent connects to the first (through a relay: the network between them, to
   // cut); the second forwards the worker's calls to it.
-  ({ server: proxy, url: proxyUrl } = await startReplica(proxyToken));
+  ({ server: proxy, url: proxyUrl, held: tunnels } = await startReplica(proxyToken));
   ({ server: otherProxy, url: otherProxyUrl } = await startReplica(proxyToken));
   relay = await Relay.start(Number(new URL(proxyUrl).port));
 
@@ -252,6 +255,11 @@ describe('an agent behind NAT, through its tunnel', () => {
     const { exitCode, output } = await run('phone', 'devicectl', ['device', 'info', 'apps']);
     expect(exitCode).toBe(7);
     expect(output).toContain(`fake-tool: devicectl device info apps --device ${iphone.id}`);
+    // Each exec's stream is gone once it ended: a tunnel that lives for weeks keeps none.
+    await eventually(
+      () => Promise.resolve(tunnels.get(fleet.name('a'))?.openStreams === 0 ? true : undefined),
+      { timeoutMs: 5_000, intervalMs: 50, what: 'no stream left open on the tunnel' },
+    );
     expect(output).toContain('com.example.app\n');
   });
 
