@@ -59,6 +59,19 @@ describe('the agent config', () => {
     );
   });
 
+  it('takes the exec proxy a host behind NAT connects out to, as an http(s) or ws(s) URL', () => {
+    const config = parseAgentConfig({
+      name: 'a',
+      drivers: ['adb'],
+      tunnel: { url: 'https://simlock-proxy.example.com' },
+    });
+    expect(config.tunnel?.url).toBe('https://simlock-proxy.example.com');
+    expect(config.endpoint).toBeUndefined();
+    expect(() =>
+      parseAgentConfig({ name: 'a', drivers: ['adb'], tunnel: { url: 'ftp://proxy' } }),
+    ).toThrow(/tunnel\.url/);
+  });
+
   it('needs a script for the fake driver', () => {
     expect(() => parseAgentConfig({ name: 'a', drivers: ['fake'] })).toThrow(
       /fakeScript: the fake driver needs fakeScript/,

@@ -255,6 +255,19 @@ export const AgentConfig = z
       .describe(
         'The exec server serves HTTPS with this certificate, read again when a file changes (checked at each new connection). None: plain HTTP, which a proxy refuses unless it runs with --allow-plain-http-agents (a local demo; docs/adr/0025-agent-tls.md).',
       ),
+    tunnel: z
+      .strictObject({
+        url: z
+          .url({ protocol: /^(https?|wss?)$/ })
+          .max(512)
+          .describe(
+            'The exec proxy this agent connects out to (https://…); its execs come that way.',
+          ),
+      })
+      .optional()
+      .describe(
+        'A host behind NAT: the agent connects to the exec proxy and serves exec through that connection (ADR 0024). Without an endpoint it then listens on no port.',
+      ),
     exec: z
       .strictObject({
         defaultTimeoutSeconds: z.number().int().min(1).max(86_400).default(600),

@@ -10,6 +10,7 @@ import {
   type DeviceSpec,
   type GrantedDevice,
   type WorkerStatus,
+  type WorkerTunnel,
 } from '../api/index.js';
 import type { AgentConfig } from './config.js';
 import type { Driver, ExecPlan } from './drivers/driver.js';
@@ -78,6 +79,8 @@ export class AgentCore {
   readonly recovery: CrashRecovery;
 
   readonly #config: AgentConfig;
+  /** The tunnel to the exec proxy, as the tunnel client last said (none: no tunnel). */
+  #tunnel: WorkerTunnel | undefined;
   /** The config's limits, or those derived from the machine and the devices' measured RAM. */
   readonly #limits: AgentLimits;
   readonly #driver: Driver;
@@ -241,6 +244,7 @@ export class AgentCore {
       limits: this.#limits.current,
       limitsBasis: this.#limits.basis,
       ...(this.#disk?.status ? { disk: this.#disk.status } : {}),
+      ...(this.#tunnel ? { tunnel: this.#tunnel } : {}),
       queue: {
         entries: this.localQueue.viewEntries(),
         queueDepth: this.localQueue.queueDepth,
@@ -348,6 +352,12 @@ export class AgentCore {
       this.health.recordCheck((error as Error).message);
       this.#logger.warn('health check failed', { error: (error as Error).message });
     }
+    this.#publish();
+  }
+
+  /** The tunnel connected or lost (cluster/tunnel-client.ts): said in the Worker status. */
+  setTunnel(tunnel: WorkerTunnel): void {
+    this.#tunnel = tunnel;
     this.#publish();
   }
 

@@ -3,10 +3,18 @@
 // Flags override the config file field by field (see docs/AGENT.md).
 //   node --import tsx agent/main.ts doctor --config agent.yaml [--fix] [-o json]
 // checks (and repairs) the agent's own devices and files on this host (doctor-command.ts).
+import { createServer } from 'node:http';
 import express from 'express';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { KubeClient, createLogger, systemClock, workQueueMetrics } from '../runtime/index.js';
+import {
+  KubeClient,
+  createLogger,
+  kubeconfigBearerToken,
+  metricsHandler,
+  systemClock,
+  workQueueMetrics,
+} from '../runtime/index.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
 import { AgentCore } from './core.js';
 import { createCommandRunner } from './drivers/command.js';
@@ -20,6 +28,7 @@ import { readStageTimings, stageTimingsPath, stageTimingsWriter } from './stage-
 import { ClusterAgent } from './cluster/agent.js';
 import { AgentMetrics, createExecApp, createLocalApp } from './cluster/http.js';
 import { tokenReviewVerifier } from './cluster/token-verifier.js';
+import { AgentTunnel, tunnelMetric } from './cluster/tunnel-client.js';
 import { ListenError, listen } from './listen.js';
 import { TlsFilesError, createTlsServer } from './exec-tls.js';
 import { AGENT_VERSION } from './view.js';
@@ -50,6 +59,10 @@ async function main(): Promise<void> {
     .option('endpoint', {
       type: 'string',
       describe: 'the exec URL the proxy reaches this agent at',
+    })
+    .option('tunnel-url', {
+      type: 'string',
+      describe: 'the exec proxy to connect out to (a host behind NAT; ADR 0024)',
     })
     .option('tls-cert-file', {
       type: 'string',
@@ -92,6 +105,7 @@ async function main(): Promise<void> {
       ? { tls: { certFile: argv['tls-cert-file'], keyFile: argv['tls-key-file'] } }
       : {}),
     ...(argv['listen-port'] !== undefined ? { listen: { port: argv['listen-port'] } } : {}),
+    ...(argv['tunnel-url'] !== undefined ? { tunnel: { url: argv['tunnel-url'] } } : {}),
     ...(argv['local-port'] !== undefined ? { local: { port: argv['local-port'] } } : {}),
   };
   let config;
@@ -133,17 +147,25 @@ async function main(): Promise<void> {
       }
     : undefined;
   const execApp = express();
-  // HTTPS with the configured certificate; without one, plain HTTP, which proxies refuse unless
-  // they run with --allow-plain-http-agents (docs/adr/0025-agent-tls.md; said once running).
-  const execServer = await listen(
-    execApp,
-    { ...config.listen, what: 'the exec server', setting: 'listen.port (--listen-port)' },
-    ...(config.tls ? [createTlsServer(execApp, config.tls, log)] : []),
-  );
-  const address = execServer.address();
-  const port = typeof address === 'object' && address ? address.port : config.listen.port;
-  const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
-  const endpoint = config.endpoint ?? `${config.tls ? 'https' : 'http'}://${host}:${port}`;
+  // Behind NAT (a tunnel and no endpoint): the exec server listens on no port; the tunnel hands it
+  // each stream the proxy opens as a connection (inside the tunnel's own TLS). Otherwise HTTPS with
+  // the configured certificate; without one, plain HTTP, which proxies refuse unless they run with
+  // --allow-plain-http-agents (docs/adr/0025-agent-tls.md; said once running).
+  const tunnelOnly = config.tunnel !== undefined && config.endpoint === undefined;
+  const execServer = tunnelOnly
+    ? createServer(execApp)
+    : await listen(
+        execApp,
+        { ...config.listen, what: 'the exec server', setting: 'listen.port (--listen-port)' },
+        ...(config.tls ? [createTlsServer(execApp, config.tls, log)] : []),
+      );
+  let endpoint = config.endpoint;
+  if (!tunnelOnly && endpoint === undefined) {
+    const address = execServer.address();
+    const port = typeof address === 'object' && address ? address.port : config.listen.port;
+    const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
+    endpoint = `${config.tls ? 'https' : 'http'}://${host}:${port}`;
+  }
   const finalConfig = { ...config, endpoint };
 
   const core = new AgentCore({
@@ -167,19 +189,36 @@ async function main(): Promise<void> {
   });
   const verifyToken = tokenReviewVerifier(client, finalConfig.execAllowedIdentities);
   execApp.use(createExecApp({ agent, core, config: finalConfig, verifyToken, log, metrics }));
-  const localServer = await listen(createLocalApp({ core, log }), {
+  const localApp = createLocalApp({ core, log });
+  // Behind NAT no exec port serves /metrics: the loopback local API does, for a scraper on the host
+  // (the fleet-wide view of tunnels is the Worker status and the proxy's metrics).
+  if (tunnelOnly) localApp.get('/metrics', metricsHandler(metrics.registry));
+  const localServer = await listen(localApp, {
     ...finalConfig.local,
     what: 'the local leasing API',
     setting: 'local.port (--local-port)',
   });
   const localAddress = localServer.address();
+  const tunnel = config.tunnel
+    ? new AgentTunnel({
+        url: config.tunnel.url,
+        worker: config.name,
+        token: () => kubeconfigBearerToken(client),
+        server: execServer,
+        log,
+        onState: (state) => core.setTunnel(state),
+      })
+    : undefined;
+  if (tunnel) tunnelMetric(metrics.registry, tunnel);
   await agent.start();
-  if (!config.tls)
+  tunnel?.start();
+  if (!config.tls && !tunnelOnly)
     log.warn(
       'no tls.certFile: the exec server speaks plain HTTP, which a proxy dials only with --allow-plain-http-agents (a local demo)',
     );
   log.info('agent running', {
     endpoint,
+    ...(config.tunnel ? { tunnel: config.tunnel.url } : {}),
     local:
       typeof localAddress === 'object' && localAddress
         ? `${localAddress.address}:${localAddress.port}`
@@ -188,6 +227,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     log.info('shutting down');
+    tunnel?.stop();
     await agent.stop();
     execServer.close();
     localServer.close();

@@ -10,6 +10,7 @@ import {
   type Catalog,
   type Device,
   type Health,
+  type WorkerTunnel,
 } from '../api/index.js';
 import type { Clock, TimerHandle } from '../runtime/index.js';
 import type { Limits } from './config.js';
@@ -34,6 +35,8 @@ export interface ViewSources {
   limitsBasis?: string;
   /** Free space where devices live. */
   disk?: { freeGiB: number; lowBelowGiB: number; low: boolean };
+  /** The tunnel to the exec proxy, when the agent has one (ADR 0024). */
+  tunnel?: WorkerTunnel | undefined;
   queue: {
     entries: readonly AgentQueueEntry[];
     queueDepth: number;
@@ -115,6 +118,7 @@ export function buildWorkerStatus(sources: ViewSources): WorkerStatus {
     queue: sources.queue.entries.slice(0, 50),
     devices,
     deviceCount: Math.min(listed.length, 100_000),
+    ...(sources.tunnel !== undefined ? { tunnel: sources.tunnel } : {}),
   };
   // The contract's own parse: a view that breaks it is a bug here, better found now than by the
   // API server.

@@ -11,6 +11,7 @@ export * from './exec.js';
 export * from './slots.js';
 export * from './lifetime.js';
 export * from './duration.js';
+export * from './tunnel.js';
 export * from './usage-history.js';
 export * from './unblock.js';
 export * from './routing/index.js';

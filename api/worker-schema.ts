@@ -125,6 +125,23 @@ export const AgentQueueEntry = capacityReasonOnlyWhenFull(
 );
 export type AgentQueueEntry = z.infer<typeof AgentQueueEntry>;
 
+/** An agent's outbound connection to the exec proxy, as the agent sees it. */
+export const WorkerTunnel = z.object({
+  connected: z.boolean(),
+  since: timestamp.optional().describe('When it connected, or when it was last lost.'),
+  message: z
+    .string()
+    .max(512)
+    .optional()
+    .describe('Why it is not connected: the refusal or the error of the last try.'),
+  proxy: z
+    .string()
+    .max(512)
+    .optional()
+    .describe('The exec proxy replica that holds it, as that replica named itself.'),
+});
+export type WorkerTunnel = z.infer<typeof WorkerTunnel>;
+
 export const WorkerStatus = z.object({
   protocol: z.number().int().min(0).max(1000),
   agentVersion: z.string().max(64),
@@ -163,6 +180,9 @@ export const WorkerStatus = z.object({
       'Where the limits come from: "set in the agent config", or "derived from 10 cores, 32 GiB: …".',
     ),
   deviceCount: count.optional().describe('How many devices, for the printer column.'),
+  tunnel: WorkerTunnel.optional().describe(
+    "The agent's tunnel to the exec proxy (hosts behind NAT, ADR 0024); absent when it has none.",
+  ),
 });
 export type WorkerStatus = z.infer<typeof WorkerStatus>;
 

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ControllerMetrics } from '../controller/index.js';
-import { KubeApiError } from '../runtime/index.js';
+import { tunnelAccess } from '../api/index.js';
+import { KubeApiError, subjectMay } from '../runtime/index.js';
 import { useCluster } from '../test/cluster/harness.js';
 import { chartPath, helm, parseManifests, type KubeObject } from '../test/cluster/helm.js';
 
@@ -139,6 +140,8 @@ describe('helm lint and helm template', () => {
     expect(proxy.spec.template.spec.containers[0]?.args).toEqual([
       'proxy',
       '--listen=0.0.0.0:8443',
+      // Each replica names itself to the others (forwards to the one holding a tunnel, ADR 0024).
+      '--advertise-url=http://$(POD_IP):8443',
     ]);
     expect(proxy.spec.template.spec.serviceAccountName).toBe('simlock-proxy');
     expect(find(objects, 'Service', 'simlock-proxy')).toMatchObject({
@@ -332,6 +335,22 @@ describe('helm lint and helm template', () => {
     expect(find(objects, 'RoleBinding', 'lab-agent-heartbeat')).toMatchObject({
       subjects: agentSubjects,
     });
+    // Each agent identity may hold the tunnel to the proxy of its own Worker alone (ADR 0024).
+    for (const worker of ['mac-1', 'linux-2']) {
+      expect(rules(objects, 'ClusterRole', `lab-agent-tunnel-${worker}`)).toEqual([
+        {
+          apiGroups: ['simlock.dev'],
+          resources: ['workers/tunnel'],
+          verbs: ['create'],
+          resourceNames: [worker],
+        },
+      ]);
+      expect(find(objects, 'ClusterRoleBinding', `lab-agent-tunnel-${worker}`)).toMatchObject({
+        subjects: [
+          { kind: 'ServiceAccount', name: `worker-${worker}`, namespace: 'simlock-system' },
+        ],
+      });
+    }
     expect(find(objects, 'ClusterRole', 'lab-user').metadata.labels).not.toHaveProperty(
       'rbac.authorization.k8s.io/aggregate-to-edit',
     );
@@ -439,6 +458,7 @@ describe('helm lint and helm template', () => {
       'proxy',
       '--listen=0.0.0.0:8443',
       '--agent-ca-file=/etc/simlock/agent-ca/ca.crt',
+      '--advertise-url=http://$(POD_IP):8443',
     ]);
     expect(fromSecret.spec.template.spec.volumes).toContainEqual({
       name: 'agent-ca',
@@ -457,6 +477,7 @@ describe('helm lint and helm template', () => {
       '--listen=0.0.0.0:8443',
       '--agent-ca-file=/etc/simlock/agent-ca/bundle.pem',
       '--allow-plain-http-agents',
+      '--advertise-url=http://$(POD_IP):8443',
     ]);
     expect(demo.spec.template.spec.volumes).toContainEqual({
       name: 'agent-ca',
@@ -580,6 +601,15 @@ describe('helm install on the real API server', () => {
     expect(notes).not.toContain('plain http://');
     expect(notes).toContain(`--clusterrole=${fullname}-user`);
     expect(notes).not.toContain('CRDs were not served');
+  });
+
+  it("lets an agent's identity hold the tunnel of its own Worker and of no other, as the real authorizer answers", async () => {
+    const agent = {
+      username: `system:serviceaccount:${cluster.namespace}:worker-${worker}`,
+      groups: ['system:serviceaccounts', `system:serviceaccounts:${cluster.namespace}`],
+    };
+    expect(await subjectMay(cluster.admin, agent, tunnelAccess(worker))).toBe(true);
+    expect(await subjectMay(cluster.admin, agent, tunnelAccess(`${worker}-other`))).toBe(false);
   });
 
   it('runs pods that the API server admits under the restricted Pod Security Standard', async () => {

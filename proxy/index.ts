@@ -9,3 +9,4 @@ export {
   type ActivityStore,
 } from './activity.js';
 export { proxyPermissions } from './permissions.js';
+export { AgentTunnels, serveTunnels, type TunnelServerOptions } from './tunnel-server.js';

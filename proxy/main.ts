@@ -8,6 +8,7 @@ import { KubeClient, createLogger, startupRefusal } from '../runtime/index.js';
 import { ActivityRecorder, leaseStatusActivityStore } from './activity.js';
 import { proxyPermissions } from './permissions.js';
 import { ProxyMetrics, TOKEN_REVIEW_CACHE_MS, createProxyApp } from './server.js';
+import { AgentTunnels, serveTunnels } from './tunnel-server.js';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -25,6 +26,11 @@ async function main(): Promise<void> {
       default: TOKEN_REVIEW_CACHE_MS / 1000,
       describe:
         'how long a caller token the API server accepted is remembered (0: ask on every exec)',
+    })
+    .option('advertise-url', {
+      type: 'string',
+      describe:
+        "this replica's URL for the other replicas (http://$(POD_IP):8443): calls for a worker whose tunnel another replica holds are forwarded there",
     })
     .option('agent-token-file', {
       type: 'string',
@@ -52,11 +58,16 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const client = KubeClient.fromOptions({ kubeconfig: argv.kubeconfig, context: argv.context });
+  const metrics = new ProxyMetrics(true);
+  // Agents behind NAT connect here (ADR 0024); their execs go through their tunnels.
+  const tunnels = new AgentTunnels(metrics.registry);
   const app = createProxyApp({
     client,
     log,
+    tunnels,
+    advertiseUrl: argv['advertise-url'],
     activity: new ActivityRecorder({ store: leaseStatusActivityStore(client), log }),
-    metrics: new ProxyMetrics(true),
+    metrics,
     tokenReviewCacheMs: Math.max(0, argv['token-review-cache-seconds']) * 1000,
     agentToken: () => readFileSync(argv['agent-token-file'], 'utf8').trim(),
     agentTls: {
@@ -70,6 +81,7 @@ async function main(): Promise<void> {
     const address = server.address();
     log.info('listening', { port: typeof address === 'object' && address ? address.port : port });
   });
+  serveTunnels(server, { client, log, tunnels, advertiseUrl: argv['advertise-url'] });
   const shutdown = () => server.close(() => process.exit(0));
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);

@@ -19,9 +19,12 @@ import {
   type Logger,
 } from '../runtime/index.js';
 import type { ActivityRecorder } from './activity.js';
+import { agentReachable, reachAgent } from './agent-dial.js';
+import type { AgentTunnels } from './tunnel-server.js';
+import { forwardExec, forwardTarget } from './tunnel-forward.js';
 import { bearerToken, mayExec, reviewToken, type Caller } from './auth.js';
 import { isLeaseLostFrame, leaseLostFrame, SseFrames } from './lease-end.js';
-import { AgentEndpointRefused, dialAgent, type AgentTlsOptions } from './agent-tls.js';
+import { AgentEndpointRefused, type AgentTlsOptions } from './agent-tls.js';
 
 export interface ProxyOptions {
   client: KubeClient;
@@ -39,6 +42,13 @@ export interface ProxyOptions {
   tokenReviewCacheMs?: number | undefined;
   /** How agents are dialled (agent-tls.ts); none: https:// against the system's roots only. */
   agentTls?: AgentTlsOptions | undefined;
+  /** Agents connected through a tunnel (ADR 0024): used before a Worker's endpoint. */
+  tunnels?: AgentTunnels | undefined;
+  /**
+   * This replica's URL as the other replicas reach it (`--advertise-url`): said to the agents whose
+   * tunnels it holds; a call for a worker whose tunnel another replica holds is forwarded there.
+   */
+  advertiseUrl?: string | undefined;
 }
 
 /** The default of `tokenReviewCacheMs`: as long as the agent remembers the proxy's token. */
@@ -186,17 +196,26 @@ async function handleExec(
   }
   const workerName = lease.data.spec.worker;
   let endpoint: string | undefined;
+  let tunnelled: { connected: boolean; proxy?: string | undefined } | undefined;
   try {
     const worker = WorkerObject.safeParse(
       await client.get(simlockPath('worker', { name: workerName })),
     );
     endpoint = worker.success ? worker.data.status?.endpoint : undefined;
+    tunnelled = worker.success ? worker.data.status?.tunnel : undefined;
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
-  if (!endpoint) {
+  const tunnel = options.tunnels?.get(workerName);
+  const holder = tunnel ? undefined : forwardTarget(options.advertiseUrl, tunnelled, req);
+  if (holder) return outcome(await forwardExec(holder, req, res, log));
+  if (!agentReachable(tunnel, endpoint)) {
     outcome('unavailable');
-    return sendError(res, 'UNAVAILABLE', `worker ${workerName} has no exec endpoint`);
+    return sendError(
+      res,
+      'UNAVAILABLE',
+      `worker ${workerName} has no exec endpoint and no tunnel to this proxy`,
+    );
   }
 
   // Forward with the proxy's own credentials. Aborted when the client goes away.
@@ -206,10 +225,11 @@ async function handleExec(
   });
   let answer: globalThis.Response;
   try {
-    answer = await dialAgent(
-      new URL('/v1/exec', endpoint),
+    answer = await reachAgent(
+      workerName,
+      tunnel,
+      endpoint,
       {
-        method: 'POST',
         headers: {
           authorization: `Bearer ${options.agentToken()}`,
           'content-type': 'application/json',
@@ -218,7 +238,6 @@ async function handleExec(
         body: JSON.stringify({ ...body.data, namespace, lease: name }),
         signal: upstream.signal,
       },
-      workerName,
       options.agentTls ?? {},
     );
   } catch (error) {

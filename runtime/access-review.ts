@@ -102,7 +102,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /** The bearer token a kubeconfig gives (a static token, or one an exec plugin makes), if any. */
 export async function kubeconfigBearerToken(client: KubeClient): Promise<string | undefined> {
-  const options: { headers?: Record<string, unknown> } = {};
+  const options: { headers?: Record<string, string> } = {};
   await client.config.applyToHTTPSOptions(options);
   const header = options.headers?.Authorization ?? options.headers?.authorization;
   return typeof header === 'string' ? bearerToken(header) : undefined;

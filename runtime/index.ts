@@ -20,4 +20,5 @@ export * from './grant-progress-text.js';
 export * from './device-recovery-text.js';
 export * from './workqueue-metrics.js';
 export * from './permission-check.js';
+export * from './tunnel-mux.js';
 export * from './worker-unquarantine.js';
