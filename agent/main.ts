@@ -131,6 +131,17 @@ async function main(): Promise<void> {
   await writePidFile(dataDir).catch((error: unknown) => {
     log.warn('cannot write the pid file; doctor --fix will not know this agent runs', { error });
   });
+  // Signals are taken from the moment the pid file exists: an agent stopped while it starts (its
+  // Worker may already read running) removes the file too, and stops what it has started.
+  let stopRunning = (): Promise<void> => Promise.resolve();
+  const shutdown = async () => {
+    log.info('shutting down');
+    await stopRunning().catch((error: unknown) => log.warn('stopping failed', { error }));
+    await removePidFile(dataDir).catch(() => undefined);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown());
+  process.once('SIGINT', () => void shutdown());
   const driver = await createDriver(config, { clock, dataDir });
   const timingsPath = stageTimingsPath(dataDir);
   const stageTimings = new StageTimings(
@@ -210,6 +221,12 @@ async function main(): Promise<void> {
       })
     : undefined;
   if (tunnel) tunnelMetric(metrics.registry, tunnel);
+  stopRunning = async () => {
+    tunnel?.stop();
+    await agent.stop();
+    execServer.close();
+    localServer.close();
+  };
   await agent.start();
   tunnel?.start();
   if (!config.tls && !tunnelOnly)
@@ -224,18 +241,6 @@ async function main(): Promise<void> {
         ? `${localAddress.address}:${localAddress.port}`
         : undefined,
   });
-
-  const shutdown = async () => {
-    log.info('shutting down');
-    tunnel?.stop();
-    await agent.stop();
-    execServer.close();
-    localServer.close();
-    await removePidFile(dataDir).catch(() => undefined);
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void shutdown());
-  process.once('SIGINT', () => void shutdown());
 }
 
 main().catch((error: unknown) => {
