@@ -98,6 +98,12 @@ describe('the console, live in Chromium', () => {
       },
     );
     expect(await rows('#inspector')).toEqual(expected);
+    // Above them, when it should be granted: the holder's lease ends at a known time.
+    const estimate = page.locator('.inspector p[data-estimate]');
+    await estimate.waitFor();
+    expect(await estimate.textContent()).toMatch(
+      /^Estimate: about .+ \(1 .*lease.* ends before\)$/,
+    );
     // Under the rows, what would unblock it (ADR 0026): among the cheapest, undraining the other.
     await page
       .locator('#unblock li')

@@ -9,7 +9,8 @@ import { runTyped, typeCommand, type ShellSetup, type TypedResult } from './term
 export const WRITE_DOCS = process.env.SIMLOCK_DOCS_WRITE === '1';
 
 /** Commands that only read: typed again until they show the docs' lines (the fleet settles). */
-const READS = /^(kubectl (get|describe)\b|kubectl simlock (list|worker list|device list)\b|cat\b)/;
+const READS =
+  /^(kubectl (get|describe)\b|kubectl simlock (list|why|worker list|device list)\b|cat\b)/;
 
 export interface Replayed {
   command: DocCommand;
