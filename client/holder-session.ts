@@ -5,7 +5,12 @@
 // (HolderGone; ADR 0008), so a holder killed with SIGKILL lets its device go within the interval.
 import { randomBytes } from 'node:crypto';
 import { HOLDER_SESSION_LABEL } from '../api/index.js';
-import { coordinationLeasePath, isNotFound, type KubeClient } from '../runtime/index.js';
+import {
+  coordinationLease,
+  coordinationLeasePath,
+  isNotFound,
+  type KubeClient,
+} from '../runtime/index.js';
 
 /** Renewals per interval: one missed or slow renewal does not lose the lease. */
 const RENEWALS_PER_INTERVAL = 3;
@@ -30,16 +35,13 @@ export class HolderSession {
     identity = `kubectl-simlock-${process.pid}`,
   ): Promise<HolderSession> {
     const name = `simlock-holder-${randomBytes(5).toString('hex')}`;
-    await client.create(coordinationLeasePath(namespace), {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name, labels: { [HOLDER_SESSION_LABEL]: 'true' } },
-      spec: {
-        holderIdentity: identity,
-        leaseDurationSeconds: renewSeconds,
-        renewTime: microTime(),
-      },
-    });
+    await client.create(
+      coordinationLeasePath(namespace),
+      coordinationLease(
+        { name, labels: { [HOLDER_SESSION_LABEL]: 'true' } },
+        { holderIdentity: identity, leaseDurationSeconds: renewSeconds, renewTime: microTime() },
+      ),
+    );
     const session = new HolderSession(client, namespace, name, renewSeconds, onError);
     session.schedule();
     return session;

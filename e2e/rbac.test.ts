@@ -11,7 +11,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heartbeatLeaseName, LEASE_FINALIZER, WORKER_LABEL } from '../api/index.js';
-import { coordinationLeasePath, KubeApiError, microTime, simlockPath } from '../runtime/index.js';
+import {
+  coordinationLease,
+  coordinationLeasePath,
+  KubeApiError,
+  microTime,
+  simlockPath,
+} from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { FLEET_LABEL } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
@@ -55,12 +61,10 @@ function worker(name: string) {
 }
 
 function heartbeat(name: string) {
-  return {
-    apiVersion: 'coordination.k8s.io/v1',
-    kind: 'Lease',
-    metadata: { name, namespace },
-    spec: { holderIdentity: name, leaseDurationSeconds: 30, renewTime: microTime(Date.now()) },
-  };
+  return coordinationLease(
+    { name, namespace },
+    { holderIdentity: name, leaseDurationSeconds: 30, renewTime: microTime(Date.now()) },
+  );
 }
 
 async function refusal(write: () => Promise<unknown>): Promise<KubeApiError> {

@@ -8,7 +8,7 @@
 // restarting, a dead connection) must not keep us leading past it, or two replicas lead at once.
 import type { Clock } from './clock.js';
 import { isConflict, isNotFound, type KubeClient } from './kube-client.js';
-import { coordinationLeasePath } from './paths.js';
+import { coordinationLease, coordinationLeasePath } from './paths.js';
 import type { Logger } from './log.js';
 
 export interface LeaderElectionOptions {
@@ -127,18 +127,16 @@ export class LeaderElector {
       try {
         await client.create(
           coordinationLeasePath(namespace),
-          {
-            apiVersion: 'coordination.k8s.io/v1',
-            kind: 'Lease',
-            metadata: { name, namespace },
-            spec: {
+          coordinationLease(
+            { name, namespace },
+            {
               holderIdentity: identity,
               leaseDurationSeconds: this.durationSeconds,
               acquireTime: microTime(now),
               renewTime: microTime(now),
               leaseTransitions: 0,
             },
-          },
+          ),
           settings(),
         );
         return true;

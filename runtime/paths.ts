@@ -24,6 +24,14 @@ export function coordinationLeasePath(namespace: string, name?: string): string 
   return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
 }
 
+/** A new coordination.k8s.io Lease (a heartbeat, a leader's lock, a holder session) to create. */
+export function coordinationLease(
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> },
+  spec: Record<string, unknown>,
+) {
+  return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec };
+}
+
 export function eventsPath(namespace: string): string {
   return `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
 }

@@ -2,6 +2,7 @@
 // like a kubelet's node lease. The Worker object is never rewritten for liveness.
 import { heartbeatLeaseName } from '../../api/index.js';
 import {
+  coordinationLease,
   coordinationLeasePath,
   isConflict,
   isNotFound,
@@ -94,12 +95,7 @@ export class Heartbeat {
       try {
         await client.create(
           coordinationLeasePath(namespace),
-          {
-            apiVersion: 'coordination.k8s.io/v1',
-            kind: 'Lease',
-            metadata: { name, namespace },
-            spec: { ...spec, acquireTime: spec.renewTime },
-          },
+          coordinationLease({ name, namespace }, { ...spec, acquireTime: spec.renewTime }),
           settings,
         );
       } catch (createError) {

@@ -6,6 +6,7 @@ import type { GrantProgress, WorkerStatus } from '../../api/index.js';
 import { heartbeatLeaseName, LEASE_FINALIZER } from '../../api/index.js';
 import {
   Informer,
+  coordinationLease,
   coordinationLeasePath,
   isConflict,
   isNotFound,
@@ -134,12 +135,10 @@ export class TestFleet {
       await this.admin.patch(coordinationLeasePath(this.namespace, name), { spec });
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      await this.admin.create(coordinationLeasePath(this.namespace), {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: { name, namespace: this.namespace },
-        spec,
-      });
+      await this.admin.create(
+        coordinationLeasePath(this.namespace),
+        coordinationLease({ name, namespace: this.namespace }, spec),
+      );
     }
   }
 
