@@ -4,6 +4,7 @@
 // e2e/ and the component folders import the files themselves.
 export { launchBrowser, type TestBrowser } from './browser.js';
 export { FLEET_LABEL } from './cluster/fleet.js';
+export { AGENT_RULES, grant, tunnelRule } from './cluster/agent-rbac.js';
 export { startAgent, type AgentProcess } from './cluster/agents.js';
 export { NetworkPartition, pairAddresses, partitionsUnavailable } from './cluster/partition.js';
 export { Replicas } from './cluster/replicas.js';
@@ -13,3 +14,4 @@ export { ensureBundles, launchArgs } from './launch.js';
 export { StandIns, type StandInRule } from './stand-ins/stand-in.js';
 export { SimctlStandIn } from './stand-ins/simctl-stand-in.js';
 export { androidWorld } from './stand-ins/android-world.js';
+export { makeCa, makeLeaf } from './tls-certificates.js';

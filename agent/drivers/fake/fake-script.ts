@@ -35,6 +35,13 @@ export type FakeDevice = z.infer<typeof FakeDevice>;
 export const FakeToolAnswer = z.object({
   exitCode: z.number().int().min(0).max(255).default(0),
   stdout: z.string().max(65_536).default(''),
+  stdoutRepeat: z
+    .number()
+    .int()
+    .min(1)
+    .max(65_536)
+    .default(1)
+    .describe('Prints stdout this many times: a large output (bench/tunnel-exec.ts).'),
   stderr: z.string().max(65_536).default(''),
   delayMs: z.number().int().min(0).max(600_000).default(0).describe('Runs this long first.'),
 });

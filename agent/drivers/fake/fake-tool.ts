@@ -12,7 +12,17 @@ if (answer.stdoutBase64) process.stderr.write(line);
 else process.stdout.write(line);
 setTimeout(() => {
   if (answer.stdoutBase64) process.stdout.write(Buffer.from(answer.stdoutBase64, 'base64'));
-  else if (answer.stdout) process.stdout.write(answer.stdout);
+  else if (answer.stdout) {
+    // A large output is written as the pipe drains, as a real tool's would be.
+    let left = answer.stdoutRepeat ?? 1;
+    const more = () => {
+      while (left > 0) {
+        left -= 1;
+        if (!process.stdout.write(answer.stdout)) return process.stdout.once('drain', more);
+      }
+    };
+    more();
+  }
   if (answer.stderr) process.stderr.write(answer.stderr);
   process.exitCode = answer.exitCode;
 }, answer.delayMs);

@@ -229,6 +229,25 @@ describe('fake exec', () => {
     expect(stderr).toBe('fake-tool: simctl io sim-2 screenshot -\n');
   });
 
+  it('prints a large output whole: stdout as many times as stdoutRepeat says', async () => {
+    const chunk = `${'x'.repeat(65_535)}\n`;
+    const large = new FakeDriver(
+      { ...script, tools: { devicectl: { stdout: chunk, stdoutRepeat: 64 } } },
+      { clock: new FakeClock() },
+    );
+    const plan = large.execArgv('devicectl', ['device', 'info', 'apps'], phone);
+    if (!plan.ok) throw new Error(plan.message);
+    let bytes = 0;
+    let exitCode: number | undefined;
+    for await (const event of execStream(plan.argv)) {
+      if (event.type === 'output' && event.stream === 'stdout') bytes += event.data.length;
+      if (event.type === 'exit') exitCode = event.exitCode;
+    }
+    const line = `fake-tool: devicectl device info apps --device ${UDID}\n`;
+    expect(bytes).toBe(line.length + 64 * chunk.length);
+    expect(exitCode).toBe(0);
+  });
+
   it('refuses devicectl on a simulator and simctl on a phone, as the real drivers do', () => {
     expect(
       driver.execArgv('devicectl', ['device', 'info', 'apps'], { ...phone, physical: false }),
