@@ -2,6 +2,7 @@
 // driver's simulators, and a process table where each booted one's launchd_sim tree uses 3000 MiB.
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../test/fake-clock.js';
+import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
 import { parseAgentConfig, type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { parseProcessTable } from './device-memory.js';
@@ -34,7 +35,7 @@ async function startAgent(config: Partial<AgentConfigInput> = {}) {
   const driver = new FakeDriver(
     {
       bootMs: BOOT_MS,
-      devices: UDIDS.map((id) => ({ id, model: 'iPhone 17', platform: 'ios', os: '26.0' })),
+      devices: UDIDS.map((id) => aScriptedSimulator(id, { model: 'iPhone 17', os: '26.0' })),
     },
     { clock },
   );

@@ -1,8 +1,8 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { anAndroidPhone } from '../../../test/fixtures/driver-devices.js';
 import { createCommandRunner } from '../command.js';
-import type { DriverDevice } from '../driver.js';
 import { readTestdata, StandIns, type StandInRule } from '../../../test/stand-ins/stand-in.js';
 import { AdbDriver } from './adb.js';
 import {
@@ -15,16 +15,7 @@ import {
 const PHONE = '0A281FDD4003QK';
 const dataDir = join(tmpdir(), 'simlock-adb-test-data');
 
-const phone: DriverDevice = {
-  id: PHONE,
-  name: `Pixel 7 ${PHONE}`,
-  model: 'Pixel 7',
-  platform: 'android',
-  os: '34',
-  physical: true,
-  class: 'phone',
-  power: 'booted',
-};
+const phone = anAndroidPhone(PHONE);
 
 describe('parsing recorded adb output', () => {
   it('reads serials, states and properties from adb devices -l', async () => {

@@ -2,8 +2,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { aSimulator } from '../../../test/fixtures/driver-devices.js';
 import { createCommandRunner } from '../command.js';
-import type { DriverDevice } from '../driver.js';
 import { SimctlStandIn } from '../../../test/stand-ins/simctl-stand-in.js';
 import { readTestdata } from '../../../test/stand-ins/stand-in.js';
 import { parseSimctlList, recordedName, SimctlDriver } from './simctl.js';
@@ -13,16 +13,7 @@ const IPHONE_16_SHUTDOWN = '7D3E2F10-1A2B-4C3D-8E9F-0A1B2C3D4E5F';
 const IPHONE_16 = 'com.apple.CoreSimulator.SimDeviceType.iPhone-16';
 const IOS_18_4 = 'com.apple.CoreSimulator.SimRuntime.iOS-18-4';
 
-const simulator: DriverDevice = {
-  id: IPHONE_16_SHUTDOWN,
-  name: 'iPhone 16 (2)',
-  model: 'iPhone 16',
-  platform: 'ios',
-  os: '18.4',
-  physical: false,
-  class: 'phone',
-  power: 'shutdown',
-};
+const simulator = aSimulator(IPHONE_16_SHUTDOWN, { name: 'iPhone 16 (2)' });
 
 describe('parsing a recorded simctl listing', () => {
   it('lists the available iOS simulators with model, runtime, class and power', async () => {
@@ -30,16 +21,7 @@ describe('parsing a recorded simctl listing', () => {
       await readTestdata(import.meta.url, 'list-devices-runtimes-devicetypes.json'),
     );
     const byId = new Map(listing.devices.map((device) => [device.id, device]));
-    expect(byId.get(IPHONE_16_BOOTED)).toEqual({
-      id: IPHONE_16_BOOTED,
-      name: 'iPhone 16',
-      model: 'iPhone 16',
-      platform: 'ios',
-      os: '18.4',
-      physical: false,
-      class: 'phone',
-      power: 'booted',
-    });
+    expect(byId.get(IPHONE_16_BOOTED)).toEqual(aSimulator(IPHONE_16_BOOTED, { power: 'booted' }));
     expect(byId.get(IPHONE_16_SHUTDOWN)?.power).toBe('shutdown');
     expect(byId.get('A8B7C6D5-E4F3-4A2B-9C1D-0E9F8A7B6C5D')?.power).toBe('transitioning');
     expect(byId.get('C1D2E3F4-A5B6-4C7D-8E9F-101112131415')).toMatchObject({
@@ -128,17 +110,9 @@ describe(
     it('creates a simulator in its set and lists it, shut down', async () => {
       await driver.listDevices();
       const made = await make();
-      expect(made).toEqual({
-        id: made.id,
-        name: 'simlock iPhone 16 a1b2c3',
-        model: 'iPhone 16',
-        platform: 'ios',
-        os: '18.4',
-        physical: false,
-        class: 'phone',
-        power: 'shutdown',
-        deletable: true,
-      });
+      expect(made).toEqual(
+        aSimulator(made.id, { name: 'simlock iPhone 16 a1b2c3', deletable: true }),
+      );
       expect((await standIn.calls())[1]).toEqual([
         'simctl',
         '--set',
