@@ -4,8 +4,9 @@
 // the refusal says why, and the idle devices the agent made are deleted first.
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../test/fake-clock.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
 import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
-import { parseAgentConfig, type AgentConfigInput } from './config.js';
+import { type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
@@ -21,10 +22,8 @@ async function startAgent(
   const clock = new FakeClock();
   const driver = new FakeDriver({ bootMs: 1000, provisionMs: 1000, ...script }, { clock });
   const core = new AgentCore({
-    config: parseAgentConfig({
+    config: anAgentConfig({
       name: 'mac-1',
-      drivers: ['fake'],
-      fakeScript: 'unused.yaml',
       refreshIntervalMs: REFRESH_MS,
       limits: { running: 4 },
       idle: { shutdownAfterSeconds: 600, deleteAfterSeconds: 3600 },

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../test/fake-clock.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
 import { aScriptedPhone, aScriptedSimulator } from '../test/fixtures/driver-devices.js';
-import { parseAgentConfig, type AgentConfigInput } from './config.js';
+import { type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
@@ -14,10 +15,7 @@ async function startAgent(script: FakeScriptInput, config: Partial<AgentConfigIn
   const clock = new FakeClock();
   const driver = new FakeDriver({ bootMs: BOOT_MS, ...script }, { clock });
   const core = new AgentCore({
-    config: parseAgentConfig({
-      name: 'worker-a',
-      drivers: ['fake'],
-      fakeScript: 'unused.yaml',
+    config: anAgentConfig({
       endpoint: 'https://worker-a.example:8780',
       viewDebounceMs: 500,
       probeIntervalMs: 5000,

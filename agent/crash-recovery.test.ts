@@ -3,8 +3,8 @@
 // budget, or when it will not boot again, the lease is lost and the device quarantined.
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../test/fake-clock.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
 import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
-import { parseAgentConfig } from './config.js';
 import { AgentCore } from './core.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
@@ -17,10 +17,7 @@ async function startAgent(script: FakeScriptInput) {
   const clock = new FakeClock();
   const driver = new FakeDriver({ bootMs: BOOT_MS, ...script }, { clock });
   const core = new AgentCore({
-    config: parseAgentConfig({
-      name: 'worker-a',
-      drivers: ['fake'],
-      fakeScript: 'unused.yaml',
+    config: anAgentConfig({
       endpoint: 'https://worker-a.example:8780',
       probeIntervalMs: PROBE_MS,
       refreshIntervalMs: REFRESH_MS,

@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { sleep } from '../runtime/index.js';
 import { FakeClock } from '../test/fake-clock.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
 import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
-import { parseAgentConfig, type AgentConfigInput } from './config.js';
+import { type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { DriverError, type DriverDevice } from './drivers/driver.js';
 import { FakeDriver } from './drivers/fake/fake.js';
@@ -47,10 +48,8 @@ async function startAgent(
   const driver = new FlakyBootDriver({ bootMs: BOOT_MS, provisionMs: 1000, ...script }, { clock });
   driver.bootFailuresLeft = bootFailures;
   const core = new AgentCore({
-    config: parseAgentConfig({
+    config: anAgentConfig({
       name: 'mac-1',
-      drivers: ['fake'],
-      fakeScript: 'unused.yaml',
       refreshIntervalMs: 3_600_000,
       limits: { running: 4 },
       ...config,
