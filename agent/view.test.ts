@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { PROTOCOL, viewKey, type Catalog, type WorkerStatus } from '../api/index.js';
 import { FakeClock } from '../test/fake-clock.js';
 import { aPlannedPhone, aPlannedSimulator } from '../test/fixtures/driver-devices.js';
-import { iphoneSimulator, physicalIphone } from '../test/fixtures/workers.js';
 import { Limits } from './config.js';
 import type { PlannedDevice } from './planner.js';
 import {
@@ -63,8 +62,27 @@ describe('building the Worker status', () => {
   it('lists running simulators and physical devices with presence, not shut-down simulators', () => {
     const status = buildWorkerStatus(sources());
     expect(status.devices).toEqual([
-      physicalIphone({ name: 'QA iPhone', presence: { present: false, reason: 'not-present' } }),
-      iphoneSimulator('sim-warm'),
+      {
+        id: '00008110-001A2B3C4D5E',
+        name: 'QA iPhone',
+        model: 'iPhone 15 Pro',
+        platform: 'ios',
+        os: '18.4',
+        physical: true,
+        class: 'phone',
+        state: 'ready',
+        presence: { present: false, reason: 'not-present' },
+      },
+      {
+        id: 'sim-warm',
+        name: 'iPhone 16',
+        model: 'iPhone 16',
+        platform: 'ios',
+        os: '18.4',
+        physical: false,
+        class: 'phone',
+        state: 'ready',
+      },
     ]);
   });
 

@@ -5,7 +5,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { anAndroidPhone, anEmulator } from '../../../test/fixtures/driver-devices.js';
+import { anEmulator } from '../../../test/fixtures/driver-devices.js';
 import type { CallRecord } from '../../../test/stand-ins/android-stand-ins.js';
 import {
   agentDriver,
@@ -43,7 +43,18 @@ describe('the adb driver in its own place', { timeout: 60_000 }, () => {
   it('lists phones of the default server and nothing of the person’s, and what it can make', async () => {
     const driver = agentDriver(world);
     const listing = await driver.listDevices();
-    expect(listing.devices).toEqual([anAndroidPhone(PHONE)]);
+    expect(listing.devices).toEqual([
+      {
+        id: PHONE,
+        name: `Pixel 7 ${PHONE}`,
+        model: 'Pixel 7',
+        platform: 'android',
+        os: '34',
+        physical: true,
+        class: 'phone',
+        power: 'booted',
+      },
+    ]);
     expect(listing.makeable).toEqual([
       { platform: 'android', model: 'Galaxy Nexus', class: 'phone', os: ['34', '35'] },
       { platform: 'android', model: 'Medium Phone', class: 'phone', os: ['34', '35'] },
@@ -102,7 +113,17 @@ describe('the adb driver in its own place', { timeout: 60_000 }, () => {
     const driver = agentDriver(world);
     await driver.listDevices();
     const made = await driver.create({ platform: 'android', model: 'pixel 7', os: '35' }, 'sl-1');
-    expect(made).toEqual(anEmulator('sl-1', { name: 'sl-1', os: '35', deletable: true }));
+    expect(made).toEqual({
+      id: 'sl-1',
+      name: 'sl-1',
+      model: 'Pixel 7',
+      platform: 'android',
+      os: '35',
+      physical: false,
+      class: 'phone',
+      power: 'shutdown',
+      deletable: true,
+    });
     const ownHome = join(world.dataDir, 'avd');
     expect(await agentCalls()).toContainEqual(
       expect.objectContaining({

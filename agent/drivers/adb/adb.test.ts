@@ -97,7 +97,18 @@ describe('the adb driver against a stand-in adb, for phones', { timeout: 30_000 
 
   it('lists authorized phones of the default server, never its emulators, reading each once', async () => {
     const listing = await driver.listDevices();
-    expect(listing.devices).toEqual([phone]);
+    expect(listing.devices).toEqual([
+      {
+        id: PHONE,
+        name: `Pixel 7 ${PHONE}`,
+        model: 'Pixel 7',
+        platform: 'android',
+        os: '34',
+        physical: true,
+        class: 'phone',
+        power: 'booted',
+      },
+    ]);
     expect(listing.catalog).toEqual({ platforms: ['android'], models: [], runtimes: [] });
     expect(listing.makeable).toEqual([]);
     await driver.listDevices();

@@ -26,20 +26,36 @@ describe('parsing a recorded devicectl listing', () => {
   it('lists physical iPhones and iPads by UDID with marketing name, OS and class', async () => {
     const devices = parseDevicectlDevices(await readTestdata(import.meta.url, 'list-devices.json'));
     expect(devices).toEqual([
-      iphone,
-      aPhone(IPAD, {
+      {
+        id: IPHONE,
+        name: 'QA iPhone 15 Pro',
+        model: 'iPhone 15 Pro',
+        platform: 'ios',
+        os: '18.4',
+        physical: true,
+        class: 'phone',
+        power: 'booted',
+      },
+      {
+        id: IPAD,
         name: 'QA iPad',
         model: 'iPad Air 11-inch (M2)',
+        platform: 'ios',
         os: '17.5.1',
+        physical: true,
         class: 'tablet',
         power: 'unavailable',
-      }),
-      aPhone(UNPAIRED, {
+      },
+      {
+        id: UNPAIRED,
         name: 'Borrowed iPhone',
         model: 'iPhone 16',
+        platform: 'ios',
         os: '18.3',
+        physical: true,
+        class: 'phone',
         power: 'unavailable',
-      }),
+      },
     ]);
   });
 

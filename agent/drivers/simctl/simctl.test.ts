@@ -21,7 +21,16 @@ describe('parsing a recorded simctl listing', () => {
       await readTestdata(import.meta.url, 'list-devices-runtimes-devicetypes.json'),
     );
     const byId = new Map(listing.devices.map((device) => [device.id, device]));
-    expect(byId.get(IPHONE_16_BOOTED)).toEqual(aSimulator(IPHONE_16_BOOTED, { power: 'booted' }));
+    expect(byId.get(IPHONE_16_BOOTED)).toEqual({
+      id: IPHONE_16_BOOTED,
+      name: 'iPhone 16',
+      model: 'iPhone 16',
+      platform: 'ios',
+      os: '18.4',
+      physical: false,
+      class: 'phone',
+      power: 'booted',
+    });
     expect(byId.get(IPHONE_16_SHUTDOWN)?.power).toBe('shutdown');
     expect(byId.get('A8B7C6D5-E4F3-4A2B-9C1D-0E9F8A7B6C5D')?.power).toBe('transitioning');
     expect(byId.get('C1D2E3F4-A5B6-4C7D-8E9F-101112131415')).toMatchObject({
@@ -110,9 +119,17 @@ describe(
     it('creates a simulator in its set and lists it, shut down', async () => {
       await driver.listDevices();
       const made = await make();
-      expect(made).toEqual(
-        aSimulator(made.id, { name: 'simlock iPhone 16 a1b2c3', deletable: true }),
-      );
+      expect(made).toEqual({
+        id: made.id,
+        name: 'simlock iPhone 16 a1b2c3',
+        model: 'iPhone 16',
+        platform: 'ios',
+        os: '18.4',
+        physical: false,
+        class: 'phone',
+        power: 'shutdown',
+        deletable: true,
+      });
       expect((await standIn.calls())[1]).toEqual([
         'simctl',
         '--set',
