@@ -1,8 +1,8 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { anAndroidPhone } from '../../../test/fixtures/driver-devices.js';
 import { createCommandRunner } from '../command.js';
+import type { DriverDevice } from '../driver.js';
 import { readTestdata, StandIns, type StandInRule } from '../../../test/stand-ins/stand-in.js';
 import { AdbDriver } from './adb.js';
 import {
@@ -15,7 +15,16 @@ import {
 const PHONE = '0A281FDD4003QK';
 const dataDir = join(tmpdir(), 'simlock-adb-test-data');
 
-const phone = anAndroidPhone(PHONE);
+const phone: DriverDevice = {
+  id: PHONE,
+  name: `Pixel 7 ${PHONE}`,
+  model: 'Pixel 7',
+  platform: 'android',
+  os: '34',
+  physical: true,
+  class: 'phone',
+  power: 'booted',
+};
 
 describe('parsing recorded adb output', () => {
   it('reads serials, states and properties from adb devices -l', async () => {
@@ -97,18 +106,7 @@ describe('the adb driver against a stand-in adb, for phones', { timeout: 30_000 
 
   it('lists authorized phones of the default server, never its emulators, reading each once', async () => {
     const listing = await driver.listDevices();
-    expect(listing.devices).toEqual([
-      {
-        id: PHONE,
-        name: `Pixel 7 ${PHONE}`,
-        model: 'Pixel 7',
-        platform: 'android',
-        os: '34',
-        physical: true,
-        class: 'phone',
-        power: 'booted',
-      },
-    ]);
+    expect(listing.devices).toEqual([phone]);
     expect(listing.catalog).toEqual({ platforms: ['android'], models: [], runtimes: [] });
     expect(listing.makeable).toEqual([]);
     await driver.listDevices();
