@@ -4,7 +4,9 @@
 // the refusal says why, and the idle devices the agent made are deleted first.
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../test/fake-clock.js';
-import { parseAgentConfig, type AgentConfigInput } from './config.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
+import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
+import { type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
@@ -20,10 +22,8 @@ async function startAgent(
   const clock = new FakeClock();
   const driver = new FakeDriver({ bootMs: 1000, provisionMs: 1000, ...script }, { clock });
   const core = new AgentCore({
-    config: parseAgentConfig({
+    config: anAgentConfig({
       name: 'mac-1',
-      drivers: ['fake'],
-      fakeScript: 'unused.yaml',
       refreshIntervalMs: REFRESH_MS,
       limits: { running: 4 },
       idle: { shutdownAfterSeconds: 600, deleteAfterSeconds: 3600 },
@@ -39,8 +39,6 @@ async function startAgent(
   return { clock, driver, core, stateOf };
 }
 
-const sim = (id: string, booted = false, model = 'iPhone 16') =>
-  ({ id, model, platform: 'ios', os: '18.4', booted }) as const;
 const makesIphone17: FakeScriptInput = {
   makeable: [{ platform: 'ios', model: 'iPhone 17', os: ['18.4'] }],
 };
@@ -48,7 +46,13 @@ const makesIphone17: FakeScriptInput = {
 describe('idle devices', () => {
   it('shuts down a booted device nobody leases after shutdownAfter, keeping the warm ones', async () => {
     const { clock, core, driver, stateOf } = await startAgent(
-      { devices: [sim('a', true), sim('b', true), sim('pro', true, 'iPhone 16 Pro')] },
+      {
+        devices: [
+          aScriptedSimulator('a', { booted: true }),
+          aScriptedSimulator('b', { booted: true }),
+          aScriptedSimulator('pro', { booted: true, model: 'iPhone 16 Pro' }),
+        ],
+      },
       { idle: { shutdownAfterSeconds: 600, warm: { 'iphone 16': 1 } } },
     );
     await clock.advance(590_000);
@@ -63,7 +67,9 @@ describe('idle devices', () => {
   });
 
   it('never shuts down a leased device, however long it is held', async () => {
-    const { clock, core, driver } = await startAgent({ devices: [sim('a', true)] });
+    const { clock, core, driver } = await startAgent({
+      devices: [aScriptedSimulator('a', { booted: true })],
+    });
     await core.grant('lease-1', { platform: 'ios' });
     await clock.advance(3_600_000);
     await core.sweepIdle();
@@ -74,7 +80,7 @@ describe('idle devices', () => {
   it('deletes a device it made, unused for deleteAfter; never one it did not make', async () => {
     const { clock, core, driver } = await startAgent({
       ...makesIphone17,
-      devices: [sim('mine-not')],
+      devices: [aScriptedSimulator('mine-not')],
     });
     const granting = core.grant('lease-1', { platform: 'ios', model: 'iPhone 17' });
     await clock.advance(2000);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '../runtime/index.js';
 import { FakeClock } from '../test/fake-clock.js';
-import { parseAgentConfig } from './config.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
 import { AgentCore } from './core.js';
 import type { DeviceListing } from './drivers/driver.js';
 import { FakeDriver } from './drivers/fake/fake.js';
@@ -33,10 +33,8 @@ describe('a host that cannot make devices', () => {
     const driver = new DriverWithProblem({ platforms: ['android'] }, { clock });
     const lines: string[] = [];
     const core = new AgentCore({
-      config: parseAgentConfig({
+      config: anAgentConfig({
         name: 'linux-1',
-        drivers: ['fake'],
-        fakeScript: 'x.yaml',
         limits: {},
       }),
       driver,

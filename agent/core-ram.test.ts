@@ -2,7 +2,9 @@
 // driver's simulators, and a process table where each booted one's launchd_sim tree uses 3000 MiB.
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../test/fake-clock.js';
-import { parseAgentConfig, type AgentConfigInput } from './config.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
+import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
+import { type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { parseProcessTable } from './device-memory.js';
 import { FakeDriver } from './drivers/fake/fake.js';
@@ -34,16 +36,13 @@ async function startAgent(config: Partial<AgentConfigInput> = {}) {
   const driver = new FakeDriver(
     {
       bootMs: BOOT_MS,
-      devices: UDIDS.map((id) => ({ id, model: 'iPhone 17', platform: 'ios', os: '26.0' })),
+      devices: UDIDS.map((id) => aScriptedSimulator(id, { model: 'iPhone 17', os: '26.0' })),
     },
     { clock },
   );
   const reads: string[][] = [];
   const core = new AgentCore({
-    config: parseAgentConfig({
-      name: 'worker-a',
-      drivers: ['fake'],
-      fakeScript: 'unused.yaml',
+    config: anAgentConfig({
       viewDebounceMs: 500,
       refreshIntervalMs: 15_000,
       reclaim: 'shutdown',

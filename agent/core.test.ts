@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../test/fake-clock.js';
-import { parseAgentConfig, type AgentConfigInput } from './config.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
+import { aScriptedPhone, aScriptedSimulator } from '../test/fixtures/driver-devices.js';
+import { type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
@@ -13,10 +15,7 @@ async function startAgent(script: FakeScriptInput, config: Partial<AgentConfigIn
   const clock = new FakeClock();
   const driver = new FakeDriver({ bootMs: BOOT_MS, ...script }, { clock });
   const core = new AgentCore({
-    config: parseAgentConfig({
-      name: 'worker-a',
-      drivers: ['fake'],
-      fakeScript: 'unused.yaml',
+    config: anAgentConfig({
       endpoint: 'https://worker-a.example:8780',
       viewDebounceMs: 500,
       probeIntervalMs: 5000,
@@ -37,12 +36,11 @@ async function startAgent(script: FakeScriptInput, config: Partial<AgentConfigIn
   return { clock, driver, core, views, last: () => views.at(-1)?.status };
 }
 
-const sim = (id: string, booted = false) =>
-  ({ id, model: 'iPhone 16', platform: 'ios', os: '18.4', booted }) as const;
-
 describe('the agent core', () => {
   it('reports a running view with its devices, capacity and capabilities once started', async () => {
-    const { core, last } = await startAgent({ devices: [sim('warm', true), sim('cold')] });
+    const { core, last } = await startAgent({
+      devices: [aScriptedSimulator('warm', { booted: true }), aScriptedSimulator('cold')],
+    });
     expect(last()).toMatchObject({
       health: 'running',
       endpoint: 'https://worker-a.example:8780',
@@ -55,7 +53,7 @@ describe('the agent core', () => {
 
   it('derives its limits from the machine when the config sets none, and says so', async () => {
     const { core, last } = await startAgent(
-      { devices: [sim('warm', true)] },
+      { devices: [aScriptedSimulator('warm', { booted: true })] },
       { limits: undefined },
     );
     expect(last()).toMatchObject({
@@ -66,7 +64,9 @@ describe('the agent core', () => {
   });
 
   it('emits no view change when the periodic refresh finds nothing new', async () => {
-    const { clock, core, views } = await startAgent({ devices: [sim('warm', true)] });
+    const { clock, core, views } = await startAgent({
+      devices: [aScriptedSimulator('warm', { booted: true })],
+    });
     const before = views.length;
     await clock.advance(60_000);
     expect(views.length).toBe(before);
@@ -75,7 +75,7 @@ describe('the agent core', () => {
 
   it('shows a granted device leased, and ready again after release', async () => {
     const { clock, core, last } = await startAgent(
-      { devices: [sim('warm', true)] },
+      { devices: [aScriptedSimulator('warm', { booted: true })] },
       { reclaim: 'erase-keep-warm' },
     );
     expect(await core.grant('lease-1', { platform: 'ios' })).toMatchObject({
@@ -93,7 +93,9 @@ describe('the agent core', () => {
   });
 
   it('turns unhealthy when the driver check fails, and running again when it passes', async () => {
-    const { clock, core, driver, last } = await startAgent({ devices: [sim('warm', true)] });
+    const { clock, core, driver, last } = await startAgent({
+      devices: [aScriptedSimulator('warm', { booted: true })],
+    });
     driver.setHealthy(false);
     await clock.advance(10_500);
     expect(last()?.health).toBe('unhealthy');
@@ -105,7 +107,7 @@ describe('the agent core', () => {
 
   it('serves a waiting local request before a fleet lease, as soon as a device frees', async () => {
     const { clock, core, last } = await startAgent(
-      { devices: [sim('only', true)] },
+      { devices: [aScriptedSimulator('only', { booted: true })] },
       { reclaim: 'shutdown', limits: { running: 1 } },
     );
     await core.grant('fleet-1', { platform: 'ios' });
@@ -145,16 +147,7 @@ describe('the agent core', () => {
 
   it('grants a waiting local physical request once its phone reads present again', async () => {
     const { clock, core, driver, last } = await startAgent({
-      devices: [
-        {
-          id: UDID,
-          model: 'iPhone 15 Pro',
-          platform: 'ios',
-          os: '18.4',
-          physical: true,
-          presence: { present: false, reason: 'not-present' },
-        },
-      ],
+      devices: [aScriptedPhone(UDID, { presence: { present: false, reason: 'not-present' } })],
     });
     const local = core.requestLocal({
       id: 'local-phone',
@@ -179,7 +172,7 @@ describe('the agent core', () => {
 
   it('releases a lease whose time is up and says so', async () => {
     const { clock, core } = await startAgent(
-      { devices: [sim('warm', true)] },
+      { devices: [aScriptedSimulator('warm', { booted: true })] },
       { reclaim: 'shutdown' },
     );
     const expired: string[] = [];
@@ -193,7 +186,7 @@ describe('the agent core', () => {
 
   it('keeps an extended lease past its old expiry and releases it at the new one', async () => {
     const { clock, core } = await startAgent(
-      { devices: [sim('warm', true)] },
+      { devices: [aScriptedSimulator('warm', { booted: true })] },
       { reclaim: 'shutdown' },
     );
     const expired: string[] = [];
@@ -211,7 +204,7 @@ describe('the agent core', () => {
   });
 
   it('plans exec on the leased device and refuses a tool that does not fit', async () => {
-    const { core } = await startAgent({ devices: [sim('warm', true)] });
+    const { core } = await startAgent({ devices: [aScriptedSimulator('warm', { booted: true })] });
     await core.grant('lease-1', { platform: 'ios' });
     const plan = core.execArgv('lease-1', 'simctl', ['launch', 'com.example.app']);
     expect(plan.ok && plan.argv.slice(-4)).toEqual(['simctl', 'launch', 'warm', 'com.example.app']);

@@ -3,7 +3,8 @@
 // budget, or when it will not boot again, the lease is lost and the device quarantined.
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../test/fake-clock.js';
-import { parseAgentConfig } from './config.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
+import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
 import { AgentCore } from './core.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
@@ -16,10 +17,7 @@ async function startAgent(script: FakeScriptInput) {
   const clock = new FakeClock();
   const driver = new FakeDriver({ bootMs: BOOT_MS, ...script }, { clock });
   const core = new AgentCore({
-    config: parseAgentConfig({
-      name: 'worker-a',
-      drivers: ['fake'],
-      fakeScript: 'unused.yaml',
+    config: anAgentConfig({
       endpoint: 'https://worker-a.example:8780',
       probeIntervalMs: PROBE_MS,
       refreshIntervalMs: REFRESH_MS,
@@ -42,13 +40,8 @@ async function startAgent(script: FakeScriptInput) {
   return { clock, driver, core, news };
 }
 
-const sim = {
-  id: 'sim',
-  name: 'iPhone 16 A',
-  model: 'iPhone 16',
-  platform: 'ios',
-  os: '18.4',
-} as const;
+/** The leased device of every test here, running from the start. */
+const sim = aScriptedSimulator('sim', { name: 'iPhone 16 A', booted: true });
 
 /** Kills the device and lets the next listing see it. */
 async function crash(clock: FakeClock, driver: FakeDriver, core: AgentCore): Promise<void> {
@@ -59,7 +52,7 @@ async function crash(clock: FakeClock, driver: FakeDriver, core: AgentCore): Pro
 
 describe('a leased device that crashes', () => {
   it('is booted again under the same lease, the holder told recovering then recovered', async () => {
-    const { clock, driver, core, news } = await startAgent({ devices: [{ ...sim, booted: true }] });
+    const { clock, driver, core, news } = await startAgent({ devices: [sim] });
     await clock.advance(10_000);
     await crash(clock, driver, core);
 
@@ -113,7 +106,7 @@ describe('a leased device that crashes', () => {
   });
 
   it('counts a failed check on the probe interval as a crash', async () => {
-    const { clock, driver, core } = await startAgent({ devices: [{ ...sim, booted: true }] });
+    const { clock, driver, core } = await startAgent({ devices: [sim] });
     driver.setCheckFails('sim', true);
     await clock.advance(PROBE_MS);
     expect(core.recovery.healthOf('lease-1')?.recovery).toMatchObject({
@@ -127,7 +120,7 @@ describe('a leased device that crashes', () => {
   });
 
   it('stops the execs running on it with UNAVAILABLE, the lease going on', async () => {
-    const { clock, driver, core } = await startAgent({ devices: [{ ...sim, booted: true }] });
+    const { clock, driver, core } = await startAgent({ devices: [sim] });
     const exec = core.execs.track('lease-1');
     await crash(clock, driver, core);
     await clock.advance(10);
@@ -141,7 +134,7 @@ describe('a leased device that crashes', () => {
   });
 
   it('ends the lease LEASE_LOST and quarantines the device at its third crash in ten minutes', async () => {
-    const { clock, driver, core, news } = await startAgent({ devices: [{ ...sim, booted: true }] });
+    const { clock, driver, core, news } = await startAgent({ devices: [sim] });
     for (let crashes = 1; crashes <= 2; crashes++) {
       await crash(clock, driver, core);
       await clock.advance(BOOT_MS);
@@ -183,7 +176,7 @@ describe('a leased device that crashes', () => {
   });
 
   it('recovers again when its earlier crashes fall out of the ten-minute window', async () => {
-    const { clock, driver, core } = await startAgent({ devices: [{ ...sim, booted: true }] });
+    const { clock, driver, core } = await startAgent({ devices: [sim] });
     for (let crashes = 0; crashes < 3; crashes++) {
       await crash(clock, driver, core);
       await clock.advance(BOOT_MS);
@@ -199,7 +192,7 @@ describe('a leased device that crashes', () => {
 
   it('ends the lease and quarantines the device when it will not boot again', async () => {
     const { clock, driver, core } = await startAgent({
-      devices: [{ ...sim, booted: true }],
+      devices: [sim],
       failures: { boot: ['sim'] },
     });
     await crash(clock, driver, core);
@@ -215,7 +208,7 @@ describe('a leased device that crashes', () => {
   });
 
   it('is reclaimed once its recovery boot settles when the lease ends meanwhile', async () => {
-    const { clock, driver, core } = await startAgent({ devices: [{ ...sim, booted: true }] });
+    const { clock, driver, core } = await startAgent({ devices: [sim] });
     await crash(clock, driver, core);
     const released = core.reclaim('lease-1');
     await clock.advance(BOOT_MS); // the recovery's boot

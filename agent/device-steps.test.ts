@@ -4,21 +4,13 @@ import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../api/index.js';
 import { silentLogger } from '../runtime/index.js';
 import { FakeClock } from '../test/fake-clock.js';
+import { aSimulator } from '../test/fixtures/driver-devices.js';
 import { DeviceSteps } from './device-steps.js';
 import type { DriverDevice } from './drivers/driver.js';
 import { Inventory } from './inventory.js';
 
 const catalog: Catalog = { platforms: ['ios'], models: [], runtimes: [] };
-const simulator: DriverDevice = {
-  id: 'sim',
-  name: 'iPhone 16',
-  model: 'iPhone 16',
-  platform: 'ios',
-  os: '18.4',
-  physical: false,
-  class: 'phone',
-  power: 'booted',
-};
+const simulator = aSimulator('sim', { power: 'booted' });
 
 function shellWith(...devices: DriverDevice[]) {
   const inventory = new Inventory(new FakeClock());

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { aScriptedPhone } from '../test/fixtures/driver-devices.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import { execStream, startExec, type ExecEvent } from './exec.js';
 
@@ -183,7 +184,7 @@ describe('the exec runner', () => {
   it('runs the fake driver exec for real: the argv printed names the leased device', async () => {
     const udid = '00008110-001A2B3C4D5E';
     const driver = new FakeDriver({
-      devices: [{ id: udid, model: 'iPhone 15 Pro', platform: 'ios', os: '18.4', physical: true }],
+      devices: [aScriptedPhone(udid)],
     });
     const device = (await driver.listDevices()).devices[0]!;
     const plan = driver.execArgv('devicectl', ['device', 'info', 'apps'], device);

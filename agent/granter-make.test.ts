@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceSpec } from '../api/index.js';
 import { FakeClock } from '../test/fake-clock.js';
+import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
 import { Limits, type AgentConfigInput } from './config.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
@@ -102,7 +103,7 @@ describe('granting a device the agent makes', () => {
   it('boots a shut-down device of the model before it makes another', async () => {
     const { granter, clock, driver } = await setUp({
       ...makesIphone16,
-      devices: [{ id: 'sim-a', model: 'iPhone 16', platform: 'ios', os: '18.4' }],
+      devices: [aScriptedSimulator('sim-a')],
     });
     const pending = granter.grant('lease-1', iphone16);
     await clock.advance(BOOT_MS);

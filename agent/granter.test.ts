@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceSpec } from '../api/index.js';
 import { FakeClock } from '../test/fake-clock.js';
+import { aScriptedPhone, aScriptedSimulator } from '../test/fixtures/driver-devices.js';
+import { grantedIphone } from '../test/fixtures/objects.js';
 import { Limits, type AgentConfigInput, type ReclaimPolicy } from './config.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
@@ -47,15 +49,7 @@ async function setUp(
 }
 
 const iphone16: DeviceSpec = { platform: 'ios', model: 'iPhone 16' };
-const sim = (id: string, booted = false, model = 'iPhone 16') =>
-  ({ id, model, platform: 'ios', os: '18.4', booted }) as const;
-const iphone = {
-  id: UDID,
-  model: 'iPhone 15 Pro',
-  platform: 'ios',
-  os: '18.4',
-  physical: true,
-} as const;
+const iphone = aScriptedPhone(UDID);
 
 function grantedId(outcome: GrantOutcome): string | undefined {
   return outcome.kind === 'granted' ? outcome.lease.device.id : undefined;
@@ -63,7 +57,9 @@ function grantedId(outcome: GrantOutcome): string | undefined {
 
 describe('granting virtual leases', () => {
   it('grants a warm simulator at once and marks it leased', async () => {
-    const { granter, stateOf } = await setUp({ devices: [sim('a', true)] });
+    const { granter, stateOf } = await setUp({
+      devices: [aScriptedSimulator('a', { booted: true })],
+    });
     const outcome = await granter.grant('lease-1', iphone16);
     expect(outcome).toMatchObject({
       kind: 'granted',
@@ -73,7 +69,7 @@ describe('granting virtual leases', () => {
   });
 
   it('cold-boots: the device is booting until the boot ends, then leased, source cold', async () => {
-    const { granter, clock, stateOf } = await setUp({ devices: [sim('a')] });
+    const { granter, clock, stateOf } = await setUp({ devices: [aScriptedSimulator('a')] });
     const pending = granter.grant('lease-1', iphone16);
     await clock.advance(BOOT_MS - 1);
     expect(stateOf('a')?.state).toBe('booting');
@@ -84,7 +80,12 @@ describe('granting virtual leases', () => {
 
   it('evicts an idle warm simulator of another model before a cold boot', async () => {
     const { granter, clock, driver, stateOf } = await setUp(
-      { devices: [sim('warm-15', true, 'iPhone 15'), sim('b')] },
+      {
+        devices: [
+          aScriptedSimulator('warm-15', { booted: true, model: 'iPhone 15' }),
+          aScriptedSimulator('b'),
+        ],
+      },
       { limits: { running: 4, platforms: { ios: { running: 1 } } } },
     );
     const pending = granter.grant('lease-1', iphone16);
@@ -102,7 +103,7 @@ describe('granting virtual leases', () => {
 
   it('quarantines a simulator whose boot fails and refuses NO_CAPACITY', async () => {
     const { granter, clock, stateOf } = await setUp({
-      devices: [sim('a')],
+      devices: [aScriptedSimulator('a')],
       failures: { boot: ['a'] },
     });
     const pending = granter.grant('lease-1', iphone16);
@@ -118,7 +119,12 @@ describe('granting virtual leases', () => {
   });
 
   it('answers a lease delivered twice with the same grant', async () => {
-    const { granter } = await setUp({ devices: [sim('a', true), sim('b', true)] });
+    const { granter } = await setUp({
+      devices: [
+        aScriptedSimulator('a', { booted: true }),
+        aScriptedSimulator('b', { booted: true }),
+      ],
+    });
     const [first, second] = await Promise.all([
       granter.grant('lease-1', iphone16),
       granter.grant('lease-1', iphone16),
@@ -129,7 +135,7 @@ describe('granting virtual leases', () => {
 
   it('refuses a fleet lease while a local request for the platform waits', async () => {
     const { granter } = await setUp(
-      { devices: [sim('a', true)] },
+      { devices: [aScriptedSimulator('a', { booted: true })] },
       { localWaiting: [{ platform: 'ios' }] },
     );
     expect(await granter.grant('fleet-1', iphone16)).toMatchObject({
@@ -142,7 +148,7 @@ describe('granting virtual leases', () => {
 
 describe('leases that arrive together', () => {
   it('never give one warm simulator to two leases', async () => {
-    const { granter } = await setUp({ devices: [sim('only', true)] });
+    const { granter } = await setUp({ devices: [aScriptedSimulator('only', { booted: true })] });
     const outcomes = await Promise.all([
       granter.grant('lease-1', iphone16),
       granter.grant('lease-2', iphone16),
@@ -152,7 +158,14 @@ describe('leases that arrive together', () => {
 
   it('give distinct devices to many leases at once, warm and cold, up to the limits', async () => {
     const { granter, clock } = await setUp(
-      { devices: [sim('a', true), sim('b'), sim('c'), sim('d', true)] },
+      {
+        devices: [
+          aScriptedSimulator('a', { booted: true }),
+          aScriptedSimulator('b'),
+          aScriptedSimulator('c'),
+          aScriptedSimulator('d', { booted: true }),
+        ],
+      },
       { limits: { running: 3 } },
     );
     const pending = Promise.all(
@@ -243,7 +256,9 @@ describe('granting physical leases', () => {
 
 describe('release', () => {
   it('erases a simulator and boots it again warm (erase-keep-warm)', async () => {
-    const { granter, clock, driver, stateOf } = await setUp({ devices: [sim('a', true)] });
+    const { granter, clock, driver, stateOf } = await setUp({
+      devices: [aScriptedSimulator('a', { booted: true })],
+    });
     await granter.grant('lease-1', iphone16);
     const released = granter.reclaim('lease-1');
     expect(stateOf('a')?.state).toBe('reclaiming');
@@ -257,7 +272,7 @@ describe('release', () => {
     let toolsGone = (): void => undefined;
     const stopped: string[] = [];
     const { granter, clock, driver, stateOf } = await setUp(
-      { devices: [sim('a', true)] },
+      { devices: [aScriptedSimulator('a', { booted: true })] },
       {
         stopExecs: (leaseId) => {
           stopped.push(leaseId);
@@ -280,7 +295,7 @@ describe('release', () => {
 
   it('shuts a simulator down under the shutdown policy', async () => {
     const { granter, driver, stateOf } = await setUp(
-      { devices: [sim('a', true)] },
+      { devices: [aScriptedSimulator('a', { booted: true })] },
       { reclaim: 'shutdown' },
     );
     await granter.grant('lease-1', iphone16);
@@ -299,7 +314,7 @@ describe('release', () => {
 
   it('quarantines a device whose reclaim fails', async () => {
     const { granter, stateOf } = await setUp({
-      devices: [sim('a', true)],
+      devices: [aScriptedSimulator('a', { booted: true })],
       failures: { erase: ['a'] },
     });
     await granter.grant('lease-1', iphone16);
@@ -310,13 +325,13 @@ describe('release', () => {
   });
 
   it('is a no-op for a lease it does not hold', async () => {
-    const { granter } = await setUp({ devices: [sim('a', true)] });
+    const { granter } = await setUp({ devices: [aScriptedSimulator('a', { booted: true })] });
     expect(await granter.reclaim('nope')).toBe('not-leased');
   });
 
   it('frees the device for the next lease', async () => {
     const { granter, clock } = await setUp(
-      { devices: [sim('a', true)] },
+      { devices: [aScriptedSimulator('a', { booted: true })] },
       { reclaim: 'erase-keep-warm' },
     );
     await granter.grant('lease-1', iphone16);
@@ -329,11 +344,12 @@ describe('release', () => {
 });
 
 describe('adopting a lease granted before a restart', () => {
-  const device = (id: string) =>
-    ({ id, name: id, model: 'iPhone 16', platform: 'ios', os: '18.4', physical: false }) as const;
+  const device = (id: string) => grantedIphone({ id, name: id });
 
   it('holds the device again, so no other lease gets it', async () => {
-    const { granter, stateOf } = await setUp({ devices: [sim('sim-1', true)] });
+    const { granter, stateOf } = await setUp({
+      devices: [aScriptedSimulator('sim-1', { booted: true })],
+    });
     expect(await granter.adopt('ns/kept', device('sim-1'))).toBe(true);
     expect(stateOf('sim-1')?.state).toBe('leased');
     const other = await granter.grant('ns/other', iphone16);
@@ -341,7 +357,7 @@ describe('adopting a lease granted before a restart', () => {
   });
 
   it('refuses a device that is gone or already held by another lease', async () => {
-    const { granter } = await setUp({ devices: [sim('sim-1', true)] });
+    const { granter } = await setUp({ devices: [aScriptedSimulator('sim-1', { booted: true })] });
     expect(await granter.adopt('ns/gone', device('sim-9'))).toBe(false);
     expect(grantedId(await granter.grant('ns/first', iphone16))).toBe('sim-1');
     expect(await granter.adopt('ns/second', device('sim-1'))).toBe(false);

@@ -1,27 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../api/index.js';
 import { FakeClock } from '../test/fake-clock.js';
+import { aPhone, aSimulator } from '../test/fixtures/driver-devices.js';
 import type { DeviceListing, DriverDevice } from './drivers/driver.js';
 import { Inventory } from './inventory.js';
 
 const catalog: Catalog = { platforms: ['ios'], models: [], runtimes: [] };
-const simulator: DriverDevice = {
-  id: 'sim',
-  name: 'iPhone 16',
-  model: 'iPhone 16',
-  platform: 'ios',
-  os: '18.4',
-  physical: false,
-  class: 'phone',
-  power: 'shutdown',
-};
-const phone: DriverDevice = {
-  ...simulator,
-  id: 'phone',
-  model: 'iPhone 15 Pro',
-  physical: true,
-  power: 'booted',
-};
+const simulator = aSimulator('sim');
+const phone = aPhone('phone');
 
 function listing(...devices: DriverDevice[]): DeviceListing {
   return { catalog, devices };

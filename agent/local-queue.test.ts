@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceSpec } from '../api/index.js';
 import { FakeClock } from '../test/fake-clock.js';
+import { grantedIphone } from '../test/fixtures/objects.js';
 import type { GrantOutcome } from './granter.js';
 import { LocalQueue, type LocalRequest } from './local-queue.js';
 import type { AgentRefusal } from './planner.js';
@@ -16,14 +17,7 @@ function grantedOutcome(request: LocalRequest): GrantOutcome {
       origin: 'local',
       source: 'warm',
       grantedAtMs: 0,
-      device: {
-        id: `device-for-${request.id}`,
-        name: 'x',
-        model: 'x',
-        platform: request.spec.platform,
-        os: '1',
-        physical: false,
-      },
+      device: grantedIphone({ id: `device-for-${request.id}`, platform: request.spec.platform }),
     },
   };
 }

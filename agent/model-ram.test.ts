@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../runtime/index.js';
 import { FakeClock } from '../test/fake-clock.js';
+import { aPlannedSimulator } from '../test/fixtures/driver-devices.js';
 import { parseProcessTable } from './device-memory.js';
 import { modelRamPath, modelRamWriter, readModelRam } from './model-ram-file.js';
 import { DeviceRamSampler, ModelRam, type ModelRamRecord } from './model-ram.js';
@@ -11,18 +12,8 @@ import type { PlannedDevice } from './planner.js';
 
 const UDID = '5B1E0C7A-3F2D-4E8B-9C61-2A7D4F0E8B13';
 
-function simulator(state: PlannedDevice['state'], id = UDID): PlannedDevice {
-  return {
-    id,
-    name: 'iPhone 17',
-    model: 'iPhone 17',
-    platform: 'ios',
-    os: '26.0',
-    physical: false,
-    class: 'phone',
-    state,
-  };
-}
+const simulator = (state: PlannedDevice['state'], id = UDID): PlannedDevice =>
+  aPlannedSimulator(id, state, { name: 'iPhone 17', model: 'iPhone 17', os: '26.0' });
 
 /** A process table with one simulator using `mb` MiB (launchd_sim 1 MiB, SpringBoard the rest). */
 function table(mb: number, udid = UDID) {

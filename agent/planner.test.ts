@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { noPhysicalMatch, type Catalog, type DeviceSpec } from '../api/index.js';
+import {
+  aPlannedEmulator,
+  aPlannedPhone,
+  aPlannedSimulator,
+} from '../test/fixtures/driver-devices.js';
 import { Limits, type AgentConfigInput } from './config.js';
 import {
   measureCapacity,
@@ -24,45 +29,15 @@ const catalog: Catalog = {
   ],
 };
 
+/** An iOS simulator of `model` (a tablet when it is an iPad), named after its model. */
 function simulator(
   id: string,
   model: string,
   state: PlannedDevice['state'],
   extra: Partial<PlannedDevice> = {},
 ): PlannedDevice {
-  return {
-    id,
-    name: model,
-    model,
-    platform: 'ios',
-    os: '18.4',
-    physical: false,
-    class: model.startsWith('iPad') ? 'tablet' : 'phone',
-    state,
-    ...extra,
-  };
-}
-
-function emulator(
-  id: string,
-  state: PlannedDevice['state'],
-  extra: Partial<PlannedDevice> = {},
-): PlannedDevice {
-  return { ...simulator(id, 'Pixel 7', state), platform: 'android', os: '34', ...extra };
-}
-
-function phone(id: string, extra: Partial<PlannedDevice> = {}): PlannedDevice {
-  return {
-    id,
-    name: 'QA iPhone',
-    model: 'iPhone 15 Pro',
-    platform: 'ios',
-    os: '18.4',
-    physical: true,
-    class: 'phone',
-    state: 'ready',
-    ...extra,
-  };
+  const kind = model.startsWith('iPad') ? 'tablet' : 'phone';
+  return aPlannedSimulator(id, state, { name: model, model, class: kind, ...extra });
 }
 
 function limits(input: AgentConfigInput['limits'] = {}): Limits {
@@ -125,7 +100,7 @@ describe('planning a virtual lease', () => {
 
   it('does not take a physical device for a virtual request', () => {
     const result = plan(
-      input({ platform: 'ios', model: 'iPhone 15 Pro' }, [phone('p')], {
+      input({ platform: 'ios', model: 'iPhone 15 Pro' }, [aPlannedPhone('p')], {
         catalog: {
           ...catalog,
           models: [...catalog.models, { name: 'iPhone 15 Pro', platform: 'ios', class: 'phone' }],
@@ -159,7 +134,7 @@ describe('capacity reasons', () => {
 
   it('refuses at the global running limit when the platform has room', () => {
     const result = plan(
-      input(iphone16, [emulator('e', 'leased'), simulator('b', 'iPhone 16', 'shutdown')], {
+      input(iphone16, [aPlannedEmulator('e', 'leased'), simulator('b', 'iPhone 16', 'shutdown')], {
         limits: limits({ running: 1, platforms: { ios: { running: 2 } } }),
       }),
     );
@@ -273,7 +248,7 @@ describe('eviction', () => {
   });
 
   it('evicts a warm emulator to free a global slot for a simulator', () => {
-    const warmEmulator = emulator('e', 'ready');
+    const warmEmulator = aPlannedEmulator('e', 'ready');
     const result = plan(
       input(iphone16, [warmEmulator, simulator('b', 'iPhone 16', 'shutdown')], {
         limits: limits({ running: 1, platforms: { ios: { running: 1 } } }),
@@ -287,7 +262,7 @@ describe('eviction', () => {
       input(
         iphone16,
         [
-          emulator('e', 'ready'),
+          aPlannedEmulator('e', 'ready'),
           simulator('a', 'iPhone 15', 'leased'),
           simulator('b', 'iPhone 16', 'shutdown'),
         ],
@@ -339,7 +314,7 @@ describe('requests this host can never serve', () => {
       refusal: { code: 'CAPABILITY_MISSING' },
     });
     expect(
-      plan(input({ platform: 'ios', physical: true, requires: ['gpu'] }, [phone('p')])),
+      plan(input({ platform: 'ios', physical: true, requires: ['gpu'] }, [aPlannedPhone('p')])),
     ).toMatchObject({
       refusal: { code: 'CAPABILITY_MISSING' },
     });
@@ -352,8 +327,8 @@ describe('planning a physical lease', () => {
   it('offers the pickable matches, the ones read present first', () => {
     const result = plan(
       input(spec, [
-        phone('b-unread'),
-        phone('a-present', { presence: { present: true } }),
+        aPlannedPhone('b-unread'),
+        aPlannedPhone('a-present', { presence: { present: true } }),
         simulator('s', 'iPhone 16', 'ready'),
       ]),
     );
@@ -366,7 +341,7 @@ describe('planning a physical lease', () => {
   it('answers UNKNOWN_MODEL with the shared message when nothing enrolled can match', () => {
     const tablet: DeviceSpec = { platform: 'ios', physical: true, class: 'tablet' };
     const { message, details } = noPhysicalMatch(tablet);
-    expect(plan(input(tablet, [phone('p')]))).toEqual({
+    expect(plan(input(tablet, [aPlannedPhone('p')]))).toEqual({
       kind: 'refuse',
       refusal: { code: 'UNKNOWN_MODEL', message, details },
     });
@@ -374,7 +349,7 @@ describe('planning a physical lease', () => {
 
   it('answers NO_CAPACITY device-not-present when the only ready match was read not present', () => {
     const result = plan(
-      input(spec, [phone('p', { presence: { present: false, reason: 'locked' } })]),
+      input(spec, [aPlannedPhone('p', { presence: { present: false, reason: 'locked' } })]),
     );
     expect(result).toMatchObject({
       refusal: { code: 'NO_CAPACITY', capacityReason: 'device-not-present' },
@@ -383,14 +358,17 @@ describe('planning a physical lease', () => {
 
   it('answers plain NO_CAPACITY when every match is leased or absent', () => {
     const result = plan(
-      input(spec, [phone('p', { state: 'leased' }), phone('q', { state: 'absent' })]),
+      input(spec, [
+        aPlannedPhone('p', { state: 'leased' }),
+        aPlannedPhone('q', { state: 'absent' }),
+      ]),
     );
     expect(result).toMatchObject({ refusal: { code: 'NO_CAPACITY' } });
     expect(result.kind === 'refuse' && result.refusal.capacityReason).toBeUndefined();
   });
 
   it('counts a deleted device as not enrolled', () => {
-    expect(plan(input(spec, [phone('p', { state: 'deleted' })]))).toMatchObject({
+    expect(plan(input(spec, [aPlannedPhone('p', { state: 'deleted' })]))).toMatchObject({
       refusal: { code: 'UNKNOWN_MODEL' },
     });
   });
@@ -418,11 +396,11 @@ describe('fairness with the local queue', () => {
   it('holds a physical device a waiting local request could take', () => {
     const spec: DeviceSpec = { platform: 'ios', physical: true };
     const held = plan(
-      input(spec, [phone('p')], { localWaiting: [{ platform: 'ios', physical: true }] }),
+      input(spec, [aPlannedPhone('p')], { localWaiting: [{ platform: 'ios', physical: true }] }),
     );
     expect(held).toMatchObject({ refusal: { code: 'NO_CAPACITY' } });
     const other = plan(
-      input(spec, [phone('p')], {
+      input(spec, [aPlannedPhone('p')], {
         localWaiting: [{ platform: 'ios', physical: true, class: 'tablet' }],
       }),
     );
@@ -443,8 +421,8 @@ describe('the capacity the view reports', () => {
       simulator('leased', 'iPhone 16', 'leased'),
       simulator('warm', 'iPhone 15', 'ready'),
       simulator('off', 'iPhone 16', 'shutdown'),
-      emulator('e', 'booting'),
-      phone('p'),
+      aPlannedEmulator('e', 'booting'),
+      aPlannedPhone('p'),
     ];
     const capacity = measureCapacity(
       devices,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Presence } from '../api/index.js';
 import { FakeClock } from '../test/fake-clock.js';
+import { aPhone, aScriptedPhone, aScriptedSimulator } from '../test/fixtures/driver-devices.js';
 import { Limits } from './config.js';
 import { FakeDriver } from './drivers/fake/fake.js';
-import type { DriverDevice } from './drivers/driver.js';
 import { Inventory } from './inventory.js';
 import { PresenceWatcher, type PresenceChange } from './presence.js';
 import { buildWorkerStatus } from './view.js';
@@ -11,16 +11,7 @@ import { buildWorkerStatus } from './view.js';
 const UDID = '00008110-001A2B3C4D5E';
 const PROBE_MS = 10_000;
 
-const phone: DriverDevice = {
-  id: UDID,
-  name: 'QA iPhone',
-  model: 'iPhone 15 Pro',
-  platform: 'ios',
-  os: '18.4',
-  physical: true,
-  class: 'phone',
-  power: 'booted',
-};
+const phone = aPhone(UDID);
 
 describe('the presence watcher with the fake driver', () => {
   async function setUp() {
@@ -28,15 +19,8 @@ describe('the presence watcher with the fake driver', () => {
     const driver = new FakeDriver(
       {
         devices: [
-          {
-            id: UDID,
-            model: 'iPhone 15 Pro',
-            platform: 'ios',
-            os: '18.4',
-            physical: true,
-            presence: { present: false, reason: 'not-present' },
-          },
-          { id: 'sim', model: 'iPhone 16', platform: 'ios', os: '18.4', booted: true },
+          aScriptedPhone(UDID, { presence: { present: false, reason: 'not-present' } }),
+          aScriptedSimulator('sim', { booted: true }),
         ],
       },
       { clock },

@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { sleep } from '../runtime/index.js';
 import { FakeClock } from '../test/fake-clock.js';
-import { parseAgentConfig, type AgentConfigInput } from './config.js';
+import { anAgentConfig } from '../test/fixtures/agent-config.js';
+import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
+import { type AgentConfigInput } from './config.js';
 import { AgentCore } from './core.js';
 import { DriverError, type DriverDevice } from './drivers/driver.js';
 import { FakeDriver } from './drivers/fake/fake.js';
@@ -46,10 +48,8 @@ async function startAgent(
   const driver = new FlakyBootDriver({ bootMs: BOOT_MS, provisionMs: 1000, ...script }, { clock });
   driver.bootFailuresLeft = bootFailures;
   const core = new AgentCore({
-    config: parseAgentConfig({
+    config: anAgentConfig({
       name: 'mac-1',
-      drivers: ['fake'],
-      fakeScript: 'unused.yaml',
       refreshIntervalMs: 3_600_000,
       limits: { running: 4 },
       ...config,
@@ -62,8 +62,6 @@ async function startAgent(
   return { clock, driver, core, device };
 }
 
-const sim = (id: string, booted = false) =>
-  ({ id, model: 'iPhone 16', platform: 'ios', os: '18.4', booted }) as const;
 const iphone16 = { platform: 'ios', model: 'iPhone 16' } as const;
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -81,7 +79,7 @@ async function quarantineByGrant(
 
 describe('quarantine retries', () => {
   it('puts back in the pool a device whose retries fail twice and then pass', async () => {
-    const agent = await startAgent({ devices: [sim('a')] }, 3);
+    const agent = await startAgent({ devices: [aScriptedSimulator('a')] }, 3);
     const { clock, core, driver, device } = agent;
     const since = await quarantineByGrant(agent);
     expect(device('a')).toMatchObject({
@@ -143,7 +141,7 @@ describe('quarantine retries', () => {
   });
 
   it('keeps an adopted device quarantined for an operator once its retries are used up', async () => {
-    const agent = await startAgent({ devices: [sim('a')] }, 3, {
+    const agent = await startAgent({ devices: [aScriptedSimulator('a')] }, 3, {
       quarantine: { retryBackoffSeconds: [60, 300] },
     });
     const { clock, core, driver, device } = agent;
@@ -174,9 +172,13 @@ describe('quarantine retries', () => {
   });
 
   it('never lets a grant take the device a retry is booting, and counts its slot', async () => {
-    const agent = await startAgent({ devices: [sim('a'), sim('b')] }, 1, {
-      limits: { running: 1 },
-    });
+    const agent = await startAgent(
+      { devices: [aScriptedSimulator('a'), aScriptedSimulator('b')] },
+      1,
+      {
+        limits: { running: 1 },
+      },
+    );
     const { clock, core, device } = agent;
     await quarantineByGrant(agent);
     const retryAt = Date.parse(device('a')?.quarantine?.nextRetryAt ?? '');
@@ -200,10 +202,14 @@ describe('quarantine retries', () => {
   });
 
   it('puts a retry off while no running slot is free, without counting it', async () => {
-    const agent = await startAgent({ devices: [sim('a'), sim('busy', true)] }, 0, {
-      limits: { running: 1 },
-      reclaim: 'shutdown',
-    });
+    const agent = await startAgent(
+      { devices: [aScriptedSimulator('a'), aScriptedSimulator('busy', { booted: true })] },
+      0,
+      {
+        limits: { running: 1 },
+        reclaim: 'shutdown',
+      },
+    );
     const { clock, core, driver, device } = agent;
     expect(await core.grant('lease-busy', iphone16)).toMatchObject({ kind: 'granted' });
     core.inventory.quarantine('a', 'reclaim failed: erase timed out');
@@ -223,7 +229,7 @@ describe('quarantine retries', () => {
   });
 
   it('ends the quarantine an operator asked to end during a retry, once the retry fails', async () => {
-    const agent = await startAgent({ devices: [sim('a')] }, 2);
+    const agent = await startAgent({ devices: [aScriptedSimulator('a')] }, 2);
     const { clock, core, driver, device } = agent;
     await quarantineByGrant(agent);
     driver.failAfter = { clock, ms: BOOT_MS };
@@ -241,7 +247,7 @@ describe('quarantine retries', () => {
   });
 
   it('shuts a running quarantined device down when an operator ends its quarantine', async () => {
-    const agent = await startAgent({ devices: [sim('a', true)] }, 0);
+    const agent = await startAgent({ devices: [aScriptedSimulator('a', { booted: true })] }, 0);
     const { clock, core, driver, device } = agent;
     core.inventory.quarantine('a', 'reclaim failed: erase timed out');
     await clock.advance(1);

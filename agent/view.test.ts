@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL, viewKey, type Catalog, type WorkerStatus } from '../api/index.js';
 import { FakeClock } from '../test/fake-clock.js';
+import { aPlannedPhone, aPlannedSimulator } from '../test/fixtures/driver-devices.js';
 import { Limits } from './config.js';
 import type { PlannedDevice } from './planner.js';
 import {
@@ -19,38 +20,9 @@ const catalog: Catalog = {
 };
 
 const devices: PlannedDevice[] = [
-  {
-    id: 'sim-warm',
-    name: 'iPhone 16',
-    model: 'iPhone 16',
-    platform: 'ios',
-    os: '18.4',
-    physical: false,
-    class: 'phone',
-    state: 'ready',
-    readySinceMs: 5,
-  },
-  {
-    id: 'sim-off',
-    name: 'iPhone 16 (2)',
-    model: 'iPhone 16',
-    platform: 'ios',
-    os: '18.4',
-    physical: false,
-    class: 'phone',
-    state: 'shutdown',
-  },
-  {
-    id: '00008110-001A2B3C4D5E',
-    name: 'QA iPhone',
-    model: 'iPhone 15 Pro',
-    platform: 'ios',
-    os: '18.4',
-    physical: true,
-    class: 'phone',
-    state: 'ready',
-    presence: { present: false, reason: 'not-present' },
-  },
+  aPlannedSimulator('sim-warm', 'ready', { readySinceMs: 5 }),
+  aPlannedSimulator('sim-off', 'shutdown', { name: 'iPhone 16 (2)' }),
+  aPlannedPhone('00008110-001A2B3C4D5E', { presence: { present: false, reason: 'not-present' } }),
 ];
 
 function sources(overrides: Partial<ViewSources> = {}): ViewSources {

@@ -5,7 +5,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DriverDevice } from '../driver.js';
+import { anEmulator } from '../../../test/fixtures/driver-devices.js';
 import type { CallRecord } from '../../../test/stand-ins/android-stand-ins.js';
 import {
   agentDriver,
@@ -307,16 +307,7 @@ describe('the adb driver in its own place', { timeout: 60_000 }, () => {
   it('refuses to touch an AVD it did not make or adopt', async () => {
     const driver = agentDriver(world, fast);
     await driver.listDevices();
-    const person: DriverDevice = {
-      id: PERSON_AVD,
-      name: PERSON_AVD,
-      model: 'Pixel 7',
-      platform: 'android',
-      os: '34',
-      physical: false,
-      class: 'phone',
-      power: 'shutdown',
-    };
+    const person = anEmulator(PERSON_AVD, { name: PERSON_AVD });
     const actions = [
       () => driver.boot(person),
       () => driver.shutdown(person),

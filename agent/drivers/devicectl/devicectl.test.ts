@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { aPhone } from '../../../test/fixtures/driver-devices.js';
 import { createCommandRunner } from '../command.js';
-import type { DriverDevice } from '../driver.js';
 import { JSON_OUTPUT, readTestdata, StandIns } from '../../../test/stand-ins/stand-in.js';
 import { DevicectlDriver, parseDevicectlDevices, presenceFromListing } from './devicectl.js';
 
@@ -8,16 +8,7 @@ const IPHONE = '00008110-001A2B3C4D5E';
 const IPAD = '00008103-000A11B22C33';
 const UNPAIRED = '00008140-00112233AABB';
 
-const iphone: DriverDevice = {
-  id: IPHONE,
-  name: 'QA iPhone 15 Pro',
-  model: 'iPhone 15 Pro',
-  platform: 'ios',
-  os: '18.4',
-  physical: true,
-  class: 'phone',
-  power: 'booted',
-};
+const iphone = aPhone(IPHONE, { name: 'QA iPhone 15 Pro' });
 
 const listArgv = ['devicectl', 'list', 'devices', '--json-output', JSON_OUTPUT];
 const lockStateArgv = (udid: string): string[] => [
@@ -35,7 +26,16 @@ describe('parsing a recorded devicectl listing', () => {
   it('lists physical iPhones and iPads by UDID with marketing name, OS and class', async () => {
     const devices = parseDevicectlDevices(await readTestdata(import.meta.url, 'list-devices.json'));
     expect(devices).toEqual([
-      iphone,
+      {
+        id: IPHONE,
+        name: 'QA iPhone 15 Pro',
+        model: 'iPhone 15 Pro',
+        platform: 'ios',
+        os: '18.4',
+        physical: true,
+        class: 'phone',
+        power: 'booted',
+      },
       {
         id: IPAD,
         name: 'QA iPad',

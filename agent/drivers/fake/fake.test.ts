@@ -5,6 +5,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../test/fake-clock.js';
+import {
+  aPhone,
+  aScriptedEmulator,
+  aScriptedPhone,
+  aScriptedSimulator,
+  anEmulator,
+} from '../../../test/fixtures/driver-devices.js';
 import type { DriverDevice } from '../driver.js';
 import { FakeDriver } from './fake.js';
 import { FAKE_SCREENSHOT_PNG } from './fake-screenshot.js';
@@ -17,22 +24,17 @@ const UDID = '00008110-001A2B3C4D5E';
 const script: FakeScriptInput = {
   bootMs: 5000,
   devices: [
-    { id: 'sim-1', model: 'iPhone 16', platform: 'ios', os: '18.4' },
-    { id: 'sim-2', model: 'iPhone 16', platform: 'ios', os: '18.4', booted: true },
-    { id: 'sim-broken', model: 'iPhone 16', platform: 'ios', os: '18.4' },
-    {
-      id: UDID,
+    aScriptedSimulator('sim-1'),
+    aScriptedSimulator('sim-2', { booted: true }),
+    aScriptedSimulator('sim-broken'),
+    aScriptedPhone(UDID, {
       name: 'QA iPhone',
-      model: 'iPhone 15 Pro',
-      platform: 'ios',
-      os: '18.4',
-      physical: true,
       presenceTimeline: [
         { atMs: 10_000, present: false, reason: 'not-present' },
         { atMs: 20_000, present: true },
       ],
-    },
-    { id: 'emulator-5554', model: 'Pixel 7', platform: 'android', os: '34' },
+    }),
+    aScriptedEmulator('emulator-5554'),
   ],
   runtimes: [{ platform: 'ios', version: '17.5' }],
   failures: { boot: ['sim-broken'], unhealthyWindows: [{ fromMs: 30_000, toMs: 40_000 }] },
@@ -114,13 +116,7 @@ describe('the fake driver', () => {
   });
 
   it('adds and removes devices at run time', async () => {
-    driver.addDevice({
-      id: 'R58N',
-      model: 'Galaxy S23',
-      platform: 'android',
-      os: '34',
-      physical: true,
-    });
+    driver.addDevice(aScriptedEmulator('R58N', { model: 'Galaxy S23', physical: true }));
     driver.removeDevice('sim-1');
     const ids = (await driver.listDevices()).devices.map((device) => device.id);
     expect(ids).toContain('R58N');
@@ -175,16 +171,7 @@ describe('the fake driver with a script file', () => {
 
 describe('fake exec', () => {
   const driver = new FakeDriver(script, { clock: new FakeClock() });
-  const phone: DriverDevice = {
-    id: UDID,
-    name: 'QA iPhone',
-    model: 'iPhone 15 Pro',
-    platform: 'ios',
-    os: '18.4',
-    physical: true,
-    class: 'phone',
-    power: 'booted',
-  };
+  const phone = aPhone(UDID);
 
   it('runs a real process that prints the devicectl argv aimed at the leased UDID', async () => {
     const plan = driver.execArgv('devicectl', ['device', 'info', 'apps'], phone);
@@ -195,12 +182,7 @@ describe('fake exec', () => {
   });
 
   it('exits with the scripted code and stderr', async () => {
-    const emulator = {
-      ...phone,
-      id: 'emulator-5554',
-      platform: 'android' as const,
-      physical: false,
-    };
+    const emulator = anEmulator('emulator-5554', { power: 'booted' });
     const plan = driver.execArgv('adb', ['shell', 'ls'], emulator);
     if (!plan.ok) throw new Error(plan.message);
     const [file, ...args] = plan.argv;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { aSimulator } from '../../../test/fixtures/driver-devices.js';
 import { readTestdata } from '../../../test/stand-ins/stand-in.js';
 import {
   catalogOf,
@@ -105,16 +106,11 @@ describe('the catalog', () => {
     const catalog = catalogOf(
       list,
       [
-        {
-          id: '5A1C0DE2-8B63-4E0A-9E0C-2F2D7C4B6A11',
+        aSimulator('5A1C0DE2-8B63-4E0A-9E0C-2F2D7C4B6A11', {
           name: 'iPhone 15',
           model: 'iPhone 15',
-          platform: 'ios',
           os: '17.5',
-          physical: false,
-          class: 'phone',
-          power: 'shutdown',
-        },
+        }),
       ],
       makeable,
     );

@@ -5,6 +5,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { aSimulator } from '../../../test/fixtures/driver-devices.js';
 import { createCommandRunner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
 import {
@@ -22,16 +23,7 @@ const IPHONE_16 = 'com.apple.CoreSimulator.SimDeviceType.iPhone-16';
 const IOS_18_4 = 'com.apple.CoreSimulator.SimRuntime.iOS-18-4';
 const SET_WIDE = ['all', 'booted', 'unavailable'];
 
-const person = (udid: string): DriverDevice => ({
-  id: udid,
-  name: 'iPhone 16',
-  model: 'iPhone 16',
-  platform: 'ios',
-  os: '18.4',
-  physical: false,
-  class: 'phone',
-  power: 'booted',
-});
+const person = (udid: string): DriverDevice => aSimulator(udid, { power: 'booted' });
 
 // Every driver call is a real process; the twenty cycles below are 120 of them. The hundred leases
 // of the issue run through a whole agent in e2e/owned-devices.test.ts.

@@ -2,8 +2,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { aSimulator } from '../../../test/fixtures/driver-devices.js';
 import { createCommandRunner } from '../command.js';
-import type { DriverDevice } from '../driver.js';
 import { SimctlStandIn } from '../../../test/stand-ins/simctl-stand-in.js';
 import { readTestdata } from '../../../test/stand-ins/stand-in.js';
 import { parseSimctlList, recordedName, SimctlDriver } from './simctl.js';
@@ -13,16 +13,7 @@ const IPHONE_16_SHUTDOWN = '7D3E2F10-1A2B-4C3D-8E9F-0A1B2C3D4E5F';
 const IPHONE_16 = 'com.apple.CoreSimulator.SimDeviceType.iPhone-16';
 const IOS_18_4 = 'com.apple.CoreSimulator.SimRuntime.iOS-18-4';
 
-const simulator: DriverDevice = {
-  id: IPHONE_16_SHUTDOWN,
-  name: 'iPhone 16 (2)',
-  model: 'iPhone 16',
-  platform: 'ios',
-  os: '18.4',
-  physical: false,
-  class: 'phone',
-  power: 'shutdown',
-};
+const simulator = aSimulator(IPHONE_16_SHUTDOWN, { name: 'iPhone 16 (2)' });
 
 describe('parsing a recorded simctl listing', () => {
   it('lists the available iOS simulators with model, runtime, class and power', async () => {
