@@ -82,7 +82,11 @@ async function main(): Promise<void> {
     log.info('listening', { port: typeof address === 'object' && address ? address.port : port });
   });
   serveTunnels(server, { client, log, tunnels, advertiseUrl: argv['advertise-url'] });
-  const shutdown = () => server.close(() => process.exit(0));
+  const shutdown = () => {
+    server.close(() => process.exit(0));
+    // The execs in flight end first; then the tunnels go, which lets the server close.
+    void tunnels.closeWhenIdle();
+  };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
   // Listening already (so /healthz answers while an unreachable API server is waited for): a proxy

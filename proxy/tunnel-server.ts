@@ -66,6 +66,22 @@ export class AgentTunnels {
     for (const { socket } of this.byWorker.values()) socket.terminate();
     this.byWorker.clear();
   }
+
+  /**
+   * The proxy is stopping: each tunnel is closed once no exec runs through it, and its agent
+   * connects again (through the Service, to a replica that stays). Without this a held tunnel
+   * keeps the server open (an upgraded socket is one of its connections) until the pod is killed.
+   */
+  async closeWhenIdle(pollMs = 200): Promise<void> {
+    while (this.byWorker.size > 0) {
+      for (const [worker, { mux, socket }] of this.byWorker) {
+        if (mux.openStreams > 0) continue;
+        socket.close(1001, 'the proxy is stopping');
+        this.byWorker.delete(worker);
+      }
+      if (this.byWorker.size > 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  }
 }
 
 export interface TunnelServerOptions {

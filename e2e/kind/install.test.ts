@@ -2,9 +2,11 @@
 // Go module, a node image with a real kubelet and containerd): every `sh step=…` block of the page,
 // in order, in one shell, from a fresh copy of the repository (doc-run.ts): Node 24, npm ci, the
 // cluster and the image, helm install, three fake-driver agents with ServiceAccount identities,
-// a CI user's leases, exec and waiting reasons through the proxy's Service, the leader pod killed
-// and a helm upgrade while requests are in flight, helm uninstall and the cluster deleted. The key
-// lines each step prints are checked against the run and against what the page shows.
+// one of them behind NAT (its tunnel to a proxy pod, no endpoint), a CI user's leases, execs (to
+// an endpoint and through the tunnel) and waiting reasons through the proxy's Service, the leader
+// pod killed and a helm upgrade while requests are in flight, helm uninstall and the cluster
+// deleted. The key lines each step prints are checked against the run and against what the page
+// shows.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { eventually } from '../../test/cluster/harness.js';
@@ -25,6 +27,14 @@ const SIMCTL = [
   'com.example.app',
   'exit 7',
 ];
+/** mac-mini-2 is behind NAT: its tool's output and exit code came through its tunnel. */
+const DEVICECTL = [
+  'fake-tool: devicectl device info apps --device 00008110-001A2B3C4D5E',
+  'com.example.app',
+  'exit 3',
+];
+/** The Worker of the host behind NAT: no endpoint, its tunnel up to one proxy pod. */
+const TUNNELLED = /^mac-mini-2 +<none> +true +http:\/\/([\d.]+):8443$/;
 
 describe.runIf(tools.ready)(
   tools.ready
@@ -153,17 +163,38 @@ describe.runIf(tools.ready)(
     );
 
     step(
-      '4: three agents with ServiceAccount identities, their own ports and limits, running',
+      '4: three agents with ServiceAccount identities, their own ports and limits, running; one behind NAT, its tunnel to a proxy pod up',
       async () => {
-        await run('agents', {
+        const output = await run('agents', {
           timeoutMs: 300_000,
           shows: [
             // The limits of each config: running now / at most.
             /^android-box-1 +false +running +0\/2 +\d+ +\w+$/,
             /^mac-mini-1 +false +running +1\/4 +\d+ +\w+$/,
             /^mac-mini-2 +false +running +0\/4 +\d+ +\w+$/,
+            // Endpoints for the two the proxy dials; none for mac-mini-2, whose tunnel is up.
+            /^android-box-1 +http:\/\/[\d.]+:\d+ +<none> +<none>$/,
+            /^mac-mini-1 +http:\/\/[\d.]+:\d+ +<none> +<none>$/,
+            TUNNELLED,
           ],
         });
+        // The replica that took the tunnel named itself by the chart's --advertise-url: its pod IP.
+        const holder = output
+          .split('\n')
+          .map((line) => TUNNELLED.exec(line.trimEnd())?.[1])
+          .find(Boolean);
+        const proxyIps = must(
+          await kind.kubectl(
+            [
+              ...['-n', SYSTEM_NAMESPACE, 'get', 'pods'],
+              ...['-l', 'app.kubernetes.io/component=proxy'],
+              ...['-o', 'jsonpath={.items[*].status.podIP}'],
+            ],
+            { record: false },
+          ),
+          'kubectl get proxy pods',
+        ).split(' ');
+        expect(proxyIps).toContain(holder);
       },
       300_000,
     );
@@ -182,6 +213,7 @@ describe.runIf(tools.ready)(
             'Lease emulator-1: Pixel 8 (emulator) Pixel_8_API_34 on android-box-1',
             "Lease phone-1: Tester's iPhone 00008110-001A2B3C4D5E (physical) on mac-mini-2",
             ...SIMCTL,
+            ...DEVICECTL,
           ],
         });
         await run('waiting', {
@@ -323,7 +355,8 @@ describe.runIf(tools.ready)(
           { timeoutMs: 120_000, intervalMs: 1000, what: "the release's pods gone" },
         );
         // What stays in the namespace was made by the processes, not by Helm: the controller's
-        // leader-election Lease and the agents' heartbeats (deleting the namespace removes them).
+        // leader-election Lease and the agents' heartbeats (deleting the namespace removes them),
+        // and the usage history once a leader has led a minute (whether it did depends on timing).
         const kinds = must(
           await kind.kubectl(['api-resources', '--verbs=list', '--namespaced', '-o', 'name']),
           'kubectl api-resources',
@@ -335,7 +368,7 @@ describe.runIf(tools.ready)(
           'kubectl get everything',
         )
           .split('\n')
-          .filter(Boolean)
+          .filter((name) => name && name !== 'configmap/simlock-usage')
           .sort();
         expect(remaining).toEqual([
           'configmap/kube-root-ca.crt',
