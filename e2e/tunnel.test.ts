@@ -3,8 +3,13 @@
 // reaches it through that tunnel. The proxy admits a tunnel only for the identity's own Worker, as
 // RBAC on `workers/tunnel` says (another worker: 403; no identity: 401). The tunnel runs through a
 // TCP relay, so a test cuts it as a network would: the exec under way ends UNAVAILABLE and the
-// agent connects again by itself.
+// agent connects again by itself. The MCP server's exec takes the same way (the console's
+// screenshot is `screenshotThroughProxy`, the function the screenshot test calls).
 import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { LeaseObject, SimlockError, tunnelPath, type ExecTool } from '../api/index.js';
@@ -199,6 +204,14 @@ function upgradeStatus(worker: string, token?: string): Promise<number> {
   });
 }
 
+function inheritedEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
+  );
+}
+
 /** A series of the agent's metrics, served on its loopback local API when it has no exec port. */
 async function agentSeries(series: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${agent.localPort}/metrics`)).text();
@@ -299,6 +312,38 @@ describe('an agent behind NAT, through its tunnel', () => {
       proxy: () => ({ url: proxyUrl, token: callerToken }),
     });
     expect(png.subarray(1, 4).toString()).toBe('PNG');
+  });
+
+  it("serves MCP's exec: the plugin's MCP server, as a coding agent runs it, through the same proxy", async () => {
+    await tunnelConnected();
+    const transport = new StdioClientTransport({
+      command: fileURLToPath(new URL('../bin/kubectl-simlock', import.meta.url)),
+      args: [
+        ...['mcp', '--kubeconfig', cluster.kubeconfigPath, '-n', fleet.namespace],
+        ...['--proxy-url', proxyUrl],
+      ],
+      env: { ...inheritedEnv(), SIMLOCK_TOKEN: callerToken },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'simlock-tunnel-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+      expect(result.isError, text).toBeFalsy();
+      return { ...result, text };
+    };
+    try {
+      // A session execs on its own leases: the second simulator of the host behind NAT.
+      const leased = await call('lease', { platform: 'ios', model: 'iPhone 16' });
+      expect(leased.text).toMatch(/^Lease lease-\w+: iPhone 16 \(2\) sim-iphone-2 on worker-a /);
+      const ran = await call('exec', { tool: 'simctl', args: ['listapps'] });
+      expect(ran.structuredContent).toMatchObject({ exitCode: 0 });
+      expect(ran.text).toContain('fake-tool: simctl listapps');
+      await call('release', {});
+    } finally {
+      await client.close();
+    }
   });
 
   it('ends an exec UNAVAILABLE when the tunnel is cut under it, and connects again by itself', async () => {

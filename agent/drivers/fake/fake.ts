@@ -76,8 +76,9 @@ export class FakeDriver implements Driver {
   }
 
   /**
-   * A script file edited while the agent runs is read again at the next listing or presence read:
-   * how the e2e tests and the demo plug a phone out and back in, or remove a device.
+   * A script file edited while the agent runs is read again at the next listing, presence read,
+   * make or boot (a real tool answers by the host as it is when called): how the e2e tests and the
+   * demo plug a phone out and back in, remove a device, or let a failing boot pass.
    */
   #followFile(): void {
     const script = this.#scriptFile?.changed();
@@ -99,6 +100,7 @@ export class FakeDriver implements Driver {
   }
 
   async create(want: DeviceToMake, name: string): Promise<DriverDevice> {
+    this.#followFile();
     this.operations.push({ operation: 'create', deviceId: name });
     const model = this.#makeable().find(
       (entry) => entry.platform === want.platform && entry.model === want.model,
@@ -135,6 +137,7 @@ export class FakeDriver implements Driver {
   }
 
   async boot(device: DriverDevice): Promise<void> {
+    this.#followFile();
     this.operations.push({ operation: 'boot', deviceId: device.id });
     this.#requireVirtual(device, 'boot');
     if (this.#power.get(device.id) === 'booted') return;
