@@ -54,7 +54,17 @@ beforeAll(async () => {
   });
   await env.fleet.createRequest('sim', { platform: 'ios', model: 'iPhone 16' });
   await env.fleet.createRequest('phone', { platform: 'android', physical: true });
-  for (const name of ['sim', 'phone']) await env.fleet.phase(name, 'Granted', 20_000);
+  for (const name of ['sim', 'phone']) {
+    // Once (of many runs, under load) the phone was not granted within 20 s: say why if again.
+    await env.fleet.phase(name, 'Granted', 20_000).catch(async (error: unknown) => {
+      const request = await env?.fleet.request(name);
+      const worker = await plainAgent?.status();
+      throw new Error(
+        `${String(error)}\nrequest ${name}: ${JSON.stringify(request?.status)}\n` +
+          `worker b: ${JSON.stringify(worker?.devices)}\nagent b: ${plainAgent?.output().slice(-2000)}`,
+      );
+    });
+  }
 }, 90_000);
 
 afterAll(async () => {
