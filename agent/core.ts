@@ -30,9 +30,9 @@ import { LeaseExpiries } from './lease-expiries.js';
 import { readMachine, type MachineFigures } from './machine-limits.js';
 import type { DeviceRamSamplerOptions } from './model-ram.js';
 import { DiskWatch } from './disk.js';
-import { DeviceSteps } from './device-steps.js';
-import { IdleSweeper } from './idle-sweeper.js';
-import { QuarantineRetrier, type UnquarantineOutcome } from './quarantine-retrier.js';
+import { deviceCare } from './device-care.js';
+import type { IdleSweeper } from './idle-sweeper.js';
+import type { QuarantineRetrier, UnquarantineOutcome } from './quarantine-retrier.js';
 import { RepeatingWork } from './repeating-work.js';
 import { RunningExecs } from './running-execs.js';
 import { StageTimings } from './stage-timings.js';
@@ -161,39 +161,17 @@ export class AgentCore {
       options.dataDir === undefined
         ? undefined
         : new DiskWatch(options.dataDir, this.#config.disk.lowBelowGiB, options.readFreeBytes);
-    // The device machine's shell for the moves no lease is in (idle, quarantine).
-    const steps = new DeviceSteps({
-      inventory: this.inventory,
-      driver: this.#driver,
-      logger: this.#logger,
-    });
-    this.#sweeper = new IdleSweeper({
-      steps,
-      driver: this.#driver,
-      inventory: this.inventory,
-      granter: this.granter,
-      clock: this.#clock,
-      settings: {
-        shutdownAfterMs: this.#config.idle.shutdownAfterSeconds * 1000,
-        deleteAfterMs: this.#config.idle.deleteAfterSeconds * 1000,
-        warm: this.#config.idle.warm,
-      },
-      logger: this.#logger,
-    });
-    this.quarantines = new QuarantineRetrier({
-      steps,
+    // The moves of the device machine no lease is in (idle, quarantine).
+    ({ sweeper: this.#sweeper, quarantines: this.quarantines } = deviceCare({
+      config: this.#config,
       driver: this.#driver,
       inventory: this.inventory,
       granter: this.granter,
       clock: this.#clock,
       limits: this.#limits.current,
-      settings: {
-        backoffMs: this.#config.quarantine.retryBackoffSeconds.map((seconds) => seconds * 1000),
-      },
       logger: this.#logger,
-      // A device back in service may be what a local request waits for.
       onReturned: () => this.#serveLocal(),
-    });
+    }));
     this.#differ = new ViewDiffer({ clock: this.#clock, debounceMs: this.#config.viewDebounceMs });
     this.views = this.#differ.changes;
 
