@@ -1,8 +1,9 @@
 // What a walk's outcome does to the waiting requests' bookkeeping: reasons counted for the
-// waiting-by-reason metric, and a request's reasons written again only when they changed.
+// waiting-by-reason metric, a request's reasons written again only when they changed, and the
+// queue's order.
 import { describe, expect, it } from 'vitest';
 import type { WorkerReason } from '../api/index.js';
-import { SameReasons, reasonCounts } from './waiting-queue.js';
+import { SameReasons, queueOrder, reasonCounts } from './waiting-queue.js';
 
 const drained = (worker: string): WorkerReason => ({ worker, reason: 'drained' });
 const full = (worker: string): WorkerReason => ({
@@ -48,5 +49,28 @@ describe('SameReasons', () => {
       expect(same.equal(before, after)).toBe(false);
       expect(same.equal(before, again)).toBe(true);
     }
+  });
+});
+
+describe('queueOrder', () => {
+  const second = Date.parse('2026-12-04T10:00:00Z');
+  const names = (requests: { name: string }[]) => requests.map((request) => request.name);
+
+  it('puts the first queued first, whatever the names', () => {
+    const queued = [
+      { name: 'after', queuedAt: second + 5, createdAt: second },
+      { name: 'next', queuedAt: second + 2, createdAt: second },
+    ];
+    expect(names(queued.sort(queueOrder))).toEqual(['next', 'after']);
+  });
+
+  it('keeps requests queued in one pass in the order they were created, then seen', () => {
+    // Seen in this order by the controller, all in one pass; "early" was created a second before.
+    const seen = [
+      { name: 'next', queuedAt: second + 9, createdAt: second + 1000 },
+      { name: 'after', queuedAt: second + 9, createdAt: second + 1000 },
+      { name: 'early', queuedAt: second + 9, createdAt: second },
+    ];
+    expect(names(seen.sort(queueOrder))).toEqual(['early', 'next', 'after']);
   });
 });

@@ -1,4 +1,4 @@
-// The waiting queue: the requests in queue order (queuedAt, then key), and one walk over those that
+// The waiting queue: the requests in queue order (queuedAt, then creation), and one walk over those that
 // wait (walk.ts decides, purely): a dispatch or a failure goes to the request machine, a request
 // that still waits gets its reasons, its position and its estimate (estimate/).
 import type { WorkerReason } from '../api/index.js';
@@ -27,6 +27,19 @@ export interface QueueEstimator {
   now: () => number;
 }
 
+/**
+ * Queue order: first queued first. Requests queued in one pass share a queuedAt: they keep the
+ * order they were created in, and within one second of creation (creationTimestamp's precision)
+ * the order this process saw them, which is the order of the map the sort is given (the sort is
+ * stable). Breaking that tie by name put a request named "after" ahead of an earlier "next".
+ */
+export function queueOrder(
+  a: Pick<TrackedRequest, 'queuedAt' | 'createdAt'>,
+  b: Pick<TrackedRequest, 'queuedAt' | 'createdAt'>,
+): number {
+  return (a.queuedAt ?? 0) - (b.queuedAt ?? 0) || a.createdAt - b.createdAt;
+}
+
 export class WaitingQueue {
   /** Every tracked request in queue order; undefined: to be sorted again. */
   private order: TrackedRequest[] | undefined;
@@ -46,10 +59,7 @@ export class WaitingQueue {
     const started = performance.now();
     // Sorting thousands of requests on every walk was most of a walk's time in a burst; the order
     // changes only when a request comes, goes, or is queued.
-    this.order ??= [...requests.values()].sort(
-      (a, b) =>
-        (a.queuedAt ?? 0) - (b.queuedAt ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
-    );
+    this.order ??= [...requests.values()].sort(queueOrder);
     const queue = this.order.filter(
       (request) => request.life.kind === 'waiting' || request.life.kind === 'withdrawing',
     );
