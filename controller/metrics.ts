@@ -1,6 +1,9 @@
 // Prometheus metrics of the controller.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** The states of simlock_workers: every one is shown, 0 included, so an alert can read it. */
+const WORKER_STATES = ['ready', 'disconnected', 'incompatible', 'drained', 'not-ready'] as const;
+
 export class ControllerMetrics {
   readonly registry = new Registry();
   readonly queueLength = new Gauge({
@@ -90,6 +93,20 @@ export class ControllerMetrics {
     registers: [this.registry],
     collect: () => this.beforeScrape(),
   });
+  readonly workers = new Gauge({
+    name: 'simlock_workers',
+    help:
+      'Workers this controller knows, by whether they take requests: ready, or why not ' +
+      '(disconnected, incompatible, drained, not-ready).',
+    labelNames: ['state'],
+    registers: [this.registry],
+    collect: () => {
+      const counts = this.countWorkers();
+      for (const state of WORKER_STATES) this.workers.set({ state }, counts.get(state) ?? 0);
+    },
+  });
+  /** The known workers by state; set by a reconciler to read its fleet at a scrape. */
+  countWorkers: () => ReadonlyMap<string, number> = () => new Map();
   /**
    * Brings the time counters up to now; set by the usage observer while a reconciler runs. Both
    * counters call it (a scrape reads both): the second call adds nothing (utilisation.ts).

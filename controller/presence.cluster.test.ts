@@ -14,7 +14,14 @@ const INTERVAL_MS = 8000;
 
 describe('a waiting request and a worker whose heartbeat lapses', () => {
   it('reads disconnected within two seconds of the lapse, just after its reasons were written', async () => {
-    const { fleet, start } = await setup({ reasonWriteIntervalMs: INTERVAL_MS });
+    const { fleet, start, metrics } = await setup({ reasonWriteIntervalMs: INTERVAL_MS });
+    // What an operator's dashboard reads: simlock_workers by state.
+    const workers = async () =>
+      Object.fromEntries(
+        (await metrics.workers.get()).values
+          .filter((value) => value.value > 0)
+          .map((value) => [value.labels.state, value.value]),
+      );
     const a = await fleet.addWorker('a', { status: iosFullStatus() });
     const b = await fleet.addWorker('b', { status: iosFullStatus() });
     await start();
@@ -38,6 +45,7 @@ describe('a waiting request and a worker whose heartbeat lapses', () => {
       { worker: a, reason: 'disconnected' },
       { worker: b, ...full },
     ]);
+    expect(await workers()).toEqual({ ready: 1, disconnected: 1 });
 
     // And back: renewed, it is full again as soon as that is seen.
     await fleet.heartbeat('a');
@@ -48,6 +56,7 @@ describe('a waiting request and a worker whose heartbeat lapses', () => {
       INTERVAL_MS,
     );
     expect(Date.now() - renewedAt).toBeLessThan(2000);
+    expect(await workers()).toEqual({ ready: 2 });
   });
 });
 

@@ -9,7 +9,12 @@
 // started again loses no request and dispatches none twice (the Lease is named as its request, so a
 // second create answers AlreadyExists and is adopted). Memos (refusals, cannot-serve) live in
 // memory only; after a restart a worker may be asked once more, which costs one refusal.
-import { HOLDER_SESSION_LABEL, WORKER_LABEL } from '../api/index.js';
+import {
+  HOLDER_SESSION_LABEL,
+  takesRequests,
+  WORKER_LABEL,
+  type DeviceSpec,
+} from '../api/index.js';
 import {
   Informer,
   WorkQueue,
@@ -36,6 +41,9 @@ import { UsageObserver } from './usage-observer.js';
 import { UsagePublisher } from './usage-publisher.js';
 import { WaitingQueue } from './waiting-queue.js';
 import { WriteQueue } from './write-queue.js';
+
+// takes-requests reads the worker only (connection, drained, catalog): any request asks alike.
+const ANY_DEVICE: DeviceSpec = { platform: 'ios' };
 
 export class Reconciler {
   private readonly client: KubeClient;
@@ -119,6 +127,14 @@ export class Reconciler {
       disconnected: (worker) => this.shell.workerGone(worker),
       observer: observers.observer('Worker'),
     });
+    metrics.countWorkers = () => {
+      const counts = new Map<string, number>();
+      for (const view of this.fleet.current().views) {
+        const state = takesRequests.check(view, ANY_DEVICE)?.reason ?? 'ready';
+        counts.set(state, (counts.get(state) ?? 0) + 1);
+      }
+      return counts;
+    };
     const usageHistory = new UsageHistory(clock.now());
     this.usage = new UsageObserver(metrics, this.fleet, clock, usageHistory);
     const publishEveryMs = options.usagePublishIntervalMs ?? defaults.usagePublishIntervalMs;

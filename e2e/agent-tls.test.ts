@@ -11,9 +11,9 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heartbeatLeaseName, SimlockError } from '../api/index.js';
+import { SimlockError } from '../api/index.js';
 import { createProxyApp } from '../proxy/index.js';
-import { coordinationLeasePath, execThroughProxy, silentLogger } from '../runtime/index.js';
+import { execThroughProxy, silentLogger } from '../runtime/index.js';
 import { startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
@@ -53,14 +53,8 @@ beforeAll(async () => {
     execAllowedIdentities: [`system:serviceaccount:${env.fleet.namespace}:simlock-proxy`],
   });
   // Worker b joined after the controller started: a request that only it serves fails at once
-  // (NO_CAPACITY, no-worker) while the controller has not seen its heartbeat yet, so wait for it.
-  const heartbeat = coordinationLeasePath(
-    env.fleet.namespace,
-    heartbeatLeaseName(env.fleet.name('b')),
-  );
-  await eventually(() => cluster.admin.get(heartbeat).then(() => true), {
-    what: "worker b's heartbeat",
-  });
+  // (NO_CAPACITY, no-worker) while the controller has not seen it take requests yet.
+  await env.workersReady(2);
   await env.fleet.createRequest('sim', { platform: 'ios', model: 'iPhone 16' });
   await env.fleet.createRequest('phone', { platform: 'android', physical: true });
   for (const name of ['sim', 'phone']) {

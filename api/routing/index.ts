@@ -14,6 +14,7 @@ export type {
 export { createRoutingPolicy, explain, select, STAGES } from './policy.js';
 export { createPipeline, type Pipeline } from './pipeline.js';
 export { assess } from './assess.js';
+export { takesRequests } from './stages/takes-requests.js';
 export {
   applyUnblockChange,
   findUnblocks,

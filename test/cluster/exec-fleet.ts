@@ -3,7 +3,11 @@
 // a time), the controller in-process, the real exec proxy, and a service-account token that may
 // exec.
 import type { Server } from 'node:http';
-import type { Reconciler, ReconcilerOptions } from '../../controller/index.js';
+import {
+  ControllerMetrics,
+  type Reconciler,
+  type ReconcilerOptions,
+} from '../../controller/index.js';
 import { ActivityRecorder, createProxyApp, leaseStatusActivityStore } from '../../proxy/index.js';
 import { silentLogger } from '../../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from './agents.js';
@@ -20,6 +24,11 @@ export interface ExecFleet {
   token: string;
   /** Resolves once no device of the agent is leased or being reclaimed. */
   devicesFree(timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves once the in-process controller sees `count` workers that take requests (its
+   * simlock_workers{state="ready"}): a worker started later is routed to only from then on.
+   */
+  workersReady(count: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -70,7 +79,11 @@ export async function startExecFleet(
     ...(options.agentConfig ? { config: options.agentConfig } : {}),
     ...(options.agentEnv ? { env: options.agentEnv } : {}),
   });
-  const reconciler: Reconciler = controllerFor(cluster, fleet, options.controller);
+  const metrics = options.controller?.metrics ?? new ControllerMetrics();
+  const reconciler: Reconciler = controllerFor(cluster, fleet, {
+    ...options.controller,
+    metrics,
+  });
   await reconciler.start();
   const app = createProxyApp({
     client: cluster.admin,
@@ -106,6 +119,16 @@ export async function startExecFleet(
             : undefined;
         },
         { timeoutMs, intervalMs: 100, what: 'every device ready' },
+      ).then(() => undefined),
+    workersReady: (count) =>
+      eventually(
+        async () => {
+          const ready = (await metrics.workers.get()).values.find(
+            (value) => value.labels.state === 'ready',
+          );
+          return (ready?.value ?? 0) >= count ? true : undefined;
+        },
+        { intervalMs: 50, what: `the controller seeing ${count} workers ready` },
       ).then(() => undefined),
     stop: async () => {
       proxy.close();
