@@ -263,6 +263,14 @@ export const AgentConfig = z
           .describe(
             'The exec proxy this agent connects out to (https://…); its execs come that way.',
           ),
+        caFile: z
+          .string()
+          .min(1)
+          .max(1024)
+          .optional()
+          .describe(
+            "The CA (PEM) that signed the proxy's certificate, when it is not one the system trusts; read again at each connect.",
+          ),
       })
       .optional()
       .describe(

@@ -64,6 +64,10 @@ async function main(): Promise<void> {
       type: 'string',
       describe: 'the exec proxy to connect out to (a host behind NAT; ADR 0024)',
     })
+    .option('tunnel-ca-file', {
+      type: 'string',
+      describe: "the CA (PEM) that signed the proxy's certificate, if the system does not trust it",
+    })
     .option('tls-cert-file', {
       type: 'string',
       describe: 'serve exec over HTTPS with this certificate (PEM; read again when it changes)',
@@ -105,7 +109,14 @@ async function main(): Promise<void> {
       ? { tls: { certFile: argv['tls-cert-file'], keyFile: argv['tls-key-file'] } }
       : {}),
     ...(argv['listen-port'] !== undefined ? { listen: { port: argv['listen-port'] } } : {}),
-    ...(argv['tunnel-url'] !== undefined ? { tunnel: { url: argv['tunnel-url'] } } : {}),
+    ...(argv['tunnel-url'] !== undefined || argv['tunnel-ca-file'] !== undefined
+      ? {
+          tunnel: {
+            ...(argv['tunnel-url'] !== undefined ? { url: argv['tunnel-url'] } : {}),
+            ...(argv['tunnel-ca-file'] !== undefined ? { caFile: argv['tunnel-ca-file'] } : {}),
+          },
+        }
+      : {}),
     ...(argv['local-port'] !== undefined ? { local: { port: argv['local-port'] } } : {}),
   };
   let config;
@@ -213,6 +224,7 @@ async function main(): Promise<void> {
   const tunnel = config.tunnel
     ? new AgentTunnel({
         url: config.tunnel.url,
+        ...(config.tunnel.caFile !== undefined ? { caFile: config.tunnel.caFile } : {}),
         worker: config.name,
         token: () => kubeconfigBearerToken(client),
         server: execServer,

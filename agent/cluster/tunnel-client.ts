@@ -4,6 +4,7 @@
 // as a connection, so the exec server and its TokenReview of the proxy are the same as on a port.
 // Lost, it connects again after a backoff; connected or not is said in the Worker status and in
 // `simlock_agent_tunnel_connected`.
+import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { Gauge, type Registry } from 'prom-client';
 import { WebSocket } from 'ws';
@@ -17,6 +18,8 @@ import { TunnelClosedError, TunnelMux, type Logger } from '../../runtime/index.j
 export interface AgentTunnelOptions {
   /** The proxy's base URL (https://… or wss://…). */
   url: string;
+  /** The CA (PEM file) that signed the proxy's certificate, read at each connect; else the system's. */
+  caFile?: string;
   worker: string;
   /** The bearer token to present, read again at each connect (it rotates). */
   token: () => Promise<string | undefined>;
@@ -69,6 +72,14 @@ export class AgentTunnel {
       return this.lost(`no token: ${(error as Error).message}`);
     }
     if (!token) return this.lost('the kubeconfig gives no bearer token to present to the proxy');
+    let ca: string | undefined;
+    if (this.options.caFile !== undefined) {
+      try {
+        ca = await readFile(this.options.caFile, 'utf8');
+      } catch (error) {
+        return this.lost(`cannot read tunnel.caFile: ${(error as Error).message}`);
+      }
+    }
     const base = new URL(this.options.url);
     base.protocol = base.protocol === 'https:' || base.protocol === 'wss:' ? 'wss:' : 'ws:';
     const url = new URL(tunnelPath(this.options.worker), base);
@@ -76,6 +87,7 @@ export class AgentTunnel {
       headers: { authorization: `Bearer ${token}` },
       handshakeTimeout: 15_000,
       perMessageDeflate: false,
+      ...(ca !== undefined ? { ca } : {}),
     });
     this.socket = socket;
     let refusal: string | undefined;
