@@ -5,7 +5,8 @@
 // reaches the server, as with a server that accepts and never answers), or refuses (it stops
 // listening and closes what it holds, as an API server restarting does), and counts the
 // connections it accepted and the chunks a client sent into the silence (a test waits for one: a
-// request stuck on a dead connection, rather than for a while). Only loopback is a target.
+// request stuck on a dead connection, rather than for a while). Only loopback is a target; the relay
+// listens on loopback, or on the host side of a network namespace's pair (partition.ts).
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { KubeClient } from '../../runtime/index.js';
@@ -24,19 +25,28 @@ export class Relay {
 
   private constructor(
     private readonly target: number,
+    readonly host: string,
     readonly port: number,
     server: Server,
   ) {
     this.server = server;
   }
 
-  /** A relay on a free loopback port to the API server's loopback `targetPort`. */
-  static async start(targetPort: number): Promise<Relay> {
+  /**
+   * A relay on a free port of `host` (loopback unless said) to the loopback `targetPort` (the API
+   * server's, or any server's of the test).
+   */
+  static async start(targetPort: number, host = '127.0.0.1'): Promise<Relay> {
     const accepting: { relay?: Relay } = {};
     const server = createServer((socket) => accepting.relay?.accept(socket));
-    const port = await listen(server, 0);
-    accepting.relay = new Relay(targetPort, port, server);
+    const port = await listen(server, host, 0);
+    accepting.relay = new Relay(targetPort, host, port, server);
     return accepting.relay;
+  }
+
+  /** Where a client connects, as an http:// URL. */
+  get url(): string {
+    return `http://${this.host}:${this.port}`;
   }
 
   private accept(incoming: Socket): void {
@@ -100,7 +110,7 @@ export class Relay {
     this.silent = false;
     this.unanswered = false;
     this.server = createServer((socket) => this.accept(socket));
-    await listen(this.server, this.port);
+    await listen(this.server, this.host, this.port);
   }
 
   /** A copy of `kubeconfigPath` whose server is this relay. */
@@ -109,7 +119,10 @@ export class Relay {
     const path = `${kubeconfigPath}.relay-${this.port}`;
     await writeFile(
       path,
-      text.replace(/server: https:\/\/127\.0\.0\.1:\d+/g, `server: https://127.0.0.1:${this.port}`),
+      text.replace(
+        /server: https:\/\/127\.0\.0\.1:\d+/g,
+        `server: https://${this.host}:${this.port}`,
+      ),
     );
     return path;
   }
@@ -120,10 +133,10 @@ export class Relay {
   }
 }
 
-function listen(server: Server, port: number): Promise<number> {
+function listen(server: Server, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
+    server.listen(port, host, () => {
       const address = server.address();
       resolve(typeof address === 'object' && address ? address.port : 0);
     });
