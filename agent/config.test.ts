@@ -72,6 +72,24 @@ describe('the agent config', () => {
     ).toThrow(/tunnel\.url/);
   });
 
+  it('sends its token over plain http only to loopback, or when told to (a local demo)', () => {
+    const tunnel = (url: string, allowPlainHttp?: boolean) =>
+      parseAgentConfig({
+        name: 'a',
+        drivers: ['adb'],
+        tunnel: { url, ...(allowPlainHttp !== undefined ? { allowPlainHttp } : {}) },
+      }).tunnel;
+    expect(() => tunnel('http://simlock-proxy.example.com')).toThrow(
+      /tunnel\.url: plain http:\/\/ would send the agent's token unencrypted/,
+    );
+    expect(() => tunnel('ws://10.0.0.7:8080')).toThrow(/tunnel\.allowPlainHttp/);
+    expect(tunnel('http://127.0.0.1:8080')?.url).toBe('http://127.0.0.1:8080');
+    expect(tunnel('http://localhost:8080')?.url).toBe('http://localhost:8080');
+    expect(tunnel('http://[::1]:8080')?.url).toBe('http://[::1]:8080');
+    expect(tunnel('http://10.0.0.7:8080', true)?.allowPlainHttp).toBe(true);
+    expect(tunnel('https://10.0.0.7:8443')?.url).toBe('https://10.0.0.7:8443');
+  });
+
   it('needs a script for the fake driver', () => {
     expect(() => parseAgentConfig({ name: 'a', drivers: ['fake'] })).toThrow(
       /fakeScript: the fake driver needs fakeScript/,

@@ -271,7 +271,26 @@ export const AgentConfig = z
           .describe(
             "The CA (PEM) that signed the proxy's certificate, when it is not one the system trusts; read again at each connect.",
           ),
+        allowPlainHttp: z
+          .boolean()
+          .optional()
+          .describe(
+            'Connect over plain http:// to a proxy that is not on loopback (a local demo): the token then crosses the network unencrypted.',
+          ),
       })
+      // The agent presents its bearer token on connect: over plain HTTP anyone on the path reads it.
+      // Loopback (a port-forward) stays allowed; elsewhere it takes the explicit setting.
+      .refine(
+        (tunnel) =>
+          tunnel.allowPlainHttp === true ||
+          !/^(http|ws):$/.test(new URL(tunnel.url).protocol) ||
+          isLoopback(new URL(tunnel.url).hostname),
+        {
+          message:
+            "plain http:// would send the agent's token unencrypted to a proxy off this host: use https://, or set tunnel.allowPlainHttp (--tunnel-allow-plain-http) for a local demo",
+          path: ['url'],
+        },
+      )
       .optional()
       .describe(
         'A host behind NAT: the agent connects to the exec proxy and serves exec through that connection (ADR 0024). Without an endpoint it then listens on no port.',
@@ -317,6 +336,11 @@ export const AgentConfig = z
     { message: 'must be https:// when tls is set', path: ['endpoint'] },
   );
 export type AgentConfig = z.infer<typeof AgentConfig>;
+
+/** localhost, 127.0.0.0/8 or ::1 (as URL.hostname spells it, in brackets). */
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
 export type AgentConfigInput = z.input<typeof AgentConfig>;
 
 export class AgentConfigError extends SimlockError {

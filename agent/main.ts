@@ -68,6 +68,11 @@ async function main(): Promise<void> {
       type: 'string',
       describe: "the CA (PEM) that signed the proxy's certificate, if the system does not trust it",
     })
+    .option('tunnel-allow-plain-http', {
+      type: 'boolean',
+      describe:
+        'connect over plain http:// to a proxy off this host (a local demo: the token is sent unencrypted)',
+    })
     .option('tls-cert-file', {
       type: 'string',
       describe: 'serve exec over HTTPS with this certificate (PEM; read again when it changes)',
@@ -109,14 +114,7 @@ async function main(): Promise<void> {
       ? { tls: { certFile: argv['tls-cert-file'], keyFile: argv['tls-key-file'] } }
       : {}),
     ...(argv['listen-port'] !== undefined ? { listen: { port: argv['listen-port'] } } : {}),
-    ...(argv['tunnel-url'] !== undefined || argv['tunnel-ca-file'] !== undefined
-      ? {
-          tunnel: {
-            ...(argv['tunnel-url'] !== undefined ? { url: argv['tunnel-url'] } : {}),
-            ...(argv['tunnel-ca-file'] !== undefined ? { caFile: argv['tunnel-ca-file'] } : {}),
-          },
-        }
-      : {}),
+    ...tunnelFlags(argv),
     ...(argv['local-port'] !== undefined ? { local: { port: argv['local-port'] } } : {}),
   };
   let config;
@@ -264,3 +262,19 @@ main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });
+
+/** The tunnel's flags as the config's `tunnel` (merged over the file's). */
+function tunnelFlags(argv: {
+  'tunnel-url'?: string | undefined;
+  'tunnel-ca-file'?: string | undefined;
+  'tunnel-allow-plain-http'?: boolean | undefined;
+}): { tunnel?: Record<string, unknown> } {
+  const tunnel = {
+    ...(argv['tunnel-url'] !== undefined ? { url: argv['tunnel-url'] } : {}),
+    ...(argv['tunnel-ca-file'] !== undefined ? { caFile: argv['tunnel-ca-file'] } : {}),
+    ...(argv['tunnel-allow-plain-http'] !== undefined
+      ? { allowPlainHttp: argv['tunnel-allow-plain-http'] }
+      : {}),
+  };
+  return Object.keys(tunnel).length > 0 ? { tunnel } : {};
+}

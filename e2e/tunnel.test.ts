@@ -135,7 +135,8 @@ beforeAll(async () => {
       platforms: ['ios', 'android'],
     }),
     execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
-    config: { tunnel: { url: proxyRelay.url } },
+    // The relay's address is off loopback (inside the namespace): plain HTTP needs saying so.
+    config: { tunnel: { url: proxyRelay.url, allowPlainHttp: true } },
   });
   reconciler = controllerFor(cluster, fleet);
   await reconciler.start();
