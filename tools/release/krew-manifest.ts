@@ -43,7 +43,9 @@ export function fillKrewManifest(
     const platform = PLATFORMS.find((known) => known.os === os && known.arch === arch);
     if (!platform) throw new Error(`krew/simlock.yaml: no release platform ${os}/${arch}`);
     if (platform.nodeVersion === null) {
-      throw new Error(`krew/simlock.yaml lists ${os}/${arch}, which no release builds: ${platform.missing}`);
+      throw new Error(
+        `krew/simlock.yaml lists ${os}/${arch}, which no release builds: ${platform.missing}`,
+      );
     }
     listed.push(platform);
     const name = archiveName(platform);

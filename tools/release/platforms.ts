@@ -34,39 +34,44 @@ export const PLATFORMS: readonly Platform[] = [
  * platform's, and the build machine's Node of another platform's version, which makes that
  * platform's blob (Node's docs: a blob is made by the Node version it is injected into).
  */
-export const NODE_PACKAGES: readonly { node: Platform['node']; version: string; integrity: string }[] =
-  [
-    // tools/node-versions.env's NODE_INTEGRITY_LINUX_X64 (a unit test keeps them equal).
-    {
-      node: 'linux-x64',
-      version: '24.22.3',
-      integrity:
-        'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
-    },
-    {
-      node: 'linux-arm64',
-      version: '24.22.3',
-      integrity:
-        'sha512-IZx0J52/1NDwAsY2iyWR9nlPIYuYviTWetjj8+ElvYQh2+XRhLfCfkbFEF/2O5vGI2hcUbyPNHV+nz342FbJXw==',
-    },
-    {
-      node: 'darwin-x64',
-      version: '24.18.1',
-      integrity:
-        'sha512-tCT5i2LaCG+9j7HXlF1ioPfVSbHRTp3MgWDknJ0ofG8V2eRDNEpqhC3y9DLmvUpTPYsSwHBSccIeB3yl92hTIQ==',
-    },
-    // Makes darwin-x64's blob on a linux-x64 build machine.
-    {
-      node: 'linux-x64',
-      version: '24.18.1',
-      integrity:
-        'sha512-lrkq/M/O8giNdc8fSxYK0kuRZPVVFOMM+HRbUNoqZNs2+tdNI9Qjc0n/tWOd2wBsU0e8z/qQBpGrUBIse4vPgA==',
-    },
-  ];
+export const NODE_PACKAGES: readonly {
+  node: Platform['node'];
+  version: string;
+  integrity: string;
+}[] = [
+  // tools/node-versions.env's NODE_INTEGRITY_LINUX_X64 (a unit test keeps them equal).
+  {
+    node: 'linux-x64',
+    version: '24.22.3',
+    integrity:
+      'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
+  },
+  {
+    node: 'linux-arm64',
+    version: '24.22.3',
+    integrity:
+      'sha512-IZx0J52/1NDwAsY2iyWR9nlPIYuYviTWetjj8+ElvYQh2+XRhLfCfkbFEF/2O5vGI2hcUbyPNHV+nz342FbJXw==',
+  },
+  {
+    node: 'darwin-x64',
+    version: '24.18.1',
+    integrity:
+      'sha512-tCT5i2LaCG+9j7HXlF1ioPfVSbHRTp3MgWDknJ0ofG8V2eRDNEpqhC3y9DLmvUpTPYsSwHBSccIeB3yl92hTIQ==',
+  },
+  // Makes darwin-x64's blob on a linux-x64 build machine.
+  {
+    node: 'linux-x64',
+    version: '24.18.1',
+    integrity:
+      'sha512-lrkq/M/O8giNdc8fSxYK0kuRZPVVFOMM+HRbUNoqZNs2+tdNI9Qjc0n/tWOd2wBsU0e8z/qQBpGrUBIse4vPgA==',
+  },
+];
 
 /** The pinned integrity of node-<node>@<version>, or why there is none. */
 export function nodePackageIntegrity(node: Platform['node'], version: string): string {
-  const pin = NODE_PACKAGES.find((candidate) => candidate.node === node && candidate.version === version);
+  const pin = NODE_PACKAGES.find(
+    (candidate) => candidate.node === node && candidate.version === version,
+  );
   if (!pin) {
     throw new Error(
       `no pinned integrity for node-${node}@${version} (tools/release/platforms.ts NODE_PACKAGES; \`npm view node-${node}@${version} dist.integrity\` where the registry serves it)`,
