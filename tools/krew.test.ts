@@ -36,12 +36,14 @@ describe('krew/simlock.yaml', () => {
     expect(manifest.spec.shortDescription.length).toBeLessThanOrEqual(50);
   });
 
-  it('has an archive for macOS and Linux on both architectures, each with a checksum', () => {
+  it('has an archive for Linux on both architectures and Intel macOS, each with a checksum', () => {
+    // No darwin/arm64: the npm registry has no Node for it that the release could build from
+    // (tools/release/platforms.ts).
     expect(
       manifest.spec.platforms
         .map(({ selector }) => `${selector.matchLabels.os}/${selector.matchLabels.arch}`)
         .sort(),
-    ).toEqual(['darwin/amd64', 'darwin/arm64', 'linux/amd64', 'linux/arm64']);
+    ).toEqual(['darwin/amd64', 'linux/amd64', 'linux/arm64']);
     for (const platform of manifest.spec.platforms) {
       const { os, arch } = platform.selector.matchLabels;
       expect(platform.uri).toMatch(/^https:\/\//);

@@ -12,6 +12,8 @@ export interface Release {
   kind: KindRun;
   namespace: string;
   deployments: string[];
+  /** The chart the release was installed from: the release's packaged .tgz. */
+  chart: string;
   helm(args: string[]): Promise<CommandResult>;
 }
 
@@ -34,7 +36,7 @@ async function restored(release: Release): Promise<void> {
 /** helm upgrade of the release with controller.extraArgs set to these. */
 const upgrade = (release: Release, args: string[]) =>
   release.helm([
-    ...['upgrade', 'simlock', 'charts/simlock', '-n', release.namespace, '--reuse-values'],
+    ...['upgrade', 'simlock', release.chart, '-n', release.namespace, '--reuse-values'],
     ...['--set-json', `controller.extraArgs=${JSON.stringify(args)}`],
   ]);
 

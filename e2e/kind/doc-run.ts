@@ -1,16 +1,14 @@
 // docs/INSTALL.md's kind section, run as a reader runs it: its `sh step=…` blocks, as written, one
-// after another in one shell (tools/kind/terminal.ts), from the root of a fresh copy of this
-// repository, so that its `npm ci` is the reader's and no step leans on this checkout's
-// node_modules or bundles. The shell has the machine's environment and PATH with kind, kubectl and
-// helm, and none of this run's Node: step 0 puts Node 24 and the plugin on PATH, as the page says.
-// The only things set for it are what the page lets a reader set before step 0 (a cluster name
-// and ports of this run, the node image tools/kind built offline, the image's base and the
-// build's network flags), and HOME is the run's folder, so that kind writes its kubeconfig there.
-import { spawnSync } from 'node:child_process';
+// after another in one shell (tools/kind/terminal.ts), in an empty folder, from a release's files
+// (release-files.ts builds them first, as a reader downloads them): no step leans on this
+// checkout. The shell has the machine's environment and PATH with kind, kubectl and helm, and none
+// of this run's Node: the plugin of step 0 is the release's single binary. The only things set for
+// it are what the page lets a reader set before step 0 (the release's folder, a cluster name and
+// ports of this run, the node image tools/kind built offline), and HOME is the run's folder, so
+// that kind writes its kubeconfig there.
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { docSteps, missingLines, type ExpectedLine } from '../../tools/kind/doc-steps.js';
 import { Terminal } from '../../tools/kind/terminal.js';
@@ -26,8 +24,10 @@ export const INSTALL_STEPS = docSteps(
 export interface DocRunPlace {
   /** The terminal's folder. */
   terminal: string;
-  /** The copy of the repository the steps run in. */
-  checkout: string;
+  /** The folder the steps run in (the page's $PWD). */
+  cwd: string;
+  /** The release's files (the page's $RELEASE). */
+  release: string;
   agentPort: number;
   proxyPort: number;
 }
@@ -45,19 +45,20 @@ export class DocRun {
     private readonly terminal: Terminal,
   ) {}
 
-  /** Copies the repository, picks the ports, opens the shell; close() ends it and its jobs. */
+  /** Picks the folders and the ports, opens the shell; close() ends it and its jobs. */
   static async start(kind: KindRun): Promise<{ run: DocRun; close: () => Promise<void> }> {
-    const checkout = join(kind.dir, 'simlock');
-    await copyCheckout(checkout);
+    const cwd = join(kind.dir, 'try');
+    await mkdir(cwd, { recursive: true });
     const place: DocRunPlace = {
       terminal: join(kind.dir, 'terminal'),
-      checkout,
+      cwd,
+      release: join(kind.dir, 'release'),
       agentPort: await freePortRun(6),
       proxyPort: await freePort(),
     };
     const { terminal, close } = await Terminal.open(place.terminal, {
-      cwd: checkout,
-      env: await readerEnvironment(kind, place),
+      cwd,
+      env: readerEnvironment(kind, place),
     });
     return { run: new DocRun(kind, place, terminal), close };
   }
@@ -69,7 +70,7 @@ export class DocRun {
   /** The CI user of step 5, for the tests' own plugin runs: its kubeconfig, the proxy's URL. */
   get user(): NodeJS.ProcessEnv {
     return {
-      KUBECONFIG: join(this.place.checkout, '.simlock', 'try', 'ci.kubeconfig'),
+      KUBECONFIG: join(this.place.cwd, 'simlock-try', 'ci.kubeconfig'),
       SIMLOCK_PROXY_URL: `http://127.0.0.1:${this.place.proxyPort}`,
     };
   }
@@ -109,26 +110,6 @@ export class DocRun {
   }
 }
 
-/**
- * Tracked and untracked files of this checkout (not the ignored: node_modules, .simlock); outside
- * a git checkout, everything but those.
- */
-async function copyCheckout(target: string): Promise<void> {
-  await mkdir(target, { recursive: true });
-  const copy = (list: string) =>
-    spawnSync('bash', ['-c', `set -o pipefail; ${list} | tar -xf - -C "$1"`, 'copy', target], {
-      cwd: repositoryRoot,
-      encoding: 'utf8',
-    });
-  let copied = copy(
-    'git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf -',
-  );
-  if (copied.status !== 0) {
-    copied = copy('tar --exclude=./node_modules --exclude=./.simlock --exclude=./.git -cf - .');
-  }
-  if (copied.status !== 0) throw new Error(`copying the checkout failed: ${copied.stderr}`);
-}
-
 /** A port with the `count - 1` after it free too (the agents' exec and local ports). */
 async function freePortRun(count: number): Promise<number> {
   for (let attempt = 0; attempt < 20; attempt++) {
@@ -161,7 +142,7 @@ const RUN_ONLY =
  * without this run's Node and variables, with kind, kubectl and helm on PATH and the page's
  * settings.
  */
-async function readerEnvironment(kind: KindRun, place: DocRunPlace): Promise<NodeJS.ProcessEnv> {
+function readerEnvironment(kind: KindRun, place: DocRunPlace): NodeJS.ProcessEnv {
   const ours = (entry: string) =>
     entry.startsWith(repositoryRoot) ||
     entry.includes('/simlock/node/') ||
@@ -172,7 +153,6 @@ async function readerEnvironment(kind: KindRun, place: DocRunPlace): Promise<Nod
     dirname(kind.tools.kind),
     ...(process.env.PATH ?? '/usr/bin:/bin').split(delimiter).filter((entry) => !ours(entry)),
   ];
-  const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'simlock');
   const machine = Object.entries(process.env).filter(([name]) => !RUN_ONLY.test(name));
   return {
     ...Object.fromEntries(machine),
@@ -180,16 +160,11 @@ async function readerEnvironment(kind: KindRun, place: DocRunPlace): Promise<Nod
     // kind writes its kubeconfig to ~/.kube/config: this run's, as is helm's ~/.config.
     HOME: kind.dir,
     TMPDIR: kind.dir,
-    // The reader's npm and Node caches stay theirs.
-    npm_config_cache: join(homedir(), '.npm'),
-    npm_config_userconfig: join(homedir(), '.npmrc'),
-    SIMLOCK_CACHE: process.env.SIMLOCK_CACHE ?? cache,
     KIND_EXPERIMENTAL_DOCKER_NETWORK: kind.network,
     // What the page's step 0 lets a reader set.
+    RELEASE: place.release,
     CLUSTER: kind.name,
     KIND_NODE_IMAGE: kind.tools.kindNodeImage,
-    NODE_IMAGE: kind.tools.nodeImage,
-    DOCKER_BUILD_FLAGS: (await kind.dockerBuildFlags()).join(' '),
     AGENT_PORT: String(place.agentPort),
     PROXY_PORT: String(place.proxyPort),
   };

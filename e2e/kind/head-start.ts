@@ -1,7 +1,7 @@
-// The kind tier's first steps (docs/INSTALL.md's steps 0 and 1: npm ci in the copy of the
-// repository, kind create cluster, docker build, kind load docker-image) started while the cluster
-// tier's last files still run: they leave a core mostly idle, and the steps are minutes of waiting
-// on npm, kubeadm and docker. Started any earlier, the idle kind node would cost the cluster tier a
+// The kind tier's first steps (the release's files built: the plugin, the chart, the image with
+// docker build; then docs/INSTALL.md's steps 0 and 1: the plugin on PATH, kind create cluster,
+// kind load image-archive) started while the cluster tier's last files still run: they leave a
+// core mostly idle, and the steps are minutes of waiting on kubeadm and docker. Started any earlier, the idle kind node would cost the cluster tier a
 // fifth of the machine for minutes (measured: 19 % of two cores).
 //
 // Three places take part, all in the vitest process but the last: the kind global setup makes the
@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { eventually } from '../../test/cluster/harness.js';
 import type { DocRun } from './doc-run.js';
 import { repositoryRoot } from './kind.js';
+import { buildReleaseFiles } from './release-files.js';
 
 type Status = { state: 'started' } | { state: 'ready' } | { state: 'failed'; message: string };
 
@@ -48,7 +49,7 @@ export function offerHeadStart(run: DocRun): { settled: () => Promise<void> } {
       .then((mine) => {
         if (!mine) return;
         console.log(
-          'kind tier: head start begun (npm ci, kind create cluster, docker build, kind load)',
+          'kind tier: head start begun (the release built, kind create cluster, kind load image-archive)',
         );
         return prepareAndRecord(run);
       })
@@ -61,19 +62,24 @@ export function offerHeadStart(run: DocRun): { settled: () => Promise<void> } {
   return { settled: () => running ?? Promise.resolve() };
 }
 
-/** docs/INSTALL.md's steps 0 and 1, and what they print. */
+/** The release's files, then docs/INSTALL.md's steps 0 and 1, and what they print. */
 export async function prepareCluster(run: DocRun): Promise<void> {
+  await buildReleaseFiles(run.kind, run.place.release);
   await run.step('setup', {
-    timeoutMs: 600_000,
-    shows: [/^v24\.\d+\.\d+$/, /^added \d+ packages in \S+$/],
+    timeoutMs: 120_000,
+    shows: [
+      // Each file of the release checked against SHA256SUMS; the plugin found by kubectl.
+      /^kubectl-simlock-\w+-\w+\.tar\.gz: OK$/,
+      'simlock-0.1.0.tgz: OK',
+      'simlock-image-0.1.0.tar: OK',
+      'simlock.yaml: OK',
+      /^\/\S+\/simlock-try\/bin\/kubectl-simlock$/,
+    ],
   });
   try {
     await run.step('cluster', {
       timeoutMs: 1_200_000,
-      shows: [
-        /^Set kubectl context to "kind-[\w-]+"$/,
-        /^Image: "simlock:0\.1\.0" with ID "sha256:(\w+|…)" not yet present on node "[\w-]+-control-plane", loading\.\.\.$/,
-      ],
+      shows: [/^Set kubectl context to "kind-[\w-]+"$/, 'Loaded image: simlock:0.1.0'],
     });
   } catch (error) {
     // What kubeadm, kubelet and containerd said, when the node did not come up.
@@ -97,7 +103,7 @@ export async function clusterReady(run: DocRun, timeoutMs: number): Promise<void
   await eventually(settled, {
     timeoutMs,
     intervalMs: 500,
-    what: 'the kind head start (npm ci, create, build, load)',
+    what: 'the kind head start (release, create, load)',
   });
   await checkStatus();
 }

@@ -1,14 +1,16 @@
 // docs/INSTALL.md's kind section, run as written on a real kind cluster (tools/kind: kind from its
 // Go module, a node image with a real kubelet and containerd): every `sh step=…` block of the page,
-// in order, in one shell, from a fresh copy of the repository (doc-run.ts): Node 24, npm ci, the
-// cluster and the image, helm install, three fake-driver agents with ServiceAccount identities,
-// one of them behind NAT (its tunnel to a proxy pod, no endpoint), a CI user's leases, execs (to
+// in order, in one shell, from a release's files and no clone (doc-run.ts, release-files.ts): the
+// plugin's single binary from its archive, the cluster with the image loaded from its archive,
+// helm install of the packaged chart (.tgz), three fake-driver agents in containers of the image
+// with ServiceAccount identities, one of them behind NAT (its tunnel to a proxy pod, no endpoint), a CI user's leases, execs (to
 // an endpoint and through the tunnel) and waiting reasons through the proxy's Service, the leader
 // pod killed and a helm upgrade while requests are in flight, helm uninstall and the cluster
 // deleted. The key lines each step prints are checked against the run and against what the page
 // shows.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
+import { join } from 'node:path';
 import { eventually } from '../../test/cluster/harness.js';
 import { ensureBundles } from '../../test/launch.js';
 import { cannotStart, type Release } from './cannot-start.js';
@@ -96,7 +98,7 @@ describe.runIf(tools.ready)(
     // port-forward) and deletes the cluster, whatever this file got to.
 
     step(
-      '0, 1: Node 24 and npm ci; kind create cluster, docker build, kind load docker-image',
+      "0, 1: the release's files built and checked, its plugin on PATH; kind create cluster, kind load image-archive",
       // Begun by the global setup while the last cluster files ran, if it could be (head-start.ts).
       async () => {
         await clusterReady(doc, 1_400_000);
@@ -106,7 +108,7 @@ describe.runIf(tools.ready)(
     );
 
     step(
-      '2: helm install: two controllers, two proxies rolled out, under the restricted Pod Security Standard',
+      "2: helm install of the release's chart (.tgz): two controllers, two proxies rolled out, under the restricted Pod Security Standard",
       async () => {
         const install = run('install', {
           timeoutMs: 300_000,
@@ -163,7 +165,7 @@ describe.runIf(tools.ready)(
     );
 
     step(
-      '4: three agents with ServiceAccount identities, their own ports and limits, running; one behind NAT, its tunnel to a proxy pod up',
+      "4: three agents in containers of the release's image, with ServiceAccount identities, their own ports and limits, running; one behind NAT, its tunnel to a proxy pod up",
       async () => {
         const output = await run('agents', {
           timeoutMs: 300_000,
@@ -333,6 +335,7 @@ describe.runIf(tools.ready)(
       kind,
       namespace: SYSTEM_NAMESPACE,
       deployments,
+      chart: join(doc.place.release, 'simlock-0.1.0.tgz'),
       helm: (args) => helm(args),
     });
     for (const [name, body] of cannotStart) step(name, () => body(release()), 300_000);
@@ -344,7 +347,16 @@ describe.runIf(tools.ready)(
           await helm(['get', 'manifest', 'simlock', '-n', SYSTEM_NAMESPACE]),
           'helm get manifest',
         );
-        await run('uninstall', { timeoutMs: 300_000, shows: ['release "simlock" uninstalled'] });
+        await run('uninstall', {
+          timeoutMs: 300_000,
+          // The agents' containers, removed by name.
+          shows: [
+            /^[\w-]+-mac-mini-1$/,
+            /^[\w-]+-mac-mini-2$/,
+            /^[\w-]+-android-box-1$/,
+            'release "simlock" uninstalled',
+          ],
+        });
         const left = await kind.kubectl(['get', '-f', '-', '--ignore-not-found', '-o', 'name'], {
           input: manifest,
         });

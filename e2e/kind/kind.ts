@@ -193,10 +193,22 @@ export class KindRun {
     return `${journal.stdout}${journal.stderr}`;
   }
 
-  /** Deletes the cluster and the network kind made for it, and this run's files. */
+  /**
+   * Deletes the cluster, the containers named after it (docs/INSTALL.md's agents, when the run
+   * stopped before its uninstall step) and the network kind made for it, and this run's files.
+   */
   async cleanup(): Promise<void> {
     if (this.ownsCluster) {
       await this.run('kind', ['delete', 'cluster', '--name', this.name], { timeoutMs: 120_000 });
+      const left = await this.run('docker', [
+        'ps',
+        '--all',
+        '--quiet',
+        '--filter',
+        `name=${this.name}-`,
+      ]);
+      const ids = left.stdout.split('\n').filter(Boolean);
+      if (ids.length > 0) await this.run('docker', ['rm', '--force', ...ids]);
       await this.run('docker', ['network', 'rm', this.network]);
     }
     await rm(this.dir, { recursive: true, force: true });

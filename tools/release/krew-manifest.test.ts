@@ -35,8 +35,8 @@ describe('fillKrewManifest', () => {
   it("points every platform at the release's download of its archive", () => {
     expect(manifest.spec.version).toBe('v1.2.3');
     expect(manifest.spec.homepage).toBe('https://github.com/example-org/simlock');
-    expect(platform('darwin', 'arm64')?.uri).toBe(
-      'https://github.com/example-org/simlock/releases/download/v1.2.3/kubectl-simlock-darwin-arm64.tar.gz',
+    expect(platform('darwin', 'amd64')?.uri).toBe(
+      'https://github.com/example-org/simlock/releases/download/v1.2.3/kubectl-simlock-darwin-amd64.tar.gz',
     );
   });
 
@@ -50,9 +50,13 @@ describe('fillKrewManifest', () => {
     expect(platform('linux', 'arm64')?.sha256).toBe(UNFILLED_SHA256);
     expect(unfilled.sort()).toEqual([
       'kubectl-simlock-darwin-amd64.tar.gz',
-      'kubectl-simlock-darwin-arm64.tar.gz',
       'kubectl-simlock-linux-arm64.tar.gz',
     ]);
+  });
+
+  it('does not list darwin/arm64, which no release builds (no Node for it on the registry)', () => {
+    expect(platform('darwin', 'arm64')).toBeUndefined();
+    expect(manifest.spec.platforms).toHaveLength(3);
   });
 
   it('keeps the comments that say what each field is', () => {

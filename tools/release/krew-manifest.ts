@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument, isMap, isSeq, Scalar } from 'yaml';
-import { archiveName, PLATFORMS } from './platforms.js';
+import { archiveName, buildablePlatforms, PLATFORMS, type Platform } from './platforms.js';
 
 export interface ManifestInput {
   /** package.json's version, without the v. */
@@ -34,6 +34,7 @@ export function fillKrewManifest(
   const platforms = document.getIn(['spec', 'platforms']);
   if (!isSeq(platforms)) throw new Error('krew/simlock.yaml: spec.platforms is not a list');
   const unfilled: string[] = [];
+  const listed: Platform[] = [];
   for (const item of platforms.items) {
     if (!isMap(item)) throw new Error('krew/simlock.yaml: a platform is not a map');
     const entry = item;
@@ -41,6 +42,12 @@ export function fillKrewManifest(
     const arch = String(entry.getIn(['selector', 'matchLabels', 'arch']));
     const platform = PLATFORMS.find((known) => known.os === os && known.arch === arch);
     if (!platform) throw new Error(`krew/simlock.yaml: no release platform ${os}/${arch}`);
+    if (platform.nodeVersion === null) {
+      throw new Error(
+        `krew/simlock.yaml lists ${os}/${arch}, which no release builds: ${platform.missing}`,
+      );
+    }
+    listed.push(platform);
     const name = archiveName(platform);
     entry.set('uri', `https://github.com/${input.owner}/simlock/releases/download/${tag}/${name}`);
     const checksum = input.checksums.get(name);
@@ -50,6 +57,12 @@ export function fillKrewManifest(
       quoted.type = Scalar.QUOTE_SINGLE;
       entry.set('sha256', quoted);
     } else unfilled.push(name);
+  }
+  const unlisted = buildablePlatforms().filter((platform) => !listed.includes(platform));
+  if (unlisted.length > 0) {
+    throw new Error(
+      `krew/simlock.yaml lacks ${unlisted.map(({ os, arch }) => `${os}/${arch}`).join(', ')}, which the release builds`,
+    );
   }
   return { text: document.toString({ lineWidth: 0 }), unfilled };
 }

@@ -1,6 +1,8 @@
 // npm run release [-- flags]: the files of one release in .simlock/release/<version>/ (git-ignored;
 // not dist/, which `npm pack` empties and ships):
-//   kubectl-simlock-<os>-<arch>.tar.gz   the plugin as one executable per platform (no Node needed)
+//   kubectl-simlock-<os>-<arch>.tar.gz   the plugin as one executable per platform (no Node needed):
+//                                        linux-amd64, linux-arm64, darwin-amd64; none for
+//                                        darwin-arm64 (platforms.ts says why; the end says so)
 //   simlock.yaml                         the krew manifest, filled in from those archives
 //   simlock-<version>.tgz                the Helm chart (version, appVersion and image tag pinned)
 //   simlock-crds-<version>.yaml          the CRDs in one file
@@ -9,15 +11,13 @@
 //   SHA256SUMS                           every file above
 //
 // Flags:
-//   --platforms linux-x64,darwin-arm64   only these binaries (default: all four)
+//   --platforms linux-x64,darwin-x64     only these binaries (default: every one with a Node)
 //   --only plugin,chart,crds,client      only these parts (default: all but the image)
 //   --image                              also build and save the image (needs docker)
 //   --node-image IMAGE                   the Dockerfile's NODE_IMAGE (default node:24-slim)
 //   --host-network                       docker build on the host's network, as the kind tier does
 //   --image-tag NAME:TAG                 instead of simlock:<version>
-//   --host-node PATH                     this machine's pinned Node, where tools/ensure-node.sh has
-//                                        none (a Mac: the npm registry lacks node-darwin-* 24)
-//   --complete                           fail unless the manifest has all four checksums
+//   --complete                           fail unless the manifest has every platform's checksum
 //   --helm PATH                          this helm instead of the pinned one of tools/controlplane
 //   --owner NAME                         the GitHub owner in the manifest (default: $GITHUB_REPOSITORY_OWNER, else OWNER)
 //   --out DIR                            instead of .simlock/release/<version>
@@ -38,7 +38,7 @@ import { parseArgs } from 'node:util';
 import { packageChart, packClient, saveImage, writeCrds } from './artifacts.js';
 import { sha256 } from './archive.js';
 import { fillKrewManifest } from './krew-manifest.js';
-import { choosePlatforms } from './platforms.js';
+import { choosePlatforms, PLATFORMS } from './platforms.js';
 import { releasePlugin } from './plugin-release.js';
 
 const PARTS = ['plugin', 'chart', 'crds', 'client'] as const;
@@ -52,7 +52,6 @@ const { values } = parseArgs({
     'node-image': { type: 'string' },
     'host-network': { type: 'boolean', default: false },
     'image-tag': { type: 'string' },
-    'host-node': { type: 'string' },
     helm: { type: 'string' },
     complete: { type: 'boolean', default: false },
     owner: { type: 'string', default: process.env.GITHUB_REPOSITORY_OWNER ?? 'OWNER' },
@@ -78,9 +77,12 @@ const caveats: string[] = [];
 try {
   if (parts.includes('plugin')) {
     const platforms = choosePlatforms(values.platforms.split(',').filter(Boolean));
-    const built = await releasePlugin(root, platforms, outDir, work, log, values['host-node']);
+    const built = await releasePlugin(root, platforms, outDir, work, log);
     caveats.push(
       ...built.flatMap(({ platform, caveat }) => (caveat ? [`${platform.node}: ${caveat}`] : [])),
+      ...PLATFORMS.filter(({ nodeVersion }) => nodeVersion === null).map(
+        ({ node, missing }) => `NOT BUILT ${node}: ${missing ?? 'no Node'}`,
+      ),
     );
   }
   // The manifest takes every archive in the folder, so archives built on several machines (the
@@ -129,7 +131,7 @@ try {
   }
   writeChecksums(outDir);
   log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s: ${relative(root, outDir)}`);
-  for (const caveat of caveats) log(`NOTE ${caveat}`);
+  for (const caveat of caveats) log(caveat.startsWith('NOT BUILT') ? caveat : `NOTE ${caveat}`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

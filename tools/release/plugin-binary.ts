@@ -7,8 +7,9 @@
 // CPU of `--help`). A code cache belongs to the V8 and the machine that made it, so a binary for
 // another platform gets a blob without one (it compiles at each start, as the clone's plugin
 // does); .github/workflows/release.yml builds each platform on its own runner, with its cache.
-// The blob is injected with postject, which writes ELF and Mach-O alike, into a copy of each
-// platform's pinned Node binary.
+// The blob is made by the build machine's Node of the binary's version (Node's rule: the same
+// version makes and runs a blob) and injected with postject, which writes ELF and Mach-O alike,
+// into a copy of each platform's pinned Node binary (platforms.ts).
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -71,9 +72,10 @@ export function buildSeaBlob(
 }
 
 /**
- * A copy of `node` (that platform's pinned binary) with the blob injected, at `outFile`. A macOS
- * binary keeps Node's signature, which the injection breaks: macOS on arm64 refuses to run it
- * until it is signed again (`codesign --sign -`, done by `signForMac` where codesign exists).
+ * A copy of `node` (that platform's pinned binary) with the blob injected, at `outFile`. Node's
+ * macOS binary is signed; postject drops that signature (its LC_CODE_SIGNATURE) as it adds the
+ * blob's segment, where codesign exists its signature is removed first, and `signForMac` signs the
+ * result ad hoc (macOS on arm64 runs no unsigned binary).
  */
 export async function injectBlob(
   node: string,

@@ -29,28 +29,39 @@ export interface BuiltPlatform {
   caveat?: string;
 }
 
-/** Builds the binaries and archives of `platforms` into `outDir`; `work` is scratch space. */
+/**
+ * Builds the binaries and archives of `platforms` into `outDir`; `work` is scratch space. Each
+ * binary is its platform's pinned Node with a blob made by this machine's Node of the same
+ * version (Node's rule for blobs), with V8's code cache only when the two are one platform.
+ */
 export async function releasePlugin(
   root: string,
   platforms: readonly Platform[],
   outDir: string,
   work: string,
   log: (line: string) => void,
-  hostNode?: string,
 ): Promise<BuiltPlatform[]> {
   const host = hostPlatform();
   if (!host)
     throw new Error(`no release platform for this machine (${process.platform}-${process.arch})`);
   const script = join(work, 'kubectl-simlock.cjs');
   await buildPluginScript(root, script);
-  const hostBinary = nodeBinary(root, host, log, hostNode);
+  const pinned = pinnedNodeVersion(root);
   const built: BuiltPlatform[] = [];
   for (const platform of platforms) {
-    const node = nodeBinary(root, platform, log, hostNode);
+    const version = platform.nodeVersion;
+    if (version === null) throw new Error(`${platform.node}: ${platform.missing ?? 'no Node'}`);
+    const node = nodeBinary(root, platform.node, version, log);
+    const blobMaker = nodeBinary(root, host.node, version, log);
     const binary = join(work, platform.node, 'kubectl-simlock');
     const native = platform.node === host.node;
-    await injectBlob(node, buildSeaBlob(hostBinary, script, work, native), platform, binary);
+    await injectBlob(node, buildSeaBlob(blobMaker, script, work, native), platform, binary);
     const caveats: string[] = [];
+    if (version !== pinned) {
+      caveats.push(
+        `Node ${version} inside, not the pinned ${pinned}: the newest node-${platform.node} of Node 24 the npm registry serves`,
+      );
+    }
     if (!native) {
       caveats.push(
         `built on ${host.node}: no code cache in its blob, so each start compiles the script (build it on its own platform for the faster start)`,
@@ -60,7 +71,7 @@ export async function releasePlugin(
       if (hasCodesign()) signForMac(binary);
       else {
         caveats.push(
-          'not signed: codesign is not on this machine, and macOS refuses an arm64 binary whose signature the injection broke; sign it on a Mac (`codesign --sign - --force kubectl-simlock`) or build this platform there',
+          "NOT SIGNED: the injection drops Node's signature (postject removes its LC_CODE_SIGNATURE) and there is no codesign on this machine to sign it ad hoc; an Intel Mac may still run an unsigned binary, which was not checked here: sign it on a Mac (`codesign --sign - --force kubectl-simlock`) or build it there (.github/workflows/release.yml does)",
         );
       }
     }
@@ -119,7 +130,7 @@ export async function hostPluginBinary(
   try {
     const script = join(work, 'kubectl-simlock.cjs');
     await buildPluginScript(root, script);
-    const node = nodeBinary(root, host, log);
+    const node = nodeBinary(root, host.node, pinnedNodeVersion(root), log);
     await injectBlob(
       node,
       buildSeaBlob(node, script, work, codeCache),
