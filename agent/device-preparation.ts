@@ -2,8 +2,9 @@
 // as kube-scheduler keeps binding apart from scheduling): evict what the plan names, make the
 // device when the plan says so, and boot it, telling each step as it begins with this host's
 // estimate and measuring it for the next one. A device that will not boot is quarantined; a
-// device that could not be made frees its slot. An eviction is the device machine's move (taken in
-// the decision; its shutdown answered here, device-steps.ts).
+// device that could not be made frees its slot. Each is the device machine's move (taken in the
+// decision, answered here through device-steps.ts: made, makeFailed, booted, bootFailed, and an
+// eviction's stopped or stopFailed).
 import { randomBytes } from 'node:crypto';
 import type { GrantedDevice, GrantStage } from '../api/index.js';
 import type { Clock, Logger } from '../runtime/index.js';
@@ -64,17 +65,20 @@ export class DevicePreparation {
     return this.#boot(device, booting, onStep);
   }
 
-  /** Makes the device the plan asked for (its slot held for `key`), then boots it. */
+  /**
+   * Makes the device the plan asked for (its placeholder holds the slot for `lease`: creating),
+   * then boots it; answers the machine `made`, or `makeFailed` (the lease refused, the slot freed).
+   */
   async makeAndBoot(
-    key: string,
+    lease: string,
     want: DeviceToMake,
     evict: readonly Move[],
     onStep: GrantStepListener | undefined,
   ): Promise<Prepared> {
-    const { inventory, driver, clock, timings, logger } = this.#options;
+    const { driver, clock, timings, logger, steps } = this.#options;
     const stuck = await this.#evict(evict);
     if (stuck !== undefined) {
-      inventory.makingFailed(key);
+      steps.makeFailed(lease);
       return couldNotEvict(stuck);
     }
     const startedAtMs = this.#step('provisioning', want, onStep);
@@ -84,24 +88,23 @@ export class DevicePreparation {
         throw new Error(`the ${driver.kind} driver makes no devices`);
       made = await driver.create(want, deviceName(want.model));
     } catch (error) {
-      inventory.makingFailed(key);
+      steps.makeFailed(lease);
       const message = `could not make a new ${want.model} (${want.os}): ${(error as Error).message}`;
-      logger.warn('making a device failed', { lease: key, model: want.model, error });
+      logger.warn('making a device failed', { lease, model: want.model, error });
       return { refusal: { code: 'NO_CAPACITY', message: message.slice(0, 1024) } };
     }
     timings.record('provisioning', want, clock.now() - startedAtMs);
-    logger.info('made a device', { lease: key, device: made.id, model: made.model });
-    inventory.made(key, made);
+    logger.info('made a device', { lease, device: made.id, model: made.model });
     // creating --made--> booting: the device the placeholder stood for, held for the lease.
-    const booting = this.#options.steps.answer(
-      made.id,
-      { kind: 'creating', owned: true, lease: key },
-      { type: 'made' },
-    ) ?? { kind: 'booting', owned: true, lease: key };
-    const planned = inventory.devices(() => undefined).find((device) => device.id === made.id) ?? {
-      ...made,
-      state: 'booting' as const,
-    };
+    const booting = steps.made(lease, made);
+    if (booting === undefined) {
+      return {
+        refusal: { code: 'NO_CAPACITY', message: `the device made, ${made.id}, was taken` },
+      };
+    }
+    const planned = this.#options.inventory
+      .devices(() => undefined)
+      .find((device) => device.id === made.id) ?? { ...made, state: 'booting' as const };
     return this.#boot(planned, booting, onStep);
   }
 

@@ -79,4 +79,42 @@ describe('the device machine shell', () => {
     expect(stateOf('sim')).toBe('quarantined');
     expect(inventory.quarantineOf('sim')?.reason).toBe('idle shutdown failed: stuck');
   });
+
+  it('holds a slot for a device being made, then moves its life to the device made', () => {
+    const { inventory, steps, stateOf } = shellWith();
+    const making = steps.make('ns/a', {
+      name: 'new iPhone 16',
+      model: 'iPhone 16',
+      platform: 'ios',
+      os: '18.4',
+      physical: false,
+      class: 'phone',
+    });
+    expect(making).toMatchObject({
+      id: 'making ns/a',
+      step: {
+        state: { kind: 'creating', owned: true, lease: 'ns/a' },
+        effects: [{ type: 'make' }],
+      },
+    });
+    expect(stateOf('making ns/a')).toBe('booting');
+    // One placeholder per lease: a second make for it is refused.
+    expect(steps.make('ns/a', { ...simulator, physical: false })).toEqual({
+      refused: 'make is not taken while creating',
+    });
+
+    const made = { ...simulator, id: 'made', power: 'shutdown' as const, deletable: true };
+    expect(steps.made('ns/a', made)).toEqual({ kind: 'booting', owned: true, lease: 'ns/a' });
+    expect(inventory.devices(() => undefined).map((device) => [device.id, device.state])).toEqual([
+      ['made', 'booting'],
+    ]);
+  });
+
+  it('frees the slot of a device that could not be made', () => {
+    const { inventory, steps } = shellWith();
+    steps.make('ns/a', { ...simulator, physical: false });
+    steps.makeFailed('ns/a');
+    expect(inventory.devices(() => undefined)).toEqual([]);
+    expect(steps.lifeOf('making ns/a')).toBeUndefined();
+  });
 });

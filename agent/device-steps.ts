@@ -10,13 +10,15 @@
 // life it holds).
 import type { Logger } from '../runtime/index.js';
 import {
+  NEW_DEVICE,
   nextDevice,
   type DeviceEvent,
   type DeviceLife,
   type DeviceStep,
 } from './device-machine.js';
-import type { Driver } from './drivers/driver.js';
+import type { Driver, DriverDevice } from './drivers/driver.js';
 import type { Inventory } from './inventory.js';
+import type { PlannedDevice } from './planner.js';
 
 /** A move the machine took: the device's life after it, and the effects to carry out. */
 export type TakenStep = Extract<DeviceStep, { state: DeviceLife }>;
@@ -25,6 +27,14 @@ export type TakenStep = Extract<DeviceStep, { state: DeviceLife }>;
 export interface Move {
   id: string;
   step: TakenStep;
+}
+
+/**
+ * The id a device being made for `lease` stands under until the tools have made it (its
+ * placeholder, which holds its slot); the life then moves to the device's own id.
+ */
+export function makingId(lease: string): string {
+  return `making ${lease}`.slice(0, 128);
 }
 
 export class DeviceSteps {
@@ -45,6 +55,8 @@ export class DeviceSteps {
    */
   lifeOf(id: string): DeviceLife | undefined {
     const inventory = this.#inventory;
+    const making = inventory.makingFor(id);
+    if (making !== undefined) return { kind: 'creating', owned: true, lease: making };
     const device = inventory.driverDevice(id);
     if (device === undefined || device.physical) return undefined;
     // Only a device the agent made, with a driver that deletes, is ever deleted.
@@ -110,6 +122,38 @@ export class DeviceSteps {
   }
 
   /**
+   * The planner chose to make a device for `lease` (new --make--> creating): its placeholder holds
+   * the slot from now on. The caller makes it (the row's effect) and answers `made` or `makeFailed`.
+   */
+  make(lease: string, device: Omit<PlannedDevice, 'id' | 'state'>): Move | { refused: string } {
+    const id = makingId(lease);
+    const step = this.take(id, { type: 'make', lease }, this.lifeOf(id) ?? NEW_DEVICE);
+    if ('refused' in step) return step;
+    this.#inventory.startMaking(id, lease, device);
+    return { id, step };
+  }
+
+  /**
+   * The tools made the device for `lease` (creating --made--> booting): its life moves from the
+   * placeholder to the device's own id, held for the lease while it boots (the row's boot).
+   */
+  made(lease: string, device: DriverDevice): DeviceLife | undefined {
+    const id = makingId(lease);
+    const step = this.take(id, { type: 'made' });
+    if ('refused' in step) return undefined;
+    this.write(device.id, step.state);
+    this.#inventory.made(id, device);
+    return step.state;
+  }
+
+  /** It could not be made (creating --makeFailed--> gone): the placeholder's slot is free again. */
+  makeFailed(lease: string): void {
+    const id = makingId(lease);
+    const step = this.take(id, { type: 'makeFailed' });
+    if (!('refused' in step)) this.write(id, step.state);
+  }
+
+  /**
    * Writes a life into the inventory (a lease state as the inventory's hold; the granter keeps the
    * lease's record, and crash-recovery.ts a recovery, held leased). A quarantine begun here
    * (from a state that was not one) takes `why` and its first retry from the quarantine policy
@@ -137,7 +181,8 @@ export class DeviceSteps {
         inventory.hold(id, undefined);
         return;
       case 'gone':
-        inventory.deleted(id);
+        if (inventory.makingFor(id) === undefined) inventory.deleted(id);
+        else inventory.makingFailed(id);
         return;
       case 'retrying':
         inventory.updateQuarantine(id, { retrying: true, nextRetryAtMs: undefined });

@@ -277,14 +277,13 @@ export class LeaseGranter {
         return { kind: 'boot', device: decision.device, booting: step.state, evict };
       }
       case 'create': {
-        const evict = this.#makeRoom(decision.evict);
-        if ('refused' in evict) return { kind: 'done', outcome: notTaken(evict.refused) };
-        // The slot is taken now (a placeholder), the device made after the decision.
+        // The slot is taken now (new --make--> creating: a placeholder), the device made after
+        // the decision.
         const model = inventory.makeable.find(
           (entry) =>
             entry.platform === decision.want.platform && entry.model === decision.want.model,
         );
-        inventory.startMaking(leaseId, {
+        const making = this.#steps.make(leaseId, {
           name: `new ${decision.want.model}`,
           model: decision.want.model,
           platform: decision.want.platform,
@@ -292,6 +291,12 @@ export class LeaseGranter {
           physical: false,
           class: model?.class ?? 'phone',
         });
+        if ('refused' in making) return { kind: 'done', outcome: notTaken(making.refused) };
+        const evict = this.#makeRoom(decision.evict);
+        if ('refused' in evict) {
+          this.#steps.makeFailed(leaseId);
+          return { kind: 'done', outcome: notTaken(evict.refused) };
+        }
         return { kind: 'make', want: decision.want, evict };
       }
       case 'physical':

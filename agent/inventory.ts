@@ -49,8 +49,11 @@ export class Inventory {
   readonly #shutDownSince = new Map<string, number>();
   /** Local power changes (our own boot/shutdown) by sequence, so an older listing cannot undo them. */
   readonly #localPowerChange = new Map<string, number>();
-  /** Devices being made for a lease, not listed yet: they count as booting (they take a slot). */
-  readonly #making = new Map<string, PlannedDevice>();
+  /**
+   * Devices being made for a lease, by the id of the placeholder they stand under until they are
+   * listed: they count as booting (they take a slot).
+   */
+  readonly #making = new Map<string, { lease: string; device: PlannedDevice }>();
   /** Devices the agent made, by the sequence when; a listing started before that still lacks them. */
   readonly #madeAt = new Map<string, number>();
   /** Devices the agent deleted, by the sequence when; a listing started before may still show them. */
@@ -206,17 +209,22 @@ export class Inventory {
   }
 
   /**
-   * Counts a device being made (for `key`, a lease) as booting until `made` or `makingFailed`:
-   * the planner then sees its slot taken, and the view shows it.
+   * Counts a device being made for `lease` as booting, under the placeholder id `id`, until `made`
+   * or `makingFailed`: the planner then sees its slot taken, and the view shows it.
    */
-  startMaking(key: string, device: Omit<PlannedDevice, 'id' | 'state'>): void {
-    this.#making.set(key, { ...device, id: `making ${key}`.slice(0, 128), state: 'booting' });
+  startMaking(id: string, lease: string, device: Omit<PlannedDevice, 'id' | 'state'>): void {
+    this.#making.set(id, { lease, device: { ...device, id, state: 'booting' } });
     this.changes.emit();
   }
 
-  /** The device made for `key` is here: listed from now on (shut down), no longer a placeholder. */
-  made(key: string, device: DriverDevice): void {
-    this.#making.delete(key);
+  /** The lease a placeholder (a device being made) is held for, if `id` is one. */
+  makingFor(id: string): string | undefined {
+    return this.#making.get(id)?.lease;
+  }
+
+  /** The device made under placeholder `id` is here: listed from now on, no longer a placeholder. */
+  made(id: string, device: DriverDevice): void {
+    this.#making.delete(id);
     this.#listed.set(device.id, device);
     this.#madeAt.set(device.id, ++this.#sequence);
     this.changes.emit();
@@ -233,8 +241,9 @@ export class Inventory {
     this.changes.emit();
   }
 
-  makingFailed(key: string): void {
-    if (this.#making.delete(key)) this.changes.emit();
+  /** The device of placeholder `id` could not be made: its slot is free again. */
+  makingFailed(id: string): void {
+    if (this.#making.delete(id)) this.changes.emit();
   }
 
   /** Forgets a physical device removed from the host for good (no longer shown absent). */
@@ -283,7 +292,7 @@ export class Inventory {
       if (presence !== undefined) planned.presence = presence;
       result.push(planned);
     }
-    result.push(...this.#making.values());
+    result.push(...[...this.#making.values()].map((making) => making.device));
     return result.sort((a, b) => a.id.localeCompare(b.id));
   }
 
