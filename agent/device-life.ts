@@ -8,7 +8,7 @@ import type { ReclaimPolicy } from './config.js';
  * the lease's name in the life.
  */
 export type DeviceLifeState =
-  /** Not taken in yet: first listed, made for a lease, or held by a lease from before a restart. */
+  /** Not taken in yet: about to be listed for the first time, or made for a lease. */
   | 'new'
   /** The tool is making it for a lease (a placeholder that holds the slot). */
   | 'creating'
@@ -64,8 +64,8 @@ export const NEW_DEVICE: DeviceLife = { kind: 'new', owned: false };
 export type DeviceEvent =
   /** The tools list it (booted or shut down); `owned`: in the agent's own place, not adopted. */
   | { type: 'listed'; owned: boolean; booted: boolean }
-  /** A Lease granted on it before the agent restarted, still Granted and still listed. */
-  | { type: 'leaseResumed'; owned: boolean; lease: string }
+  /** A Lease granted on it before the agent restarted, still Granted, and the device listed. */
+  | { type: 'leaseResumed'; lease: string }
   /** The planner chose to make a device of the request's model for `lease`. */
   | { type: 'make'; lease: string }
   | { type: 'made' }

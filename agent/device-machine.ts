@@ -23,14 +23,16 @@
 //   - through device-steps.ts, which reads a device's life from the inventory (the one store of the
 //     agent's state of a device), asks nextDevice, and writes the move back: grants (granter.ts:
 //     grantWarm, grantCold, make, evict, taken inside the decision; device-preparation.ts: made,
-//     makeFailed, booted, bootFailed, stopped/stopFailed of an eviction), a lease's end (lease-reclaim.ts: leaseEnded,
-//     reclaimed, reclaimFailed), the idle sweep (idle-sweeper.ts) and quarantine retries and
-//     unquarantine (quarantine-retrier.ts). Each move that starts work is taken inside
+//     makeFailed, booted, bootFailed, stopped/stopFailed of an eviction), a lease taken again
+//     after a restart (granter.ts adopt: leaseResumed), a lease's end (lease-reclaim.ts:
+//     leaseEnded, reclaimed, reclaimFailed), the idle sweep (idle-sweeper.ts) and quarantine
+//     retries and unquarantine (quarantine-retrier.ts). Each move that starts work is taken inside
 //     LeaseGranter.decide, so none races a grant.
 // A device being made has no id yet: its life is kept under a placeholder id (device-steps.ts
 // makingId) until `made`, when it moves to the device's own id.
-// Not yet: leaseResumed (the granter's adopt), listed/listedGone (the inventory takes a listing in itself), and the per-device work queue the
-// contract above describes (the decisions serializer and the inventory's holds stand for it).
+// Not yet: listed/listedGone (the inventory takes a listing in itself), and the per-device work
+// queue the contract above describes (the decisions serializer and the inventory's holds stand for
+// it).
 import type { DeviceState } from '../api/index.js';
 import {
   LEASE_STATES,

@@ -146,23 +146,26 @@ export class LeaseGranter {
   /**
    * Takes back a lease this agent granted before it restarted (its Lease still says Granted, with
    * this device): the device is held again if the driver still lists it and nothing else holds
-   * it. Answers false when the lease cannot be honoured safely; the caller then gives it up.
+   * it (a simulator or emulator: the machine's leaseResumed, from ready or shut down). Answers
+   * false when the lease cannot be honoured safely; the caller then gives it up.
    */
   adopt(leaseId: string, device: GrantedDevice): Promise<boolean> {
-    return this.#decisions.run(() => {
-      if (this.#leases.has(leaseId)) return Promise.resolve(true);
+    return this.decide(() => {
+      if (this.#leases.has(leaseId)) return true;
       const { inventory } = this.#options;
+      const listed = inventory.driverDevice(device.id);
       const heldByAnother = [...this.#leases.values()].some(
         (lease) => lease.device.id === device.id,
       );
-      if (
-        inventory.driverDevice(device.id) === undefined ||
-        heldByAnother ||
-        inventory.heldState(device.id) !== undefined
-      ) {
-        return Promise.resolve(false);
+      if (listed === undefined || heldByAnother) return false;
+      if (listed.physical) {
+        if (inventory.heldState(device.id) !== undefined) return false;
+        inventory.hold(device.id, 'leased');
+      } else {
+        const step = this.#steps.take(device.id, { type: 'leaseResumed', lease: leaseId });
+        if ('refused' in step) return false;
+        this.#steps.write(device.id, step.state);
       }
-      inventory.hold(device.id, 'leased');
       this.#leases.set(leaseId, {
         leaseId,
         origin: 'fleet',
@@ -170,7 +173,7 @@ export class LeaseGranter {
         source: 'warm',
         grantedAtMs: this.#options.clock.now(),
       });
-      return Promise.resolve(true);
+      return true;
     });
   }
 
