@@ -75,6 +75,8 @@ export type DeviceEvent =
   | { type: 'grantCold'; lease: string }
   | { type: 'booted' }
   | { type: 'bootFailed' }
+  /** A cold grant's boot is not begun: a device it needed room from would not shut down. */
+  | { type: 'bootCancelled' }
   /** Its Lease was deleted or expired: reclaim it per the agent's reclaim policy. */
   | { type: 'leaseEnded'; reclaim: ReclaimPolicy }
   /** The reclaim is done; `booted`: it was booted again (erase-keep-warm), else it is shut down. */
@@ -121,6 +123,7 @@ export const DEVICE_EVENT_TYPES: readonly DeviceEventType[] = [
   'grantCold',
   'booted',
   'bootFailed',
+  'bootCancelled',
   'leaseEnded',
   'reclaimed',
   'reclaimFailed',

@@ -186,7 +186,7 @@ describe('the table', () => {
       quarantined: 'quarantined',
       retrying: 'booting',
       awaitingOperator: 'quarantined',
-      deleting: 'reclaiming',
+      deleting: 'deleting',
       gone: undefined,
     });
   });

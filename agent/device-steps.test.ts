@@ -1,5 +1,6 @@
-// The device machine's shell: a device's life read from the inventory, moves taken or refused by
-// the table, and a taken move written back as the state the planner and the view see.
+// The device machine's shell: a device's life taken in from the listing and kept in the inventory,
+// moves taken or refused by the table, and a taken move written back as the state the planner and
+// the view see.
 import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../api/index.js';
 import { silentLogger } from '../runtime/index.js';
@@ -14,20 +15,20 @@ const simulator = aSimulator('sim', { power: 'booted' });
 
 function shellWith(...devices: DriverDevice[]) {
   const inventory = new Inventory(new FakeClock());
-  inventory.applyListing({ catalog, devices });
   const steps = new DeviceSteps({
     inventory,
     driver: { delete: () => Promise.resolve() },
     logger: silentLogger,
   });
+  steps.takeListing({ catalog, devices });
   const stateOf = (id: string) =>
     inventory.devices(() => undefined).find((device) => device.id === id)?.state;
   return { inventory, steps, stateOf };
 }
 
 describe('the device machine shell', () => {
-  it('reads each device’s life from the inventory; a phone is not the machine’s', () => {
-    const { inventory, steps } = shellWith(
+  it('takes each listed device in (owned when the agent made it); a phone is not the machine’s', () => {
+    const { steps } = shellWith(
       simulator,
       { ...simulator, id: 'down', power: 'shutdown', deletable: true },
       { ...simulator, id: 'phone', physical: true },
@@ -35,9 +36,34 @@ describe('the device machine shell', () => {
     expect(steps.lifeOf('sim')).toEqual({ kind: 'ready', owned: false });
     expect(steps.lifeOf('down')).toEqual({ kind: 'shutdown', owned: true });
     expect(steps.lifeOf('phone')).toBeUndefined();
-    inventory.quarantine('sim', 'boot failed');
-    inventory.updateQuarantine('sim', { waitsForOperator: true });
-    expect(steps.lifeOf('sim')?.kind).toBe('awaitingOperator');
+  });
+
+  it('loses the lease of a device the tools no longer list', () => {
+    const { steps, stateOf } = shellWith(simulator);
+    steps.answer('sim', { type: 'grantWarm', lease: 'ns/a' });
+    const lost: unknown[] = [];
+    steps.leaseLost.add((entry) => lost.push(entry));
+    steps.takeListing({ catalog, devices: [] });
+    expect(stateOf('sim')).toBeUndefined();
+    expect(steps.lifeOf('sim')).toBeUndefined();
+    expect(lost).toEqual([
+      {
+        lease: 'ns/a',
+        effects: [
+          { type: 'stopExecs', lease: 'ns/a' },
+          { type: 'endLease', lease: 'ns/a', code: 'LEASE_LOST' },
+        ],
+      },
+    ]);
+  });
+
+  it('refuses a stale answer: a device gone while its boot ran is not answered booted', () => {
+    const { steps, stateOf } = shellWith({ ...simulator, power: 'shutdown' });
+    steps.answer('sim', { type: 'grantCold', lease: 'ns/a' });
+    expect(stateOf('sim')).toBe('booting');
+    steps.takeListing({ catalog, devices: [] });
+    expect(steps.answer('sim', { type: 'booted' })).toBeUndefined();
+    expect(stateOf('sim')).toBeUndefined();
   });
 
   it('refuses an idle shutdown of a device a grant took first, and holds it when taken first', () => {
@@ -75,7 +101,7 @@ describe('the device machine shell', () => {
     const idle = steps.take('sim', { type: 'idleShutdown' });
     if ('refused' in idle) throw new Error(idle.refused);
     steps.write('sim', idle.state);
-    steps.answer('sim', idle.state, { type: 'stopFailed' }, 'idle shutdown failed: stuck');
+    steps.answer('sim', { type: 'stopFailed' }, 'idle shutdown failed: stuck');
     expect(stateOf('sim')).toBe('quarantined');
     expect(inventory.quarantineOf('sim')?.reason).toBe('idle shutdown failed: stuck');
   });

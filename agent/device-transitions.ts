@@ -95,6 +95,13 @@ export const DEVICE_TRANSITIONS: readonly DeviceTransition[] = [
     effects: ['refuseLease', 'shutdown', 'scheduleRetry'],
     why: 'it would not boot: the lease is refused, the device quarantined and tried again later',
   },
+  {
+    from: 'booting',
+    event: 'bootCancelled',
+    to: 'shutdown',
+    effects: ['refuseLease'],
+    why: 'the room it needed could not be made: the lease is refused, the device left shut down',
+  },
   // --- under a lease ---
   {
     from: 'leased',
