@@ -62,6 +62,30 @@ describe('the inventory', () => {
     expect(inventory.lifeOf('sim')).toBeUndefined();
   });
 
+  it("keeps a quarantine's why and since exactly while the machine says quarantined", async () => {
+    const clock = new FakeClock();
+    const { inventory, steps } = anInventory(clock);
+    steps.takeListing(listing(simulator));
+    steps.answer('sim', { type: 'grantCold', lease: 'ns/a' });
+    const since = clock.now();
+    steps.answer('sim', { type: 'bootFailed' }, 'boot failed: timed out');
+    const shown = () => inventory.devices(() => undefined)[0];
+    expect(shown()).toMatchObject({
+      state: 'quarantined',
+      quarantinedFor: { reason: 'boot failed: timed out', sinceMs: since, retries: 0 },
+    });
+    await clock.advance(1000);
+    // A retry boots it: it takes a slot, and is still shown quarantined with why.
+    steps.answer('sim', { type: 'quarantineRetry' });
+    expect(shown()).toMatchObject({ state: 'booting', quarantinedFor: { sinceMs: since } });
+    steps.answer('sim', { type: 'retryPassed' });
+    expect(shown()?.quarantinedFor).toBeUndefined();
+    expect(inventory.quarantines()).toEqual([]);
+    // No quarantine is recorded for a device the machine does not say is quarantined.
+    inventory.startQuarantine('sim', 'not so');
+    expect(inventory.quarantineOf('sim')).toBeUndefined();
+  });
+
   it('shows a phone the driver no longer lists as absent, until it is forgotten', () => {
     const { inventory, steps } = anInventory();
     steps.takeListing(listing(phone));

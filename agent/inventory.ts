@@ -204,8 +204,12 @@ export class Inventory {
     this.#changed();
   }
 
-  /** Records why and since when a device is quarantined, its first retry per the policy. */
+  /**
+   * Records why and since when a device is quarantined, its first retry per the policy: only while
+   * its life (or a phone's own state) says it is quarantined.
+   */
   startQuarantine(id: string, reason: string): void {
+    if (!this.#quarantined(id)) return;
     const sinceMs = this.#clock.now();
     this.#quarantines.set(id, {
       cause: reason.slice(0, 256),
@@ -235,12 +239,12 @@ export class Inventory {
 
   /** The quarantine of a device as kept, if it is quarantined. */
   quarantineRecord(id: string): Readonly<QuarantineRecord> | undefined {
-    return this.#quarantines.get(id);
+    return this.#quarantined(id) ? this.#quarantines.get(id) : undefined;
   }
 
   /** Every quarantine kept, by device id. */
   quarantines(): [string, Readonly<QuarantineRecord>][] {
-    return [...this.#quarantines];
+    return [...this.#quarantines].filter(([id]) => this.#quarantined(id));
   }
 
   /** Records a retry's time or its outcome on a quarantined device (nothing if it is not). */
@@ -354,6 +358,13 @@ export class Inventory {
       if (device.power === 'unavailable') return undefined;
     }
     return viewStateOf(life.kind);
+  }
+
+  /** Whether the device's life (or a phone's own state) says it is quarantined. */
+  #quarantined(id: string): boolean {
+    const life = this.#lives.get(id);
+    if (life !== undefined) return QUARANTINE_KINDS.has(life.kind);
+    return this.#physicalHeld.get(id) === 'quarantined';
   }
 
   #changed(): void {
