@@ -43,7 +43,7 @@ export const DEVICE_TRANSITIONS: readonly DeviceTransition[] = [
     event: 'leaseResumed',
     to: 'leased',
     effects: [],
-    why: 'a lease granted before the agent restarted still holds it: found down, it crashed',
+    why: 'a lease granted before the agent restarted still holds it: found down, it is a crash',
   },
   {
     from: 'new',

@@ -214,7 +214,7 @@ export class LeaseGranter {
   }
 
   /**
-   * Runs `decide` among the grant decisions, one at a time with them: what it reserves (holds in
+   * Runs `decide` among the grant decisions, one at a time with them: what it reserves (writes in
    * the inventory) no grant decided after it can take, and it sees every grant decided before.
    */
   decide<T>(decide: () => T): Promise<T> {
