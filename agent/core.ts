@@ -21,6 +21,7 @@ import {
   type ReclaimOutcome,
 } from './granter.js';
 import { Inventory } from './inventory.js';
+import { DeviceSteps } from './device-steps.js';
 import { silentLogger, type Clock, type Logger } from '../runtime/index.js';
 import { AgentLimits } from './agent-limits.js';
 import { Listeners } from './listeners.js';
@@ -69,6 +70,8 @@ export class AgentCore {
   readonly expirations = new Listeners<{ leaseId: string }>();
 
   readonly inventory: Inventory;
+  /** The device machine's shell: every move of a simulator or emulator goes through it. */
+  readonly steps: DeviceSteps;
   readonly presence: PresenceWatcher;
   readonly granter: LeaseGranter;
   readonly localQueue: LocalQueue;
@@ -119,6 +122,11 @@ export class AgentCore {
     });
 
     this.inventory = new Inventory(this.#clock);
+    this.steps = new DeviceSteps({
+      inventory: this.inventory,
+      driver: this.#driver,
+      logger: this.#logger,
+    });
     this.execs = new RunningExecs({ clock: this.#clock });
     this.presence = new PresenceWatcher({
       clock: this.#clock,
@@ -143,6 +151,7 @@ export class AgentCore {
       localWaiting: () => this.localQueue.waitingSpecs(),
       timings,
       diskLow: () => this.#disk?.low ?? false,
+      steps: this.steps,
       stopExecs: (leaseId) =>
         this.execs.stopLease(leaseId, leaseLostMessage(leaseId, 'its device is being reclaimed')),
       logger: this.#logger,
@@ -151,12 +160,15 @@ export class AgentCore {
       driver: this.#driver,
       inventory: this.inventory,
       granter: this.granter,
+      steps: this.steps,
       execs: this.execs,
       timings,
       clock: this.#clock,
-      relist: () => this.inventory.refresh(this.#driver),
+      relist: () => this.steps.refresh(this.#driver),
       logger: this.#logger,
     });
+    // A leased device the tools no longer list: its lease is lost (the machine's listedGone).
+    this.steps.leaseLost.add(({ lease, effects }) => this.recovery.lost(lease, effects));
     this.#disk =
       options.dataDir === undefined
         ? undefined
@@ -166,6 +178,7 @@ export class AgentCore {
       config: this.#config,
       driver: this.#driver,
       inventory: this.inventory,
+      steps: this.steps,
       granter: this.granter,
       clock: this.#clock,
       limits: this.#limits.current,
@@ -299,7 +312,7 @@ export class AgentCore {
   /** Lists the devices now (also done every refreshIntervalMs). */
   async refresh(): Promise<void> {
     try {
-      await this.inventory.refresh(this.#driver);
+      await this.steps.refresh(this.#driver);
       this.health.recordListing();
       this.#noteProvisionProblem(this.inventory.provisionProblem);
       await this.#disk?.check();

@@ -217,4 +217,22 @@ describe('a leased device that crashes', () => {
     expect(core.recovery.healthOf('lease-1')).toBeUndefined();
     core.stop();
   });
+
+  it('loses the lease of a device the tools no longer list, its tools stopped', async () => {
+    const { driver, core, news } = await startAgent({ devices: [sim] });
+    driver.removeDevice('sim');
+    await core.refresh();
+    await core.recovery.settled('lease-1');
+    expect(news).toEqual(['lost']);
+    expect(core.recovery.healthOf('lease-1')?.lost).toBe(
+      'the device iPhone 16 A is gone from the host; the lease is lost',
+    );
+    expect(core.granter.lease('lease-1')).toBeUndefined();
+    expect(core.execArgv('lease-1', 'simctl', ['listapps'])).toMatchObject({
+      ok: false,
+      code: 'LEASE_NOT_ACTIVE',
+    });
+    expect(await core.reclaim('lease-1')).toBe('not-leased');
+    core.stop();
+  });
 });

@@ -7,21 +7,24 @@
 // Physical devices are not watched here (presence.ts shows them absent).
 //
 // The machine: each crash and its answer are steps of the device machine (device-machine.ts,
-// rows leased→recovering→leased, leased→quarantined, recovering→quarantined), and the effects it
-// answers are carried out here in its order. The machine's 'recovering' state lives only in this
-// class (`#watched`, per lease): the inventory keeps holding the device 'leased' meanwhile (the
-// machine's viewStateOf('recovering') is 'leased' too), so no grant and no idle sweep can take it,
-// and the granter keeps the lease's record. Nothing else keeps a copy of the recovery.
+// rows leased→recovering→leased, leased→quarantined, recovering→quarantined) taken through its
+// shell (device-steps.ts), and the effects it answers are carried out here in its order. The
+// device's life ('recovering' included) is the inventory's, as every device's: the planner and the
+// view count a recovering device leased, so no grant and no idle sweep can take it, and the granter
+// keeps the lease's record. Here is only what the holder is told (`health`, per lease). A lease
+// whose device the tools no longer list (the machine's listedGone) is lost here too (`lost`).
 import type { Condition, DeviceRecovery } from '../api/index.js';
-import { DEVICE_RECOVERING } from '../api/index.js';
 import { silentLogger, type Clock, type Logger } from '../runtime/index.js';
 import { crashBudget, DEFAULT_CRASH_RULE, type CrashRule } from './crash-budget.js';
 import {
-  nextDevice,
-  type DeviceEffect,
-  type DeviceEvent,
-  type DeviceLife,
-} from './device-machine.js';
+  backIn,
+  downCause,
+  recoveringCondition,
+  windowText,
+  type LeaseDeviceHealth,
+} from './device-health.js';
+import type { DeviceEffect, DeviceEvent, DeviceLife } from './device-machine.js';
+import type { DeviceSteps } from './device-steps.js';
 import type { Driver, ExecPlan } from './drivers/driver.js';
 import type { LeaseGranter, LeaseRecord } from './granter.js';
 import type { Inventory } from './inventory.js';
@@ -33,6 +36,8 @@ export interface CrashRecoveryOptions {
   driver: Driver;
   inventory: Inventory;
   granter: LeaseGranter;
+  /** The device machine's shell: each crash and its answer are its moves. */
+  steps: DeviceSteps;
   execs: RunningExecs;
   timings: StageTimings;
   clock: Clock;
@@ -42,19 +47,8 @@ export interface CrashRecoveryOptions {
   logger?: Logger;
 }
 
-/** What the holder is to be told about a lease's device, as the Lease's status should say it. */
-export interface LeaseDeviceHealth {
-  /** While the device is booted again; null once it is back (clears the status field). */
-  recovery: DeviceRecovery | null;
-  /** The DeviceRecovering condition; absent while the device never crashed. */
-  condition?: Condition;
-  /** The lease is lost (past the crash budget, or the device would not boot again): why. */
-  lost?: string;
-}
-
-/** A lease whose device crashed at least once, as the machine sees it. */
+/** A lease whose device crashed at least once (or is gone). */
 interface Watched {
-  life: DeviceLife;
   deviceId: string;
   health: LeaseDeviceHealth;
   /** The recovery in progress: settles when the device is back, or the lease is lost. */
@@ -85,7 +79,8 @@ export class CrashRecovery {
 
   /** Whether the lease's device is being booted again now. */
   recovering(leaseId: string): boolean {
-    return this.#watched.get(leaseId)?.life.kind === 'recovering';
+    const watched = this.#watched.get(leaseId);
+    return watched !== undefined && this.#lifeOf(watched.deviceId, leaseId)?.kind === 'recovering';
   }
 
   /** Resolves once a recovery in progress settled (at once when there is none). */
@@ -95,14 +90,14 @@ export class CrashRecovery {
 
   /** The lease ended and its device was reclaimed: nothing more to tell about it. */
   forget(leaseId: string): void {
-    if (this.#watched.get(leaseId)?.life.kind !== 'recovering') this.#watched.delete(leaseId);
+    if (!this.recovering(leaseId)) this.#watched.delete(leaseId);
   }
 
   /** An exec asked while the device is booted again: refused at once, saying when it is back. */
   execRefusal(leaseId: string): ExecPlan | undefined {
     const watched = this.#watched.get(leaseId);
     const recovery = watched?.health.recovery;
-    if (watched?.life.kind !== 'recovering' || !recovery) return undefined;
+    if (watched === undefined || !recovery || !this.recovering(leaseId)) return undefined;
     const name = this.#options.inventory.driverDevice(watched.deviceId)?.name ?? watched.deviceId;
     return {
       ok: false,
@@ -162,15 +157,12 @@ export class CrashRecovery {
     const { granter, clock } = this.#options;
     const record = granter.lease(leaseId);
     if (record === undefined || record.device.physical) return;
-    // A device no longer listed at all is the machine's listedGone, not a crash: nothing to boot.
-    // Its lease keeps today's rule (answered when it is released, reclaiming nothing).
-    if (this.#options.inventory.driverDevice(record.device.id) === undefined) return;
+    // A device no longer listed at all is the machine's listedGone, not a crash (`lost`).
+    if (this.#lifeOf(record.device.id, leaseId)?.kind !== 'leased') return;
     const watched = this.#watched.get(leaseId) ?? {
-      life: { kind: 'leased', owned: false, lease: leaseId },
       deviceId: record.device.id,
       health: { recovery: null },
     };
-    if (watched.life.kind !== 'leased') return;
     const now = clock.now();
     const verdict = crashBudget(this.#crashes.get(record.device.id) ?? [], now, this.#rule);
     this.#crashes.set(record.device.id, verdict.history);
@@ -198,7 +190,7 @@ export class CrashRecovery {
         },
       };
     }
-    const reason = `crashed ${crashes} times in ${this.#windowText()}`;
+    const reason = `crashed ${crashes} times in ${windowText(this.#rule)}`;
     watched.settled = this.#step(watched, record, { type: verdict.event }, reason).catch(
       (error: unknown) =>
         this.#logger.error('crash recovery failed', { lease: leaseId, error: String(error) }),
@@ -207,6 +199,28 @@ export class CrashRecovery {
 
   // --- the machine's steps and their effects ---
 
+  /**
+   * The lease's device is gone from the host (the machine's listedGone, already taken): the row's
+   * effects (its tools stopped, the lease lost) are carried out, and the holder told.
+   */
+  lost(leaseId: string, effects: readonly DeviceEffect[]): void {
+    const record = this.#options.granter.lease(leaseId);
+    if (record === undefined) return;
+    const watched = this.#watched.get(leaseId) ?? {
+      deviceId: record.device.id,
+      health: { recovery: null },
+    };
+    this.#watched.set(leaseId, watched);
+    const carried = async () => {
+      for (const effect of effects) {
+        await this.#carryOut(effect, watched, record, 'is gone from the host', true);
+      }
+    };
+    watched.settled = carried().catch((error: unknown) =>
+      this.#logger.error('losing a lease failed', { lease: leaseId, error: String(error) }),
+    );
+  }
+
   /** Takes one event through the machine, carries out its effects, and the event they end in. */
   async #step(
     watched: Watched,
@@ -214,19 +228,19 @@ export class CrashRecovery {
     event: DeviceEvent,
     quarantineReason: string,
   ): Promise<void> {
-    const step = nextDevice(watched.life, event);
+    const { steps } = this.#options;
+    const step = steps.take(watched.deviceId, event);
     if ('refused' in step) {
       this.#logger.warn('device event refused', { lease: record.leaseId, refused: step.refused });
       return;
     }
-    watched.life = step.state;
-    // Quarantined first, before anything is awaited: no grant can take the device meanwhile.
-    if (step.state.kind === 'quarantined') {
-      this.#options.inventory.quarantine(watched.deviceId, quarantineReason);
-    }
+    // Written first, before anything is awaited (a quarantine with its reason): no grant can take
+    // the device meanwhile.
+    steps.write(watched.deviceId, step.state, quarantineReason);
+    const losing = step.state.kind !== 'recovering';
     let booted: { ok: true; ms: number } | { ok: false; error: string } | undefined;
     for (const effect of step.effects) {
-      const result = await this.#carryOut(effect, watched, record, quarantineReason);
+      const result = await this.#carryOut(effect, watched, record, quarantineReason, losing);
       if (result !== undefined) booted = result;
     }
     if (booted === undefined) return;
@@ -247,6 +261,7 @@ export class CrashRecovery {
     watched: Watched,
     record: LeaseRecord,
     why: string,
+    losing: boolean,
   ): Promise<{ ok: true; ms: number } | { ok: false; error: string } | undefined> {
     const { driver, inventory, execs, granter, clock, timings } = this.#options;
     const { leaseId } = record;
@@ -255,7 +270,6 @@ export class CrashRecovery {
       case 'stopExecs': {
         // Its tools cannot go on: the device under them is gone. While it is booted again the
         // lease goes on, so they end UNAVAILABLE; when the lease is lost, LEASE_LOST.
-        const losing = watched.life.kind !== 'recovering';
         await execs.stopLease(
           leaseId,
           losing
@@ -320,7 +334,8 @@ export class CrashRecovery {
       }
       case 'endLease': {
         granter.lose(leaseId);
-        const lost = `the device ${name} ${why}; it is quarantined and the lease is lost`;
+        const gone = this.#lifeOf(watched.deviceId) === undefined;
+        const lost = `the device ${name} ${why}; ${gone ? '' : 'it is quarantined and '}the lease is lost`;
         watched.health = {
           recovery: null,
           ...(watched.health.condition
@@ -328,7 +343,10 @@ export class CrashRecovery {
             : {}),
           lost,
         };
-        this.#logger.warn('a lease is lost: its device crashed', { lease: leaseId, why });
+        const said = gone
+          ? 'a lease is lost: its device is gone'
+          : 'a lease is lost: its device crashed';
+        this.#logger.warn(said, { lease: leaseId, why });
         this.news.emit({ leaseId });
         return undefined;
       }
@@ -346,17 +364,21 @@ export class CrashRecovery {
 
   // --- helpers ---
 
-  /** Fleet and local leases on virtual devices, held leased and not being recovered. */
+  /** Fleet and local leases on virtual devices, leased (not being recovered). */
   #watchable(): LeaseRecord[] {
-    const { granter, inventory } = this.#options;
-    return granter
+    return this.#options.granter
       .leases()
       .filter(
         (record) =>
           !record.device.physical &&
-          inventory.heldState(record.device.id) === 'leased' &&
-          this.#watched.get(record.leaseId)?.life.kind !== 'recovering',
+          this.#lifeOf(record.device.id, record.leaseId)?.kind === 'leased',
       );
+  }
+
+  /** The device's life, if it serves `leaseId` (any life, without it). */
+  #lifeOf(deviceId: string, leaseId?: string): DeviceLife | undefined {
+    const life = this.#options.steps.lifeOf(deviceId);
+    return leaseId === undefined || life?.lease === leaseId ? life : undefined;
   }
 
   #bootEstimateMs(record: LeaseRecord): number | undefined {
@@ -364,19 +386,7 @@ export class CrashRecovery {
   }
 
   #backIn(recovery: DeviceRecovery): string {
-    if (recovery.estimatedSeconds === undefined) return 'back when it has booted';
-    const due = Date.parse(recovery.since) + recovery.estimatedSeconds * 1000;
-    const left = Math.ceil((due - this.#options.clock.now()) / 1000);
-    return left > 0
-      ? `back in about ${left} s`
-      : `it is taking longer than the usual ${recovery.estimatedSeconds} s`;
-  }
-
-  #windowText(): string {
-    const minutes = this.#rule.windowMs / 60_000;
-    return Number.isInteger(minutes)
-      ? `${minutes} minute${minutes === 1 ? '' : 's'}`
-      : `${Math.round(this.#rule.windowMs / 1000)} s`;
+    return backIn(recovery, this.#options.clock.now());
   }
 
   #condition(
@@ -384,17 +394,6 @@ export class CrashRecovery {
     reason: 'DeviceCrashed' | 'DeviceRecovered',
     message: string,
   ): Condition {
-    return {
-      type: DEVICE_RECOVERING,
-      status,
-      reason,
-      message: message.slice(0, 1024),
-      lastTransitionTime: new Date(this.#options.clock.now()).toISOString(),
-    };
+    return recoveringCondition(status, reason, message, this.#options.clock.now());
   }
-}
-
-/** What the tools listing a leased device down means, by platform. */
-function downCause(platform: string): string {
-  return platform === 'android' ? 'emulator process exited' : 'shut down';
 }

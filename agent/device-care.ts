@@ -1,9 +1,9 @@
-// The care of devices no lease is in, both moves of the device machine through one shell
+// The care of devices no lease is in, both moves of the device machine through the agent's shell
 // (device-steps.ts): idle tiers (idle-sweeper.ts) and quarantine retries (quarantine-retrier.ts),
 // wired from the agent's config. Apart from core.ts so that the core reads as what it owns.
 import type { Clock, Logger } from '../runtime/index.js';
 import type { AgentConfig, Limits } from './config.js';
-import { DeviceSteps } from './device-steps.js';
+import type { DeviceSteps } from './device-steps.js';
 import type { Driver } from './drivers/driver.js';
 import type { LeaseGranter } from './granter.js';
 import { IdleSweeper } from './idle-sweeper.js';
@@ -14,6 +14,8 @@ export interface DeviceCareOptions {
   config: AgentConfig;
   driver: Driver;
   inventory: Inventory;
+  /** The device machine's shell (the agent's one). */
+  steps: DeviceSteps;
   granter: LeaseGranter;
   clock: Clock;
   limits: Limits;
@@ -26,8 +28,7 @@ export function deviceCare(options: DeviceCareOptions): {
   sweeper: IdleSweeper;
   quarantines: QuarantineRetrier;
 } {
-  const { config, driver, inventory, granter, clock, logger } = options;
-  const steps = new DeviceSteps({ inventory, driver, logger });
+  const { config, driver, inventory, steps, granter, clock, logger } = options;
   const sweeper = new IdleSweeper({
     steps,
     driver,

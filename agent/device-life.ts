@@ -8,7 +8,7 @@ import type { ReclaimPolicy } from './config.js';
  * the lease's name in the life.
  */
 export type DeviceLifeState =
-  /** Not taken in yet: first listed, made for a lease, or held by a lease from before a restart. */
+  /** Not taken in yet: about to be listed for the first time, or made for a lease. */
   | 'new'
   /** The tool is making it for a lease (a placeholder that holds the slot). */
   | 'creating'
@@ -64,8 +64,8 @@ export const NEW_DEVICE: DeviceLife = { kind: 'new', owned: false };
 export type DeviceEvent =
   /** The tools list it (booted or shut down); `owned`: in the agent's own place, not adopted. */
   | { type: 'listed'; owned: boolean; booted: boolean }
-  /** A Lease granted on it before the agent restarted, still Granted and still listed. */
-  | { type: 'leaseResumed'; owned: boolean; lease: string }
+  /** A Lease granted on it before the agent restarted, still Granted, and the device listed. */
+  | { type: 'leaseResumed'; lease: string }
   /** The planner chose to make a device of the request's model for `lease`. */
   | { type: 'make'; lease: string }
   | { type: 'made' }
@@ -75,6 +75,8 @@ export type DeviceEvent =
   | { type: 'grantCold'; lease: string }
   | { type: 'booted' }
   | { type: 'bootFailed' }
+  /** A cold grant's boot is not begun: a device it needed room from would not shut down. */
+  | { type: 'bootCancelled' }
   /** Its Lease was deleted or expired: reclaim it per the agent's reclaim policy. */
   | { type: 'leaseEnded'; reclaim: ReclaimPolicy }
   /** The reclaim is done; `booted`: it was booted again (erase-keep-warm), else it is shut down. */
@@ -121,6 +123,7 @@ export const DEVICE_EVENT_TYPES: readonly DeviceEventType[] = [
   'grantCold',
   'booted',
   'bootFailed',
+  'bootCancelled',
   'leaseEnded',
   'reclaimed',
   'reclaimFailed',

@@ -43,7 +43,6 @@ function eventOf(type: DeviceEventType, booted = true, owned = true): DeviceEven
     case 'reclaimed':
       return { type, booted };
     case 'leaseResumed':
-      return { type, owned, lease: 'lease-new' };
     case 'make':
     case 'grantWarm':
     case 'grantCold':
@@ -140,10 +139,11 @@ describe('the table', () => {
   it('a device is granted only when ready (warm) or shut down (cold), or made for the lease', () => {
     const intoLease = rowsWhere((row) => !LEASE_STATES.has(row.from) && LEASE_STATES.has(row.to));
     expect(intoLease.map((row) => `${row.from} ${row.event}`).sort()).toEqual([
-      'new leaseResumed',
       'new make',
       'ready grantWarm',
+      'ready leaseResumed',
       'shutdown grantCold',
+      'shutdown leaseResumed',
     ]);
     expect(rowsWhere((row) => row.effects.includes('grantLease')).map((row) => row.from)).toEqual([
       'ready',
@@ -186,7 +186,7 @@ describe('the table', () => {
       quarantined: 'quarantined',
       retrying: 'booting',
       awaitingOperator: 'quarantined',
-      deleting: 'reclaiming',
+      deleting: 'deleting',
       gone: undefined,
     });
   });
@@ -347,10 +347,15 @@ describe("a device's stories", () => {
   });
 
   it('a lease from before a restart is taken back on the device it names', () => {
-    const resumed = run(NEW_DEVICE, [{ type: 'leaseResumed', owned: false, lease: 'ci-12' }]);
-    expect(resumed).toEqual({
-      life: { kind: 'leased', owned: false, lease: 'ci-12' },
-      effects: [],
-    });
+    for (const booted of [true, false]) {
+      const listed = run(NEW_DEVICE, [{ type: 'listed', owned: false, booted }]).life;
+      expect(run(listed, [{ type: 'leaseResumed', lease: 'ci-12' }])).toEqual({
+        life: { kind: 'leased', owned: false, lease: 'ci-12' },
+        effects: [],
+      });
+    }
+    // Not a device another lease holds, nor one the agent is busy with.
+    for (const kind of ['leased', 'booting', 'quarantined', 'shuttingDown'] as const)
+      expect(nextDevice(lifeIn(kind, true), eventOf('leaseResumed'))).toHaveProperty('refused');
   });
 });

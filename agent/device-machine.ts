@@ -5,32 +5,36 @@
 // no row for that state and event (or the row's guard does not hold). It never throws: a refused
 // event changes nothing and the shell logs it. Nothing here reads the clock, the tools or the API.
 //
-// The shell's side of the contract:
-//   - one device, one key in one work queue: a row's effects run in order and are answered by the
-//     event its work ends in (`booted`, `reclaimed`, `stopped`, ...), so an event that comes while
-//     they run (a lease ending during a recovery boot) is taken, and its effects run after them;
+// The shell's side of the contract (device-steps.ts):
+//   - the machine's state of each device is kept in one place, the inventory, and written only
+//     through the shell; the planner and the Worker's view derive a device's state from it
+//     (viewStateOf below);
+//   - a taken move is written before its effects begin; they run in order and are answered by
+//     the one event their work ends in (`booted`, `reclaimed`, `stopped`, ...), taken from the
+//     life stored then, so a move made meanwhile (the device gone from the listing) refuses a stale
+//     answer. No per-device work queue: a device in a busy state (booting, reclaiming,
+//     shuttingDown, retrying, deleting) takes no new work until its answer, every move that starts
+//     work is taken inside LeaseGranter.decide (one decision at a time), so none races a grant;
 //   - a lease that ends while its device is being made or booted is answered once the grant
-//     settles, as the granter does today (`leaseEnded` is refused in creating and booting);
+//     settles, as the granter does (`leaseEnded` is refused in creating and booting), and one that
+//     ends while its device recovers is reclaimed once that boot settles (core.ts);
 //   - `crashed` or `crashedTooOften` is chosen with crashBudget (crash-budget.ts), and
 //     `retryFailed` or `retriesExhausted` by the quarantine's own count of retries;
 //   - `listed` is sent when a device is first listed, and when the tools report a change of power
-//     the agent did not make.
+//     the agent did not make; `listedGone` when they no longer list it.
 //
-// Physical devices are out of scope: they keep today's rules (granted when present, reset after a
-// lease, shown absent when unplugged; inventory.ts and granter.ts). What runs on this machine:
-//   - crash recovery (crash-recovery.ts: the leased, recovering and quarantined rows of a crash,
-//     its 'recovering' life kept there);
-//   - through device-steps.ts, which reads a device's life from the inventory (the one store of the
-//     agent's state of a device), asks nextDevice, and writes the move back: grants (granter.ts:
-//     grantWarm, grantCold, evict, taken inside the decision; device-preparation.ts: made, booted,
-//     bootFailed, stopped/stopFailed of an eviction), a lease's end (lease-reclaim.ts: leaseEnded,
-//     reclaimed, reclaimFailed), the idle sweep (idle-sweeper.ts) and quarantine retries and
-//     unquarantine (quarantine-retrier.ts). Each move that starts work is taken inside
-//     LeaseGranter.decide, so none races a grant.
-// Not yet: make/makeFailed (the inventory's placeholder), leaseResumed (the granter's adopt),
-// listed/listedGone (the inventory takes a listing in itself), and the per-device work queue the
-// contract above describes (the decisions serializer and the inventory's holds stand for it).
-import type { DeviceState } from '../api/index.js';
+// Physical devices are out of scope: they keep their own rules (granted when present, reset after
+// a lease, shown absent when unplugged; the inventory's holdPhysical, granter.ts). Every
+// simulator and emulator moves on this machine, through device-steps.ts: what a listing says
+// (listed, listedGone: device-steps.ts takeListing), grants (granter.ts: grantWarm, grantCold,
+// make, evict, taken inside the decision; device-preparation.ts: made, makeFailed, booted,
+// bootFailed, bootCancelled, stopped/stopFailed of an eviction), a lease taken again after a
+// restart (granter.ts adopt: leaseResumed), a lease's end (lease-reclaim.ts: leaseEnded,
+// reclaimed, reclaimFailed), a crash under a lease (crash-recovery.ts: crashed, crashedTooOften,
+// recovered, bootFailed; and the lease of a device gone from the listing lost), the idle sweep
+// (idle-sweeper.ts) and quarantine retries and unquarantine (quarantine-retrier.ts). A device
+// being made has no id yet: its life is kept under a placeholder id (device-steps.ts makingId)
+// until `made`, when it moves to the device's own id.
 import {
   LEASE_STATES,
   type DeviceEffect,
@@ -44,6 +48,7 @@ import {
 } from './device-life.js';
 import { DEVICE_TRANSITIONS } from './device-transitions.js';
 import type { ReclaimPolicy } from './config.js';
+import type { InventoryState } from './planner.js';
 
 export * from './device-life.js';
 export { DEVICE_TRANSITIONS } from './device-transitions.js';
@@ -144,14 +149,15 @@ function effectOf(
 }
 
 /**
- * The state the Worker's view and the planner show for a life (`shutdown`: not in the view, free
- * for a cold boot); undefined for a device that is not there. A device being made shows as
- * booting (the view names it `making <lease>`), and so does a quarantine retry (it takes a slot
- * while it boots); one recovering stays leased; one shutting down or being deleted shows as
- * reclaiming (busy, not grantable); a quarantined one waiting, for a retry or an operator, as
- * quarantined.
+ * The state the planner and the Worker's view show for a life (`shutdown`: not in the view, free
+ * for a cold boot; `deleting`: not in the view, counting no slot); undefined for a device that is
+ * not there. A device being made shows as booting (the view names it `making <lease>`), and so
+ * does a quarantine retry (it takes a slot while it boots; the view says quarantined, with why);
+ * one recovering stays leased; one shutting down shows as reclaiming (busy, not grantable); a
+ * quarantined one waiting, for a retry or an operator, as quarantined. The inventory adds what the
+ * tools say of a free device's power (inventory.ts).
  */
-export function viewStateOf(kind: DeviceLifeState): DeviceState | 'shutdown' | undefined {
+export function viewStateOf(kind: DeviceLifeState): InventoryState | undefined {
   switch (kind) {
     case 'new':
     case 'gone':
@@ -164,11 +170,11 @@ export function viewStateOf(kind: DeviceLifeState): DeviceState | 'shutdown' | u
     case 'ready':
     case 'leased':
     case 'reclaiming':
+    case 'deleting':
       return kind;
     case 'recovering':
       return 'leased';
     case 'shuttingDown':
-    case 'deleting':
       return 'reclaiming';
     case 'quarantined':
     case 'awaitingOperator':

@@ -2,12 +2,12 @@
 // as kube-scheduler keeps binding apart from scheduling): evict what the plan names, make the
 // device when the plan says so, and boot it, telling each step as it begins with this host's
 // estimate and measuring it for the next one. A device that will not boot is quarantined; a
-// device that could not be made frees its slot. An eviction is the device machine's move (taken in
-// the decision; its shutdown answered here, device-steps.ts).
+// device that could not be made frees its slot. Each is the device machine's move (taken in the
+// decision, answered here through device-steps.ts: made, makeFailed, booted, bootFailed, and an
+// eviction's stopped or stopFailed).
 import { randomBytes } from 'node:crypto';
 import type { GrantedDevice, GrantStage } from '../api/index.js';
 import type { Clock, Logger } from '../runtime/index.js';
-import type { DeviceLife } from './device-machine.js';
 import type { DeviceSteps, Move } from './device-steps.js';
 import type { DeviceToMake, Driver, DriverDevice } from './drivers/driver.js';
 import type { Inventory } from './inventory.js';
@@ -51,30 +51,32 @@ export class DevicePreparation {
   /** Boots a reserved shut-down device, after shutting down the ones evicted for it. */
   async bootCold(
     device: PlannedDevice,
-    booting: DeviceLife,
     evict: readonly Move[],
     onStep: GrantStepListener | undefined,
   ): Promise<Prepared> {
     const stuck = await this.#evict(evict);
     if (stuck !== undefined) {
-      // Not booted: free again, shut down (the machine has no row for a boot not begun).
-      this.#options.inventory.hold(device.id, undefined);
+      // Not booted (booting --bootCancelled--> shutdown): free again, the lease refused.
+      this.#options.steps.answer(device.id, { type: 'bootCancelled' });
       return couldNotEvict(stuck);
     }
-    return this.#boot(device, booting, onStep);
+    return this.#boot(device, onStep);
   }
 
-  /** Makes the device the plan asked for (its slot held for `key`), then boots it. */
+  /**
+   * Makes the device the plan asked for (its placeholder holds the slot for `lease`: creating),
+   * then boots it; answers the machine `made`, or `makeFailed` (the lease refused, the slot freed).
+   */
   async makeAndBoot(
-    key: string,
+    lease: string,
     want: DeviceToMake,
     evict: readonly Move[],
     onStep: GrantStepListener | undefined,
   ): Promise<Prepared> {
-    const { inventory, driver, clock, timings, logger } = this.#options;
+    const { driver, clock, timings, logger, steps } = this.#options;
     const stuck = await this.#evict(evict);
     if (stuck !== undefined) {
-      inventory.makingFailed(key);
+      steps.makeFailed(lease);
       return couldNotEvict(stuck);
     }
     const startedAtMs = this.#step('provisioning', want, onStep);
@@ -84,25 +86,23 @@ export class DevicePreparation {
         throw new Error(`the ${driver.kind} driver makes no devices`);
       made = await driver.create(want, deviceName(want.model));
     } catch (error) {
-      inventory.makingFailed(key);
+      steps.makeFailed(lease);
       const message = `could not make a new ${want.model} (${want.os}): ${(error as Error).message}`;
-      logger.warn('making a device failed', { lease: key, model: want.model, error });
+      logger.warn('making a device failed', { lease, model: want.model, error });
       return { refusal: { code: 'NO_CAPACITY', message: message.slice(0, 1024) } };
     }
     timings.record('provisioning', want, clock.now() - startedAtMs);
-    logger.info('made a device', { lease: key, device: made.id, model: made.model });
-    inventory.made(key, made);
+    logger.info('made a device', { lease, device: made.id, model: made.model });
     // creating --made--> booting: the device the placeholder stood for, held for the lease.
-    const booting = this.#options.steps.answer(
-      made.id,
-      { kind: 'creating', owned: true, lease: key },
-      { type: 'made' },
-    ) ?? { kind: 'booting', owned: true, lease: key };
-    const planned = inventory.devices(() => undefined).find((device) => device.id === made.id) ?? {
-      ...made,
-      state: 'booting' as const,
-    };
-    return this.#boot(planned, booting, onStep);
+    if (steps.made(lease, made) === undefined) {
+      return {
+        refusal: { code: 'NO_CAPACITY', message: `the device made, ${made.id}, was taken` },
+      };
+    }
+    const planned = this.#options.inventory
+      .devices(() => undefined)
+      .find((device) => device.id === made.id) ?? { ...made, state: 'booting' as const };
+    return this.#boot(planned, onStep);
   }
 
   /**
@@ -120,19 +120,14 @@ export class DevicePreparation {
     );
     let stuck: string | undefined;
     evictions.forEach((result, index) => {
-      const { id, step } = evict[index]!;
+      const { id } = evict[index]!;
       if (result.status === 'fulfilled') {
-        steps.answer(id, step.state, { type: 'stopped' });
+        steps.answer(id, { type: 'stopped' });
         return;
       }
       const error = (result.reason as Error).message;
       stuck ??= id;
-      steps.answer(
-        id,
-        step.state,
-        { type: 'stopFailed' },
-        `could not shut it down to make room: ${error}`,
-      );
+      steps.answer(id, { type: 'stopFailed' }, `could not shut it down to make room: ${error}`);
       logger.warn('eviction failed; device quarantined', { device: id, error });
     });
     return stuck;
@@ -143,20 +138,14 @@ export class DevicePreparation {
    * not boot is quarantined (bootFailed; the row's shutdown is left to its first retry, which
    * shuts a device still running down first).
    */
-  async #boot(
-    device: PlannedDevice,
-    booting: DeviceLife,
-    onStep: GrantStepListener | undefined,
-  ): Promise<Prepared> {
+  async #boot(device: PlannedDevice, onStep: GrantStepListener | undefined): Promise<Prepared> {
     const { inventory, driver, clock, timings, logger, steps } = this.#options;
     const startedAtMs = this.#step('booting', device, onStep);
     try {
       await driver.boot(this.#driverDevice(device.id));
     } catch (error) {
       const why = `boot failed: ${(error as Error).message}`;
-      if (!steps.answer(device.id, booting, { type: 'bootFailed' }, why)) {
-        inventory.quarantine(device.id, why);
-      }
+      steps.answer(device.id, { type: 'bootFailed' }, why);
       logger.warn('boot failed; device quarantined', {
         device: device.id,
         error: (error as Error).message,
@@ -170,7 +159,10 @@ export class DevicePreparation {
     }
     timings.record('booting', device, clock.now() - startedAtMs);
     inventory.setPower(device.id, 'booted');
-    if (!steps.answer(device.id, booting, { type: 'booted' })) inventory.hold(device.id, 'leased');
+    // A device gone from the host meanwhile (listedGone: its lease refused) is not answered booted.
+    if (steps.answer(device.id, { type: 'booted' }) === undefined) {
+      return { refusal: { code: 'NO_CAPACITY', message: `${device.id} is gone from the host` } };
+    }
     return { device };
   }
 

@@ -4,7 +4,8 @@
 // no row for the device's state is refused.
 //
 // Rules the rows keep (device-machine.test.ts checks each over the whole table):
-//   - a device is granted only when ready (warm) or shut down (cold), or made for the lease;
+//   - a device is granted only when ready (warm) or shut down (cold), or made for the lease; a
+//     lease from before a restart is taken back only from those states too;
 //   - idle shutdown and delete start only from ready or shut down, so they never take a device a
 //     grant holds: whichever event comes first moves the device, the other is refused;
 //   - only a device the agent made (`owned`) is ever deleted;
@@ -31,11 +32,18 @@ export const DEVICE_TRANSITIONS: readonly DeviceTransition[] = [
     why: 'listed shut down: free for a cold grant',
   },
   {
-    from: 'new',
+    from: 'ready',
     event: 'leaseResumed',
     to: 'leased',
     effects: [],
     why: 'a lease granted before the agent restarted still holds it',
+  },
+  {
+    from: 'shutdown',
+    event: 'leaseResumed',
+    to: 'leased',
+    effects: [],
+    why: 'a lease granted before the agent restarted still holds it: found down, it is a crash',
   },
   {
     from: 'new',
@@ -86,6 +94,13 @@ export const DEVICE_TRANSITIONS: readonly DeviceTransition[] = [
     to: 'quarantined',
     effects: ['refuseLease', 'shutdown', 'scheduleRetry'],
     why: 'it would not boot: the lease is refused, the device quarantined and tried again later',
+  },
+  {
+    from: 'booting',
+    event: 'bootCancelled',
+    to: 'shutdown',
+    effects: ['refuseLease'],
+    why: 'the room it needed could not be made: the lease is refused, the device left shut down',
   },
   // --- under a lease ---
   {

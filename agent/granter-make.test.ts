@@ -2,9 +2,11 @@
 // the steps (provisioning, booting) and their estimates told as they begin.
 import { describe, expect, it } from 'vitest';
 import type { DeviceSpec } from '../api/index.js';
+import { silentLogger } from '../runtime/index.js';
 import { FakeClock } from '../test/fake-clock.js';
 import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
 import { Limits, type AgentConfigInput } from './config.js';
+import { DeviceSteps } from './device-steps.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
 import { deviceName, LeaseGranter, type GrantStep } from './granter.js';
@@ -23,7 +25,8 @@ async function setUp(script: FakeScriptInput, limits: AgentConfigInput['limits']
     { clock },
   );
   const inventory = new Inventory(clock);
-  await inventory.refresh(driver);
+  const steps = new DeviceSteps({ inventory, driver, logger: silentLogger });
+  await steps.refresh(driver);
   const presence = new PresenceWatcher({
     clock,
     probeIntervalMs: 10_000,
@@ -39,10 +42,11 @@ async function setUp(script: FakeScriptInput, limits: AgentConfigInput['limits']
     limits: Limits.parse(limits),
     reclaim: 'erase-keep-warm',
     capabilities: () => [],
+    steps,
     timings,
   });
   const devices = () => inventory.devices(() => undefined);
-  return { clock, driver, inventory, granter, devices, timings };
+  return { clock, driver, inventory, steps, granter, devices, timings };
 }
 
 const makesIphone16: FakeScriptInput = {
@@ -147,13 +151,13 @@ describe('granting a device the agent makes', () => {
   });
 
   it('keeps a device it made when a listing taken before it was made comes in late', async () => {
-    const { granter, clock, inventory, driver, devices } = await setUp({ ...makesIphone16 });
+    const { granter, clock, steps, driver, devices } = await setUp({ ...makesIphone16 });
     const staleListing = await driver.listDevices();
     const pending = granter.grant('lease-1', iphone16);
     await clock.advance(PROVISION_MS + BOOT_MS);
     const outcome = await pending;
     const made = outcome.kind === 'granted' ? outcome.lease.device.id : '';
-    inventory.applyListing(staleListing, 0);
+    steps.takeListing(staleListing, 0);
     expect(devices()).toMatchObject([{ id: made, state: 'leased' }]);
   });
 });

@@ -11,7 +11,6 @@ import {
   type GrantStepListener,
   type Prepared,
 } from './device-preparation.js';
-import type { DeviceLife } from './device-machine.js';
 import { DeviceSteps, type Move } from './device-steps.js';
 import { reclaimLeaseDevice } from './lease-reclaim.js';
 import type { DeviceToMake, Driver, ExecPlan, ResetBaseline } from './drivers/driver.js';
@@ -57,13 +56,15 @@ export interface LeaseGranterOptions {
   timings?: StageTimings;
   /** Whether free space is low where devices live (then nothing is made). */
   diskLow?: () => boolean;
+  /** The device machine's shell (the agent's one; a granter alone makes its own). */
+  steps?: DeviceSteps;
   logger?: Logger;
 }
 
 /** A decision taken inside the serializer; a cold boot is finished outside it. */
 type Decision =
   | { kind: 'done'; outcome: GrantOutcome }
-  | { kind: 'boot'; device: PlannedDevice; booting: DeviceLife; evict: Move[] }
+  | { kind: 'boot'; device: PlannedDevice; evict: Move[] }
   | { kind: 'make'; want: DeviceToMake; evict: Move[] };
 
 function refused(refusal: AgentRefusal): GrantOutcome {
@@ -82,14 +83,14 @@ export class LeaseGranter {
   readonly #leases = new Map<string, LeaseRecord>();
   readonly #inFlight = new Map<string, Promise<GrantOutcome>>();
   readonly #preparation: DevicePreparation;
-  /** The device machine's shell: an eviction is its move (ready → shuttingDown). */
+  /** The device machine's shell: every grant, eviction, make and adoption is its move. */
   readonly #steps: DeviceSteps;
 
   constructor(options: LeaseGranterOptions) {
     this.#options = options;
     this.#logger = options.logger ?? silentLogger;
     const { driver, inventory } = options;
-    this.#steps = new DeviceSteps({ driver, inventory, logger: this.#logger });
+    this.#steps = options.steps ?? new DeviceSteps({ driver, inventory, logger: this.#logger });
     this.#preparation = new DevicePreparation({
       driver: options.driver,
       inventory: options.inventory,
@@ -98,6 +99,11 @@ export class LeaseGranter {
       timings: options.timings ?? new StageTimings(),
       logger: this.#logger,
     });
+  }
+
+  /** The device machine's shell the granter moves devices through. */
+  get steps(): DeviceSteps {
+    return this.#steps;
   }
 
   lease(leaseId: string): LeaseRecord | undefined {
@@ -130,7 +136,7 @@ export class LeaseGranter {
             return decision.outcome;
           case 'boot':
             return this.#preparation
-              .bootCold(decision.device, decision.booting, decision.evict, onStep)
+              .bootCold(decision.device, decision.evict, onStep)
               .then((prepared) => this.#grantPrepared(leaseId, origin, prepared));
           case 'make':
             return this.#preparation
@@ -146,23 +152,26 @@ export class LeaseGranter {
   /**
    * Takes back a lease this agent granted before it restarted (its Lease still says Granted, with
    * this device): the device is held again if the driver still lists it and nothing else holds
-   * it. Answers false when the lease cannot be honoured safely; the caller then gives it up.
+   * it (a simulator or emulator: the machine's leaseResumed, from ready or shut down). Answers
+   * false when the lease cannot be honoured safely; the caller then gives it up.
    */
   adopt(leaseId: string, device: GrantedDevice): Promise<boolean> {
-    return this.#decisions.run(() => {
-      if (this.#leases.has(leaseId)) return Promise.resolve(true);
+    return this.decide(() => {
+      if (this.#leases.has(leaseId)) return true;
       const { inventory } = this.#options;
+      const listed = inventory.driverDevice(device.id);
       const heldByAnother = [...this.#leases.values()].some(
         (lease) => lease.device.id === device.id,
       );
-      if (
-        inventory.driverDevice(device.id) === undefined ||
-        heldByAnother ||
-        inventory.heldState(device.id) !== undefined
-      ) {
-        return Promise.resolve(false);
+      if (listed === undefined || heldByAnother) return false;
+      if (listed.physical) {
+        if (inventory.physicalHeld(device.id) !== undefined) return false;
+        inventory.holdPhysical(device.id, 'leased');
+      } else {
+        const step = this.#steps.take(device.id, { type: 'leaseResumed', lease: leaseId });
+        if ('refused' in step) return false;
+        this.#steps.write(device.id, step.state);
       }
-      inventory.hold(device.id, 'leased');
       this.#leases.set(leaseId, {
         leaseId,
         origin: 'fleet',
@@ -170,7 +179,7 @@ export class LeaseGranter {
         source: 'warm',
         grantedAtMs: this.#options.clock.now(),
       });
-      return Promise.resolve(true);
+      return true;
     });
   }
 
@@ -205,18 +214,11 @@ export class LeaseGranter {
   }
 
   /**
-   * Runs `decide` among the grant decisions, one at a time with them: what it reserves (holds in
+   * Runs `decide` among the grant decisions, one at a time with them: what it reserves (writes in
    * the inventory) no grant decided after it can take, and it sees every grant decided before.
    */
   decide<T>(decide: () => T): Promise<T> {
     return this.#decisions.run(() => Promise.resolve(decide()));
-  }
-
-  /** Puts a quarantined device back in service (an operator checked it). */
-  unquarantine(deviceId: string): void {
-    if (this.#options.inventory.heldState(deviceId) === 'quarantined') {
-      this.#options.inventory.hold(deviceId, undefined);
-    }
   }
 
   /** The argv to run a tool on a lease's device, or why not (nothing runs here). */
@@ -274,17 +276,16 @@ export class LeaseGranter {
         const evict = this.#makeRoom(decision.evict);
         if ('refused' in evict) return { kind: 'done', outcome: notTaken(evict.refused) };
         this.#steps.write(decision.device.id, step.state);
-        return { kind: 'boot', device: decision.device, booting: step.state, evict };
+        return { kind: 'boot', device: decision.device, evict };
       }
       case 'create': {
-        const evict = this.#makeRoom(decision.evict);
-        if ('refused' in evict) return { kind: 'done', outcome: notTaken(evict.refused) };
-        // The slot is taken now (a placeholder), the device made after the decision.
+        // The slot is taken now (new --make--> creating: a placeholder), the device made after
+        // the decision.
         const model = inventory.makeable.find(
           (entry) =>
             entry.platform === decision.want.platform && entry.model === decision.want.model,
         );
-        inventory.startMaking(leaseId, {
+        const making = this.#steps.make(leaseId, {
           name: `new ${decision.want.model}`,
           model: decision.want.model,
           platform: decision.want.platform,
@@ -292,6 +293,12 @@ export class LeaseGranter {
           physical: false,
           class: model?.class ?? 'phone',
         });
+        if ('refused' in making) return { kind: 'done', outcome: notTaken(making.refused) };
+        const evict = this.#makeRoom(decision.evict);
+        if ('refused' in evict) {
+          this.#steps.makeFailed(leaseId);
+          return { kind: 'done', outcome: notTaken(evict.refused) };
+        }
         return { kind: 'make', want: decision.want, evict };
       }
       case 'physical':
@@ -321,7 +328,7 @@ export class LeaseGranter {
     for (const candidate of candidates) {
       const device = inventory.driverDevice(candidate.id);
       if (device === undefined) continue;
-      inventory.hold(device.id, 'leased'); // reserved while we read
+      inventory.holdPhysical(device.id, 'leased'); // reserved while we read
       const read = await presence.read(device);
       if (read?.present === true) {
         const baseline = await driver.readResetBaseline(device).catch((error: unknown) => {
@@ -333,7 +340,7 @@ export class LeaseGranter {
         });
         return this.#record(leaseId, origin, candidate, 'warm', baseline);
       }
-      inventory.hold(device.id, undefined);
+      inventory.holdPhysical(device.id, undefined);
       if (read !== undefined) sawNotPresent = true;
     }
     return sawNotPresent

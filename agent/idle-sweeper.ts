@@ -92,7 +92,7 @@ export class IdleSweeper {
       ? (['deleted', 'deleteFailed'] as const)
       : (['stopped', 'stopFailed'] as const);
     const why = `idle ${deleting ? 'delete' : 'shutdown'} failed: ${failure}`;
-    const life = steps.answer(id, step.state, { type: failure === undefined ? done : failed }, why);
+    const life = steps.answer(id, { type: failure === undefined ? done : failed }, why);
     if (life !== undefined) this.#log(id, device.model, life, failure, diskLow);
   }
 

@@ -27,7 +27,7 @@ export {
   type PlanInput,
   type PlannedDevice,
 } from './planner.js';
-export { Inventory, type AgentHeldState } from './inventory.js';
+export { Inventory, type PhysicalHeldState } from './inventory.js';
 export { PresenceWatcher, type PresenceChange, type PresenceWatcherOptions } from './presence.js';
 export {
   LeaseGranter,

@@ -1,11 +1,10 @@
 // Taking a lease's device back (the granter's reclaim, after its record is gone): the lease's tools
 // stopped, then the device reset (a phone), or erased, shut down or booted again per `reclaim`. A
 // simulator or emulator does it as the device machine's moves (leased --leaseEnded--> reclaiming,
-// answered reclaimed or reclaimFailed: device-steps.ts); a phone keeps its own rules. A reclaim
-// that fails quarantines the device.
+// answered reclaimed or reclaimFailed: device-steps.ts); a phone keeps its own rules (the
+// inventory's holdPhysical). A reclaim that fails quarantines the device.
 import type { Logger } from '../runtime/index.js';
 import type { ReclaimPolicy } from './config.js';
-import type { DeviceLife } from './device-machine.js';
 import type { DeviceSteps } from './device-steps.js';
 import type { Driver, DriverDevice } from './drivers/driver.js';
 import type { LeaseRecord, ReclaimOutcome } from './granter.js';
@@ -30,28 +29,32 @@ export async function reclaimLeaseDevice(
 ): Promise<ReclaimOutcome> {
   const { inventory, steps, logger } = context;
   const device = inventory.driverDevice(record.device.id);
-  if (device === undefined) {
-    // The device vanished from the host during the lease; nothing to reclaim.
-    inventory.hold(record.device.id, undefined);
-    return 'not-leased';
-  }
-  // The granter's record says the lease held it: the machine takes the lease's end from leased.
-  let life: DeviceLife | undefined;
+  // The device vanished from the host during the lease (the machine's listedGone took it).
+  if (device === undefined) return 'not-leased';
   if (!device.physical) {
-    const step = steps.take(
-      device.id,
-      { type: 'leaseEnded', reclaim: context.reclaim },
-      { ...(steps.lifeOf(device.id) ?? { owned: false }), kind: 'leased', lease: record.leaseId },
-    );
-    if (!('refused' in step)) life = step.state;
+    // leased --leaseEnded--> reclaiming, only on the device of this very lease.
+    const life = steps.lifeOf(device.id);
+    const step =
+      life?.lease === record.leaseId
+        ? steps.take(device.id, { type: 'leaseEnded', reclaim: context.reclaim })
+        : { refused: `the device is not held for ${record.leaseId}` };
+    if ('refused' in step) {
+      logger.warn('nothing to reclaim for an ended lease', {
+        device: device.id,
+        lease: record.leaseId,
+        refused: step.refused,
+      });
+      return 'not-leased';
+    }
+    steps.write(device.id, step.state);
+  } else {
+    inventory.holdPhysical(device.id, 'reclaiming');
   }
-  if (life === undefined) inventory.hold(device.id, 'reclaiming');
-  else steps.write(device.id, life);
   try {
     await execsStopped;
     const outcome = await reclaimDevice(context, device, record);
-    if (life === undefined) inventory.hold(device.id, undefined);
-    else steps.answer(device.id, life, { type: 'reclaimed', booted: outcome === 'ready' });
+    if (device.physical) inventory.holdPhysical(device.id, undefined);
+    else steps.answer(device.id, { type: 'reclaimed', booted: outcome === 'ready' });
     return outcome;
   } catch (error) {
     const message = (error as Error).message;
@@ -61,8 +64,12 @@ export async function reclaimLeaseDevice(
       error: message,
     });
     const why = `reclaim failed: ${message}`;
-    if (life === undefined) inventory.quarantine(device.id, why);
-    else steps.answer(device.id, life, { type: 'reclaimFailed' }, why);
+    if (device.physical) {
+      inventory.holdPhysical(device.id, 'quarantined');
+      inventory.startQuarantine(device.id, why);
+    } else {
+      steps.answer(device.id, { type: 'reclaimFailed' }, why);
+    }
     return 'quarantined';
   }
 }

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Presence } from '../api/index.js';
+import { silentLogger } from '../runtime/index.js';
 import { FakeClock } from '../test/fake-clock.js';
 import { aPhone, aScriptedPhone, aScriptedSimulator } from '../test/fixtures/driver-devices.js';
 import { Limits } from './config.js';
+import { DeviceSteps } from './device-steps.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import { Inventory } from './inventory.js';
 import { PresenceWatcher, type PresenceChange } from './presence.js';
@@ -26,7 +28,7 @@ describe('the presence watcher with the fake driver', () => {
       { clock },
     );
     const inventory = new Inventory(clock);
-    await inventory.refresh(driver);
+    await new DeviceSteps({ inventory, driver, logger: silentLogger }).refresh(driver);
     const reads: string[] = [];
     const watcher = new PresenceWatcher({
       clock,

@@ -26,8 +26,8 @@ describe('the quarantine backoff plan', () => {
   });
 
   it('never retries a physical device, nor any when no backoff is configured', () => {
-    expect(firstRetry(0, true, settings)).toEqual({ waitsForOperator: true });
-    expect(firstRetry(0, false, { backoffMs: [] })).toEqual({ waitsForOperator: true });
+    expect(firstRetry(0, true, settings)).toEqual({});
+    expect(firstRetry(0, false, { backoffMs: [] })).toEqual({});
     expect(afterFailedRetry(1, 0, true, { backoffMs: [MINUTE] })).toEqual({ kind: 'delete' });
   });
 
@@ -47,12 +47,11 @@ describe('the quarantine backoff plan', () => {
     expect(quarantineReason({ ...record, cause: 'x'.repeat(300) })).toHaveLength(256);
   });
 
-  it('finds the earliest retry due, skipping running ones and those waiting for an operator', () => {
+  it('finds the earliest retry due, skipping those with none due (running, or for an operator)', () => {
     expect(
       nextDue([
-        { cause: 'a', sinceMs: 0, retries: 0, nextRetryAtMs: 500, retrying: true },
         { cause: 'b', sinceMs: 0, retries: 0, nextRetryAtMs: 900 },
-        { cause: 'c', sinceMs: 0, retries: 3, waitsForOperator: true },
+        { cause: 'c', sinceMs: 0, retries: 3 },
         { cause: 'd', sinceMs: 0, retries: 1, nextRetryAtMs: 700 },
       ]),
     ).toBe(700);

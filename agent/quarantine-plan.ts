@@ -17,12 +17,11 @@ export interface QuarantineRecord {
   sinceMs: number;
   /** Retries made so far (each a boot and a health check). */
   retries: number;
-  /** When the next retry falls due; absent while one runs, and once it waits for an operator. */
+  /**
+   * When the next retry falls due; absent while one runs (the device machine's `retrying`), and
+   * once it waits for an operator (`awaitingOperator`, or no retries apply).
+   */
   nextRetryAtMs?: number;
-  /** Retries used up (or none apply): it waits for an operator. */
-  waitsForOperator?: boolean;
-  /** A retry is running: the device is being booted and checked (it takes a running slot). */
-  retrying?: boolean;
   /** What the last retry saw fail. */
   lastFailure?: string;
 }
@@ -32,9 +31,9 @@ export function firstRetry(
   sinceMs: number,
   physical: boolean,
   settings: QuarantineSettings,
-): Pick<QuarantineRecord, 'nextRetryAtMs' | 'waitsForOperator'> {
+): Pick<QuarantineRecord, 'nextRetryAtMs'> {
   const wait = settings.backoffMs[0];
-  if (physical || wait === undefined) return { waitsForOperator: true };
+  if (physical || wait === undefined) return {};
   return { nextRetryAtMs: sinceMs + wait };
 }
 
@@ -71,11 +70,11 @@ export function endsQuarantine(sinceMs: number, askedAtMs: number): boolean {
   return Number.isFinite(askedAtMs) && sinceMs < askedAtMs;
 }
 
-/** The earliest retry that falls due among `records` (none running), if any. */
+/** The earliest retry that falls due among `records`, if any. */
 export function nextDue(records: Iterable<QuarantineRecord>): number | undefined {
   let earliest: number | undefined;
   for (const record of records) {
-    if (record.retrying === true || record.nextRetryAtMs === undefined) continue;
+    if (record.nextRetryAtMs === undefined) continue;
     if (earliest === undefined || record.nextRetryAtMs < earliest) earliest = record.nextRetryAtMs;
   }
   return earliest;

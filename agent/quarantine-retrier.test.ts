@@ -77,6 +77,14 @@ async function quarantineByGrant(
   return Date.parse(quarantined?.quarantine?.since ?? '');
 }
 
+/**
+ * A reclaim whose erase failed, as the machine writes it (reclaiming --reclaimFailed-->
+ * quarantined): the device is quarantined now, its retries per the policy.
+ */
+function quarantineAfterReclaim(core: AgentCore, id: string): void {
+  core.steps.write(id, { kind: 'quarantined', owned: false }, 'reclaim failed: erase timed out');
+}
+
 describe('quarantine retries', () => {
   it('puts back in the pool a device whose retries fail twice and then pass', async () => {
     const agent = await startAgent({ devices: [aScriptedSimulator('a')] }, 3);
@@ -212,7 +220,7 @@ describe('quarantine retries', () => {
     );
     const { clock, core, driver, device } = agent;
     expect(await core.grant('lease-busy', iphone16)).toMatchObject({ kind: 'granted' });
-    core.inventory.quarantine('a', 'reclaim failed: erase timed out');
+    quarantineAfterReclaim(core, 'a');
     await clock.advance(MINUTE);
     await core.quarantines.idle();
     // No slot: not booted, not counted, put off.
@@ -249,7 +257,7 @@ describe('quarantine retries', () => {
   it('shuts a running quarantined device down when an operator ends its quarantine', async () => {
     const agent = await startAgent({ devices: [aScriptedSimulator('a', { booted: true })] }, 0);
     const { clock, core, driver, device } = agent;
-    core.inventory.quarantine('a', 'reclaim failed: erase timed out');
+    quarantineAfterReclaim(core, 'a');
     await clock.advance(1);
     expect(await core.unquarantine('a', clock.now())).toBe('ended');
     expect(driver.operations).toEqual([{ operation: 'shutdown', deviceId: 'a' }]);

@@ -120,8 +120,8 @@ export class QuarantineRetrier {
       const now = clock.now();
       const picked: [string, TakenStep][] = [];
       for (const [id, record] of inventory.quarantines()) {
-        if (record.retrying === true || record.nextRetryAtMs === undefined) continue;
-        if (record.nextRetryAtMs > now) continue;
+        // A retry running, or one waiting for an operator, has none due.
+        if (record.nextRetryAtMs === undefined || record.nextRetryAtMs > now) continue;
         const devices = inventory.devices(() => undefined);
         const device = devices.find((entry) => entry.id === id);
         if (device === undefined || device.physical) continue;
@@ -171,11 +171,8 @@ export class QuarantineRetrier {
       return;
     }
     this.#askedDuringRetry.delete(id);
-    // Gone meanwhile (the tools no longer list it): nothing is held any more.
-    if (inventory.quarantineRecord(id)?.retrying !== true) return;
-    const passed = steps.take(id, { type: 'retryPassed' }, step.state);
-    if ('refused' in passed) return;
-    steps.write(id, passed.state);
+    // Gone meanwhile (the tools no longer list it): the machine refuses the answer.
+    if (steps.answer(id, { type: 'retryPassed' }) === undefined) return;
     logger.info('a quarantined device passed its retry; back in service', { device: id, attempt });
     this.#options.onReturned?.();
   }
@@ -189,7 +186,7 @@ export class QuarantineRetrier {
     this.#askedDuringRetry.delete(id);
     // An operator who asked meanwhile has the last word: the device stays to be unquarantined.
     const exhausted = next.kind !== 'retry-later' && asked === undefined;
-    const answer = steps.take(id, { type: exhausted ? 'retriesExhausted' : 'retryFailed' }, from);
+    const answer = steps.take(id, { type: exhausted ? 'retriesExhausted' : 'retryFailed' });
     if ('refused' in answer) return;
     if (device.power !== 'shutdown') {
       // Best effort (the row's shutdown): a device that would not boot may be half up; the next
@@ -206,46 +203,42 @@ export class QuarantineRetrier {
       failure,
       next: next.kind,
     });
-    // The record keeps the count and the failure; scheduleRetry is the next retry's time.
-    inventory.updateQuarantine(id, {
-      retrying: undefined,
-      retries: attempt,
-      lastFailure: failure.slice(0, 200),
-      ...(next.kind === 'retry-later'
-        ? { nextRetryAtMs: next.nextRetryAtMs }
-        : { waitsForOperator: true }),
+    // Still retrying while it shut down (a running slot); now the answer's life. The record
+    // keeps the count and the failure; scheduleRetry is the next retry's time.
+    if (steps.lifeOf(id)?.kind !== 'retrying') return; // gone from the host meanwhile
+    inventory.batch(() => {
+      inventory.updateQuarantine(id, {
+        retries: attempt,
+        lastFailure: failure.slice(0, 200),
+        ...(next.kind === 'retry-later' ? { nextRetryAtMs: next.nextRetryAtMs } : {}),
+      });
+      steps.write(id, answer.state);
     });
     if (asked !== undefined) {
       await this.unquarantine(id, asked);
       return;
     }
-    if (answer.state.kind === 'deleting') await this.#delete(id, answer.state, attempt);
+    if (answer.state.kind === 'deleting') await this.#delete(id, attempt);
   }
 
   /** Retries used up on a device the agent made: it goes; the planner makes a new one on demand. */
-  async #delete(id: string, from: DeviceLife, attempts: number): Promise<void> {
+  async #delete(id: string, attempts: number): Promise<void> {
     const { inventory, driver, logger, steps } = this.#options;
     const device = inventory.driverDevice(id);
     if (device === undefined || driver.delete === undefined) return;
-    // Still held quarantined since the retry was chosen: no grant can have taken it meanwhile.
-    steps.write(id, from);
+    // Held since the retry was chosen (retrying, then deleting): no grant can have taken it.
     let failure: unknown;
     try {
       await driver.delete(device);
     } catch (error) {
       failure = error;
     }
-    const answer = steps.take(
+    const answer = steps.answer(
       id,
       { type: failure === undefined ? 'deleted' : 'deleteFailed' },
-      from,
-    );
-    if ('refused' in answer) return;
-    steps.write(
-      id,
-      answer.state,
       `delete after ${attempts} failed retries failed: ${String(failure)}`,
     );
+    if (answer === undefined) return;
     if (failure === undefined) {
       logger.info('deleted a device it made after its quarantine retries failed', {
         device: id,
@@ -279,9 +272,10 @@ export class QuarantineRetrier {
         return 'not-quarantined' as const;
       }
       const device = inventory.driverDevice(id);
-      if (device === undefined || device.physical) {
-        // Not the machine's (physical, or no longer listed): free at once.
-        inventory.hold(id, undefined);
+      if (device === undefined) return 'not-quarantined' as const;
+      if (device.physical) {
+        // Not the machine's: a phone is free at once.
+        inventory.holdPhysical(id, undefined);
         return 'ended' as const;
       }
       const step = steps.take(id, { type: 'unquarantine' });
@@ -294,11 +288,10 @@ export class QuarantineRetrier {
       // down. One already down is answered at once.
       steps.write(id, step.state);
       if (device.power === 'shutdown') {
-        const stopped = steps.take(id, { type: 'stopped' }, step.state);
-        if (!('refused' in stopped)) steps.write(id, stopped.state);
+        steps.answer(id, { type: 'stopped' });
         return 'ended' as const;
       }
-      return { shutDown: device, from: step.state };
+      return { shutDown: device };
     });
     if (typeof decided === 'string') {
       if (decided === 'ended') {
@@ -314,18 +307,11 @@ export class QuarantineRetrier {
     } catch (error) {
       failure = error;
     }
-    const answer = steps.take(
+    steps.answer(
       id,
       { type: failure === undefined ? 'stopped' : 'stopFailed' },
-      decided.from,
+      `shutdown after unquarantine failed: ${(failure as Error | undefined)?.message}`,
     );
-    if (!('refused' in answer)) {
-      steps.write(
-        id,
-        answer.state,
-        `shutdown after unquarantine failed: ${(failure as Error | undefined)?.message}`,
-      );
-    }
     if (failure === undefined) {
       logger.info('an operator ended a quarantine; the device is shut down and free', {
         device: id,

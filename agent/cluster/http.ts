@@ -21,7 +21,7 @@ import {
 } from '../../runtime/index.js';
 import type { AgentConfig } from '../config.js';
 import type { AgentCore } from '../core.js';
-import type { LeaseDeviceHealth } from '../crash-recovery.js';
+import type { LeaseDeviceHealth } from '../device-health.js';
 import { execStream } from '../exec.js';
 import { leaseKey, type ClusterAgent } from './agent.js';
 import type { TokenVerifier } from './token-verifier.js';
