@@ -16,11 +16,11 @@ describe('a waiting request and a worker whose heartbeat lapses', () => {
   it('reads disconnected within two seconds of the lapse, just after its reasons were written', async () => {
     const { fleet, start, metrics } = await setup({ reasonWriteIntervalMs: INTERVAL_MS });
     // What an operator's dashboard reads: simlock_workers by state.
-    const workers = async () =>
+    const workers = async (): Promise<Record<string, number>> =>
       Object.fromEntries(
         (await metrics.workers.get()).values
           .filter((value) => value.value > 0)
-          .map((value) => [value.labels.state, value.value]),
+          .map((value) => [String(value.labels.state), value.value]),
       );
     const a = await fleet.addWorker('a', { status: iosFullStatus() });
     const b = await fleet.addWorker('b', { status: iosFullStatus() });
