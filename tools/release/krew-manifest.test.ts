@@ -1,5 +1,6 @@
 // The krew manifest a release publishes: krew/simlock.yaml with the tag, the owner and each
-// archive's checksum filled in, and any platform without an archive left uninstallable.
+// archive's checksum filled in, any platform without an archive left uninstallable, and
+// darwin/arm64 (which only a Mac builds) listed only when its archive came from one.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -21,7 +22,7 @@ interface Filled {
 
 describe('fillKrewManifest', () => {
   const linux = 'e1'.repeat(32);
-  const { text, unfilled } = fillKrewManifest(root, {
+  const { text, unfilled, omitted } = fillKrewManifest(root, {
     version: '1.2.3',
     owner: 'example-org',
     checksums: new Map([['kubectl-simlock-linux-amd64.tar.gz', linux]]),
@@ -54,9 +55,28 @@ describe('fillKrewManifest', () => {
     ]);
   });
 
-  it('does not list darwin/arm64, which no release builds (no Node for it on the registry)', () => {
+  it('leaves darwin/arm64 out without its archive (none is built off a Mac), and says so', () => {
     expect(platform('darwin', 'arm64')).toBeUndefined();
     expect(manifest.spec.platforms).toHaveLength(3);
+    expect(omitted.map(({ node }) => node)).toEqual(['darwin-arm64']);
+  });
+
+  it("lists darwin/arm64 with its checksum when a Mac's archive is there", () => {
+    const signed = 'a4'.repeat(32);
+    const filled = fillKrewManifest(root, {
+      version: '1.2.3',
+      owner: 'example-org',
+      checksums: new Map([['kubectl-simlock-darwin-arm64.tar.gz', signed]]),
+    });
+    const appleSilicon = (parse(filled.text) as Filled).spec.platforms.find(
+      ({ selector }) =>
+        selector.matchLabels.os === 'darwin' && selector.matchLabels.arch === 'arm64',
+    );
+    expect(appleSilicon).toMatchObject({
+      uri: 'https://github.com/example-org/simlock/releases/download/v1.2.3/kubectl-simlock-darwin-arm64.tar.gz',
+      sha256: signed,
+    });
+    expect(filled.omitted).toEqual([]);
   });
 
   it('keeps the comments that say what each field is', () => {

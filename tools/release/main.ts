@@ -1,8 +1,10 @@
 // npm run release [-- flags]: the files of one release in .simlock/release/<version>/ (git-ignored;
 // not dist/, which `npm pack` empties and ships):
 //   kubectl-simlock-<os>-<arch>.tar.gz   the plugin as one executable per platform (no Node needed):
-//                                        linux-amd64, linux-arm64, darwin-amd64; none for
-//                                        darwin-arm64 (platforms.ts says why; the end says so)
+//                                        linux-amd64, linux-arm64 and darwin-amd64 (unsigned) built
+//                                        here; darwin-arm64 and darwin-amd64 signed ad hoc only from
+//                                        a Mac (--darwin-archives; the end says NOT BUILT darwin-arm64
+//                                        without it: platforms.ts says why)
 //   simlock.yaml                         the krew manifest, filled in from those archives
 //   simlock-<version>.tgz                the Helm chart (version, appVersion and image tag pinned)
 //   simlock-crds-<version>.yaml          the CRDs in one file
@@ -11,13 +13,21 @@
 //   SHA256SUMS                           every file above
 //
 // Flags:
-//   --platforms linux-x64,darwin-x64     only these binaries (default: every one with a Node)
+//   --platforms linux-x64,darwin-x64     only these binaries (default: every one with a Node on the
+//                                        npm registry, but those --darwin-archives gives)
+//   --darwin-archives DIR                the darwin archives built and signed on macOS runners (the
+//                                        release workflow's darwin job): checked, then taken into the
+//                                        release (darwin-archives.ts), not built here
+//   --official-node DIR                  on a Mac: build this machine's binary from nodejs.org's Node
+//                                        of the pinned version, unpacked in DIR (its SHASUMS256.txt
+//                                        checked by the caller), signed ad hoc (the workflow's darwin job)
 //   --only plugin,chart,crds,client      only these parts (default: all but the image)
 //   --image                              also build and save the image (needs docker)
 //   --node-image IMAGE                   the Dockerfile's NODE_IMAGE (default node:24-slim)
 //   --host-network                       docker build on the host's network, as the kind tier does
 //   --image-tag NAME:TAG                 instead of simlock:<version>
-//   --complete                           fail unless the manifest has every platform's checksum
+//   --complete                           fail unless the manifest has every platform's checksum,
+//                                        darwin-arm64's included
 //   --helm PATH                          this helm instead of the pinned one of tools/controlplane
 //   --owner NAME                         the GitHub owner in the manifest (default: $GITHUB_REPOSITORY_OWNER, else OWNER)
 //   --out DIR                            instead of .simlock/release/<version>
@@ -37,8 +47,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { packageChart, packClient, saveImage, writeCrds } from './artifacts.js';
 import { sha256 } from './archive.js';
+import { takeDarwinArchives } from './darwin-archives.js';
 import { fillKrewManifest } from './krew-manifest.js';
-import { choosePlatforms, PLATFORMS } from './platforms.js';
+import { officialNodeBinary } from './node-binary.js';
+import { archiveName, choosePlatforms, platformNamed, type Platform } from './platforms.js';
 import { releasePlugin } from './plugin-release.js';
 
 const PARTS = ['plugin', 'chart', 'crds', 'client'] as const;
@@ -54,6 +66,8 @@ const { values } = parseArgs({
     'image-tag': { type: 'string' },
     helm: { type: 'string' },
     complete: { type: 'boolean', default: false },
+    'darwin-archives': { type: 'string' },
+    'official-node': { type: 'string' },
     owner: { type: 'string', default: process.env.GITHUB_REPOSITORY_OWNER ?? 'OWNER' },
     out: { type: 'string' },
   },
@@ -75,29 +89,43 @@ const started = Date.now();
 const caveats: string[] = [];
 
 try {
+  const taken: Platform[] = [];
+  if (values['darwin-archives']) {
+    taken.push(...takeDarwinArchives(values['darwin-archives'], outDir, work));
+    log(`${taken.map(archiveName).join(', ')}: signed on macOS, checked and taken`);
+  }
   if (parts.includes('plugin')) {
-    const platforms = choosePlatforms(values.platforms.split(',').filter(Boolean));
-    const built = await releasePlugin(root, platforms, outDir, work, log);
+    const { platforms, officialNode } = pluginPlatforms(taken);
+    const built = await releasePlugin(root, platforms, outDir, work, log, officialNode);
     caveats.push(
       ...built.flatMap(({ platform, caveat }) => (caveat ? [`${platform.node}: ${caveat}`] : [])),
-      ...PLATFORMS.filter(({ nodeVersion }) => nodeVersion === null).map(
-        ({ node, missing }) => `NOT BUILT ${node}: ${missing ?? 'no Node'}`,
-      ),
     );
   }
   // The manifest takes every archive in the folder, so archives built on several machines (the
-  // macOS ones on a Mac, to be signed) fill one manifest once they are gathered.
+  // linux-arm64 one on its own runner, the darwin ones taken above) fill one manifest once they
+  // are gathered.
   const checksums = new Map(
     readdirSync(outDir)
       .filter((name) => /^kubectl-simlock-\w+-\w+\.tar\.gz$/.test(name))
       .map((name) => [name, sha256(join(outDir, name))] as const),
   );
   if (checksums.size > 0) {
-    const { text, unfilled } = fillKrewManifest(root, { version, owner: values.owner, checksums });
+    const { text, unfilled, omitted } = fillKrewManifest(root, {
+      version,
+      owner: values.owner,
+      checksums,
+    });
     writeFileSync(join(outDir, 'simlock.yaml'), text);
-    if (unfilled.length > 0 && values.complete) {
-      throw new Error(`--complete: no archive for ${unfilled.join(', ')} in ${outDir}`);
+    const missing = [...unfilled, ...omitted.map(archiveName)];
+    if (missing.length > 0 && values.complete) {
+      throw new Error(`--complete: no archive for ${missing.join(', ')} in ${outDir}`);
     }
+    caveats.push(
+      ...omitted.map(
+        ({ node, missing: why }) =>
+          `NOT BUILT ${node} (left out of simlock.yaml): ${why ?? 'no Node'}`,
+      ),
+    );
     if (unfilled.length > 0)
       caveats.push(
         `simlock.yaml: no archive yet for ${unfilled.join(', ')} (checksum left all zeros)`,
@@ -134,6 +162,36 @@ try {
   for (const caveat of caveats) log(caveat.startsWith('NOT BUILT') ? caveat : `NOTE ${caveat}`);
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * The platforms whose binaries this run builds: with --official-node, this machine's alone, from
+ * that Node; otherwise those --platforms names (every one the registry has a Node for when it
+ * names none), but never one --darwin-archives gave.
+ */
+function pluginPlatforms(taken: readonly Platform[]): {
+  platforms: Platform[];
+  officialNode?: string;
+} {
+  const names = values.platforms.split(',').filter(Boolean);
+  if (values['official-node']) {
+    const { node, platform } = officialNodeBinary(root, values['official-node']);
+    const others = names.map(platformNamed).filter((named) => named !== platform);
+    if (others.length > 0) {
+      throw new Error(
+        `--official-node builds this machine's ${platform.node} only, not ${others.map((other) => other.node).join(', ')}`,
+      );
+    }
+    return { platforms: [platform], officialNode: node };
+  }
+  const chosen = choosePlatforms(names);
+  const both = chosen.filter((platform) => taken.includes(platform));
+  if (names.length > 0 && both.length > 0) {
+    throw new Error(
+      `${both.map(({ node }) => node).join(', ')}: named by --platforms and given by --darwin-archives`,
+    );
+  }
+  return { platforms: chosen.filter((platform) => !taken.includes(platform)) };
 }
 
 /** SHA256SUMS in `sha256sum -c` format, over every file of the release (client/ included). */

@@ -79,3 +79,35 @@ export function nodeBinary(
   if (!existsSync(binary)) throw new Error(`node-${node}@${version} holds no bin/node`);
   return binary;
 }
+
+/**
+ * The bin/node of Node's own build for this machine, unpacked in `folder` (nodejs.org's
+ * node-v<version>-<platform>.tar.gz, whose download the caller has checked against Node's signed
+ * SHASUMS256.txt: the release workflow's macOS jobs), with its LICENSE beside bin/; refused unless
+ * it runs here as the pinned version. The npm registry lacks Node 24 for darwin-arm64 and serves
+ * an older one for darwin-x64 (platforms.ts), so the released darwin binaries are made from it.
+ */
+export function officialNodeBinary(
+  root: string,
+  folder: string,
+): { node: string; platform: Platform } {
+  const node = join(folder, 'bin', 'node');
+  if (!existsSync(node) || !existsSync(join(folder, 'LICENSE'))) {
+    throw new Error(`--official-node: ${folder} has no bin/node and LICENSE (an unpacked Node)`);
+  }
+  const pinned = `v${pinnedNodeVersion(root)}`;
+  const [version, platform] = execFileSync(
+    node,
+    ['-p', 'process.version + " " + process.platform + "-" + process.arch'],
+    { encoding: 'utf8' },
+  )
+    .trim()
+    .split(' ');
+  const host = hostPlatform();
+  if (version !== pinned || !host || platform !== host.node) {
+    throw new Error(
+      `--official-node: ${node} is Node ${version} for ${platform}; the release needs ${pinned} (tools/node-versions.env) for this machine, ${process.platform}-${process.arch}`,
+    );
+  }
+  return { node, platform: host };
+}

@@ -13,7 +13,7 @@ import {
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('the release platforms', () => {
-  it('builds linux on both architectures and Intel macOS; Apple silicon has no Node to build from', () => {
+  it('builds linux on both architectures and Intel macOS from the registry; Apple silicon has no Node there', () => {
     expect(buildablePlatforms().map(({ node }) => node)).toEqual([
       'linux-x64',
       'linux-arm64',

