@@ -8,21 +8,19 @@
 // Policies are cluster-scoped while other test files share the control plane: the objects are
 // named after this file's namespace (fullnameOverride), and both bindings select only this file's
 // fleet namespace (admission.namespaceSelector), so no other file's requests are ever matched.
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { Reconciler } from '../controller/index.js';
 import { simlockPath } from '../runtime/index.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { iosStatus, TestFleet } from '../test/cluster/fleet.js';
-import { eventually, runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
+import { eventually, useCluster, type CommandResult } from '../test/cluster/harness.js';
+import { runPlugin } from '../test/cluster/plugin.js';
 import { chartPath, helm, parseManifests, type KubeObject } from '../test/cluster/helm.js';
 import { certificateIdentity, type TestIdentity } from '../test/cluster/identities.js';
 import { aLeaseRequest } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('admit');
-const plugin = join(fileURLToPath(new URL('../bin/', import.meta.url)), 'kubectl-simlock');
 const fullname = `simlock-${cluster.namespace}`;
 let fleet: TestFleet;
 let reconciler: Reconciler;
@@ -31,13 +29,7 @@ let user: TestIdentity;
 let operator: TestIdentity;
 
 function simlock(identity: TestIdentity, ...args: string[]): Promise<CommandResult> {
-  return runCommand(plugin, [
-    ...args,
-    '--kubeconfig',
-    identity.kubeconfigPath,
-    '-n',
-    fleet.namespace,
-  ]);
+  return runPlugin(identity.kubeconfigPath, fleet.namespace, args);
 }
 
 function leaseRequest(name: string, durationSeconds: number) {
