@@ -9,6 +9,7 @@ import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
 import { serviceAccountToken } from '../test/cluster/service-account-token.js';
 import type { TestFleet } from '../test/cluster/fleet.js';
 import { runCommand, useCluster } from '../test/cluster/harness.js';
+import { aScriptedEnrolledIphone, aScriptedPhone } from '../test/fixtures/driver-devices.js';
 
 const cluster = useCluster('exec');
 let env: ExecFleet | undefined;
@@ -17,22 +18,13 @@ let agent: AgentProcess;
 let proxyUrl: string;
 const tokens: Record<string, string> = {};
 
-const iphone = {
-  id: '00008110-001A2B3C4D5E',
-  name: "Tester's iPhone",
-  model: 'iPhone 15 Pro',
-  platform: 'ios',
-  os: '18.4',
-  physical: true,
-};
-const pixel = {
-  id: 'R58N12ABCDE',
+const iphone = aScriptedEnrolledIphone();
+const pixel = aScriptedPhone('R58N12ABCDE', {
   name: 'Pixel 8',
   model: 'Pixel 8',
   platform: 'android',
   os: '34',
-  physical: true,
-};
+});
 
 beforeAll(async () => {
   env = await startExecFleet(cluster, {

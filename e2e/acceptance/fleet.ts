@@ -10,6 +10,7 @@ import {
   type ClusterTestContext,
   type CommandResult,
 } from '../../test/cluster/harness.js';
+import { aScriptedEnrolledIphone } from '../../test/fixtures/driver-devices.js';
 import { startLocalFleet, type FleetWorker, type RunningFleet } from '../fleet/local-fleet.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -111,11 +112,4 @@ export const iosSimulators: FleetWorker['script'] = {
   bootMs: 50,
 };
 
-export const enrolledIphone = {
-  id: '00008110-001A2B3C4D5E',
-  name: "Tester's iPhone",
-  model: 'iPhone 15 Pro',
-  platform: 'ios',
-  os: '18.4',
-  physical: true,
-};
+export const enrolledIphone = aScriptedEnrolledIphone();

@@ -17,6 +17,7 @@ import { launchBrowser, type TestBrowser } from '../../test/browser.js';
 import { controllerFor } from '../../test/cluster/controller.js';
 import { TestFleet, iosFullStatus, iosStatus } from '../../test/cluster/fleet.js';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
+import { iphoneSimulator } from '../../test/fixtures/workers.js';
 import { EVERYTHING, person } from './people.js';
 
 const cluster = useCluster('console-attention');
@@ -28,17 +29,8 @@ let browser: TestBrowser;
 let context: BrowserContext;
 let page: Page;
 
-const simulator = (id: string, extra: Partial<Device> = {}): Device => ({
-  id,
-  name: `iPhone 16 (${id})`,
-  model: 'iPhone 16',
-  platform: 'ios',
-  os: '18.4',
-  physical: false,
-  class: 'phone',
-  state: 'ready',
-  ...extra,
-});
+const simulator = (id: string, extra: Partial<Device> = {}): Device =>
+  iphoneSimulator(id, { name: `iPhone 16 (${id})`, ...extra });
 /** worker-a at its iOS limit and its RAM budget, with one device leased. */
 const fullAtBudget = (devices: Device[]) =>
   iosFullStatus({

@@ -10,6 +10,7 @@ import { silentLogger, simlockPath } from '../../runtime/index.js';
 import { launchBrowser, type TestBrowser } from '../../test/browser.js';
 import { TestFleet, iosStatus } from '../../test/cluster/fleet.js';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
+import { iphoneSimulator } from '../../test/fixtures/workers.js';
 import { person } from './people.js';
 
 const cluster = useCluster('console-quarantine');
@@ -24,17 +25,7 @@ const read = ['get', 'list', 'watch'];
 const since = new Date(Date.now() - 12 * 60_000).toISOString();
 
 function simulator(id: string, quarantine: Device['quarantine']): Device {
-  return {
-    id,
-    name: `iPhone 16 (${id})`,
-    model: 'iPhone 16',
-    platform: 'ios',
-    os: '18.4',
-    physical: false,
-    class: 'phone',
-    state: 'quarantined',
-    quarantine,
-  };
+  return iphoneSimulator(id, { name: `iPhone 16 (${id})`, state: 'quarantined', quarantine });
 }
 
 beforeAll(async () => {
