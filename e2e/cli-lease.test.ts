@@ -7,17 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { isNotFound, simlockPath } from '../runtime/index.js';
 import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import {
-  pluginError as errorOf,
-  pluginPath as plugin,
-  pluginStories,
-  runKubectlSimlock,
-  spawnPlugin,
-} from '../test/cluster/plugin.js';
+import { pluginError as errorOf, pluginPath, pluginStories } from '../test/cluster/plugin.js';
 import { grantedIphone } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('cli-lease');
-const { setup, simlock } = pluginStories(cluster);
+const { setup, simlock, spawn, kubectlSimlock } = pluginStories(cluster);
 /** What a person types to lease any iPhone 16 (the flags after it vary). */
 const LEASE_IPHONE_16 = ['lease', '--platform', 'ios', '--device', 'iPhone 16'];
 
@@ -171,9 +165,7 @@ describe('lease', () => {
   it('withdraws the request on Ctrl-C and exits 130', async () => {
     const fleet = await setup();
     await fleet.addWorker('a', { label: 'wrk_a', status: iosFullStatus() });
-    const child = spawnPlugin(cluster.kubeconfigPath, fleet.namespace, [
-      ...['lease', '--platform', 'ios', '--name', 'c1'],
-    ]);
+    const child = spawn(fleet, 'lease', '--platform', 'ios', '--name', 'c1');
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) =>
@@ -198,13 +190,7 @@ describe('lease', () => {
   it('through the real kubectl: a generated name, granted', async () => {
     const fleet = await setup();
     await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
-    const result = runKubectlSimlock(cluster, [
-      'lease',
-      '--platform',
-      'ios',
-      '-n',
-      fleet.namespace,
-    ]);
+    const result = kubectlSimlock('lease', '--platform', 'ios', '-n', fleet.namespace);
     const leases = fleet.admin;
     const name = await eventually(async () => {
       const list = (await leases.get(simlockPath('lease', { namespace: fleet.namespace }))) as {
@@ -233,7 +219,7 @@ describe('lease', () => {
         'current-context: nowhere',
       ].join('\n'),
     );
-    const result = await runCommand(plugin, [
+    const result = await runCommand(pluginPath, [
       'lease',
       '--platform',
       'ios',

@@ -4,16 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { simlockPath } from '../runtime/index.js';
 import { runCommand, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import {
-  binDir,
-  pluginStories,
-  runKubectlSimlock,
-  waitingWithReasons,
-} from '../test/cluster/plugin.js';
+import { binDir, pluginStories, waitingWithReasons } from '../test/cluster/plugin.js';
 
 const cluster = useCluster('cli-list');
-const { setup, simlock } = pluginStories(cluster);
-const kubectlSimlock = (...args: string[]) => runKubectlSimlock(cluster, args);
+const { setup, simlock, kubectlSimlock } = pluginStories(cluster);
 
 /** The lines from the one starting with `first` up to (not including) the next unindented one. */
 function block(stdout: string, first: string): string[] {

@@ -5,10 +5,8 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
-import type { Reconciler } from '../../controller/index.js';
-import { controllerFor } from './controller.js';
-import { TestFleet } from './fleet.js';
+import { controllerStories } from './controller.js';
+import type { TestFleet } from './fleet.js';
 import { runCommand, type ClusterTestContext, type CommandResult } from './harness.js';
 
 /** The folder of the checkout's launchers (`kubectl-simlock` among them). */
@@ -59,28 +57,22 @@ export function pluginError(result: CommandResult): { code: string; message: str
 /**
  * For a file of plugin stories: `setup()` gives a fresh fleet (the test plays its agents) with the
  * controller in-process watching it, or none with `controller: false`, both stopped and cleaned up
- * after each test; `simlock(fleet, ...args)` runs the plugin as admin in the fleet's namespace.
+ * after each test; `simlock(fleet, ...args)` runs the plugin as admin in the fleet's namespace,
+ * `spawn(fleet, ...args)` starts it so, and `kubectlSimlock(...args)` runs it through kubectl.
  */
 export function pluginStories(cluster: ClusterTestContext) {
-  const controllers: Reconciler[] = [];
-  const fleets: TestFleet[] = [];
-  afterEach(async () => {
-    await Promise.all(controllers.splice(0).map((reconciler) => reconciler.stop()));
-    await Promise.all(fleets.splice(0).map((fleet) => fleet.cleanup()));
-  });
+  const stories = controllerStories(cluster);
   return {
     setup: async (options: { controller?: boolean } = {}): Promise<TestFleet> => {
-      const fleet = await TestFleet.create(cluster);
-      fleets.push(fleet);
-      if (options.controller !== false) {
-        const reconciler = controllerFor(cluster, fleet);
-        controllers.push(reconciler);
-        await reconciler.start();
-      }
+      const { fleet, start } = await stories.setup();
+      if (options.controller !== false) await start();
       return fleet;
     },
     simlock: (fleet: TestFleet, ...args: string[]): Promise<CommandResult> =>
       runPlugin(cluster.kubeconfigPath, fleet.namespace, args),
+    spawn: (fleet: TestFleet, ...args: string[]) =>
+      spawnPlugin(cluster.kubeconfigPath, fleet.namespace, args),
+    kubectlSimlock: (...args: string[]) => runKubectlSimlock(cluster, args),
   };
 }
 
