@@ -6,11 +6,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../runtime/index.js';
+import { startQuietCore } from '../../../test/agent-core.js';
 import { SimctlStandIn } from '../../../test/stand-ins/simctl-stand-in.js';
 import { readTestdata } from '../../../test/stand-ins/stand-in.js';
-import { parseAgentConfig } from '../../config.js';
-import { AgentCore } from '../../core.js';
+import type { AgentCore } from '../../core.js';
 import { createCommandRunner } from '../command.js';
 import type { DriverDevice } from '../driver.js';
 import { SimctlDriver } from './simctl.js';
@@ -87,22 +86,8 @@ describe('a simulator that crashes', { timeout: 60_000 }, () => {
 
   describe('under a lease, in a whole agent core', () => {
     async function leasedCore(): Promise<AgentCore> {
-      const core = new AgentCore({
-        config: parseAgentConfig({
-          name: 'worker-a',
-          drivers: ['simctl'],
-          endpoint: 'https://worker-a.example:8780',
-          // Long intervals: the test lists when it wants to.
-          probeIntervalMs: 3_600_000,
-          refreshIntervalMs: 3_600_000,
-          healthIntervalMs: 3_600_000,
-          limits: { running: 2 },
-        }),
-        driver,
-        clock: systemClock(),
-        machine: { cores: 4, memoryMb: 16_384 },
-      });
-      await core.start();
+      // Its timers never fire: the test lists and probes when it wants to.
+      const core = await startQuietCore(driver, ['simctl']);
       expect(await core.grant('lease-1', { platform: 'ios' })).toMatchObject({
         kind: 'granted',
         lease: { device: { id: UDID } },
