@@ -55,20 +55,9 @@ const granted = (document: UsageHistoryDocument | undefined) =>
 describe("the console's Usage page", () => {
   it('draws the waits and utilisation of a fleet that ran a few leases, and names the class that waited longest', async () => {
     // One iOS slot: ci-2 waits while ci-1 holds it, for about 3 s.
-    const first = await fleet.simlock([
-      'lease',
-      '--platform',
-      'ios',
-      '--device',
-      'iPhone 16',
-      '--name',
-      'ci-1',
-    ]);
+    const first = await fleet.leaseIos('--device', 'iPhone 16', '--name', 'ci-1');
     expect(first.exitCode, first.stderr).toBe(0);
-    const second = fleet.simlock([
-      ...['lease', '--platform', 'ios', '--device', 'iPhone 16', '--name', 'ci-2'],
-      ...['--timeout', '120s'],
-    ]);
+    const second = fleet.leaseIos('--device', 'iPhone 16', '--name', 'ci-2', '--timeout', '120s');
     await fleet.fleet.phase('ci-2', 'Waiting');
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect((await fleet.simlock(['release', 'ci-1'])).exitCode).toBe(0);
@@ -76,7 +65,7 @@ describe("the console's Usage page", () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect((await fleet.simlock(['release', 'ci-2'])).exitCode).toBe(0);
     // Any iOS device: a class of its own.
-    const third = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'ci-3']);
+    const third = await fleet.leaseIos('--name', 'ci-3');
     expect(third.exitCode, third.stderr).toBe(0);
 
     // The controller has published the three grants and some leased device time.

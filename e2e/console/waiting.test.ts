@@ -7,7 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_SCREENSHOT_PNG } from '../../agent/index.js';
 import { simlockPath } from '../../runtime/index.js';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
-import { iosSimulators, startAcceptanceFleet, type AcceptanceFleet } from '../acceptance/fleet.js';
+import {
+  designCaseWaiting,
+  fillThenAskLocally,
+  iosSimulators,
+  startAcceptanceFleet,
+  type AcceptanceFleet,
+} from '../acceptance/fleet.js';
 import { localConsole, shoot } from './console-page.js';
 
 const cluster = useCluster('console');
@@ -41,15 +47,7 @@ afterAll(() => fleet?.stop());
 
 describe('the console, live in Chromium', () => {
   it('shows the case of DESIGN.md §3.2: drained and full by label, then the grant after an undrain, without a reload', async () => {
-    const first = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'holder']);
-    expect(first.exitCode, first.stderr).toBe(0);
-    const holderWorker = /on (worker-[ab])$/m.exec(first.stdout)?.[1] ?? '';
-    const other = holderWorker === 'worker-a' ? 'worker-b' : 'worker-a';
-    expect((await fleet.kubectlSimlock(['worker', 'drain', fleet.worker(other)])).exitCode).toBe(0);
-    const waiting = fleet.simlock([
-      ...['lease', '--platform', 'ios', '--device', 'iPhone 16', '--holder', 'ci'],
-      ...['--name', 'req-3', '--timeout', '120s'],
-    ]);
+    const { other, waiting } = await designCaseWaiting(fleet);
     const key = `${fleet.fleet.namespace}/req-3`;
     await page.evaluate('window.simlockMarker = 1');
     await page.locator(`#waiting tr[data-request="${key}"]`).waitFor();
@@ -106,21 +104,9 @@ describe('the console, live in Chromium', () => {
   });
 
   it('shows busy with its own queue for a worker with a local request waiting, and the local entry once', async () => {
-    const fills = [
-      await fleet.simlock(['lease', '--platform', 'ios', '--name', 'fill-1']),
-      await fleet.simlock(['lease', '--platform', 'ios', '--name', 'fill-2']),
-    ];
-    for (const result of fills) expect(result.exitCode, result.stderr).toBe(0);
-    const local = fleet.local('worker-a', 'POST', '/v1/local/leases', {
-      platform: 'ios',
-      model: 'iPhone 16',
-      holder: 'local-agent',
-      waitTimeoutSeconds: 60,
-    });
+    const { local } = await fillThenAskLocally(fleet);
     await page.locator('#local-requests tbody tr').first().waitFor();
-    const waiting = fleet.simlock([
-      ...['lease', '--platform', 'ios', '--holder', 'ci', '--name', 'fleet-c', '--timeout', '120s'],
-    ]);
+    const waiting = fleet.leaseIos('--holder', 'ci', '--name', 'fleet-c', '--timeout', '120s');
     const key = `${fleet.fleet.namespace}/fleet-c`;
     await page
       .locator(`#waiting tr[data-request="${key}"]`)
