@@ -1,6 +1,6 @@
 // One Android world (android-world.ts) for each test of a driver test file: made before the test,
 // its stand-ins cleaned up after, and the calls the agent made in it.
-import { afterEach, beforeEach } from 'vitest';
+import { perTest } from '../per-test.js';
 import type { CallRecord } from './android-stand-ins.js';
 import { androidWorld, type AndroidWorld } from './android-world.js';
 
@@ -12,28 +12,13 @@ export interface AndroidWorldPerTest extends AndroidWorld {
 
 /** Call at the top of a test file: what it answers is, in each test, that test's own world. */
 export function androidWorldPerTest(): AndroidWorldPerTest {
-  let current: AndroidWorld | undefined;
-  beforeEach(async () => {
-    current = await androidWorld();
-  });
-  afterEach(async () => {
-    await current?.standIns.cleanup();
-    current = undefined;
-  });
-  const world = (): AndroidWorld => {
-    if (current === undefined) throw new Error('no Android world outside a test');
-    return current;
-  };
-  return {
-    get standIns() {
-      return world().standIns;
+  return perTest<AndroidWorldPerTest>(
+    'Android world',
+    async () => {
+      const world = await androidWorld();
+      const agentCalls = async () => (await world.standIns.calls()).slice(world.setupCalls);
+      return { ...world, agentCalls };
     },
-    get dataDir() {
-      return world().dataDir;
-    },
-    get setupCalls() {
-      return world().setupCalls;
-    },
-    agentCalls: async () => (await world().standIns.calls()).slice(world().setupCalls),
-  };
+    (world) => world.standIns.cleanup(),
+  );
 }

@@ -14,7 +14,7 @@ import {
 import { androidWorldPerTest } from '../../../test/stand-ins/android-world-per-test.js';
 
 const world = androidWorldPerTest();
-const { agentCalls } = world;
+const agentCalls = () => world.agentCalls();
 const fast = { inProcess: true } as const;
 
 describe('what avdmanager says when it cannot make an AVD', { timeout: 60_000 }, () => {

@@ -22,7 +22,7 @@ const exists = (path: string) =>
   );
 
 const world = androidWorldPerTest();
-const { agentCalls } = world;
+const agentCalls = () => world.agentCalls();
 const fast = { inProcess: true } as const;
 
 // Stand-ins are real processes: on a loaded 2-core machine a test's few dozen spawns take seconds.
