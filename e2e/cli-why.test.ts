@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { WhyAnswer } from '../api/index.js';
 import { iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
 import { certificateIdentity } from '../test/cluster/identities.js';
+import { bindRole, createRole } from '../test/cluster/role-bindings.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { pluginStories, runPlugin, waitingWithReasons } from '../test/cluster/plugin.js';
 
@@ -88,36 +89,28 @@ describe('why', () => {
     await waitingWithReasons(fleet, 'r3', 2);
     const reader = await certificateIdentity(`${fleet.namespace}-reader`);
     const rbac = '/apis/rbac.authorization.k8s.io/v1';
-    const subjects = [
-      { kind: 'User', name: reader.username, apiGroup: 'rbac.authorization.k8s.io' },
-    ];
+    const subjects = [{ kind: 'User' as const, name: reader.username }];
     // Reads only: requests and leases in its namespace, Workers (cluster-scoped) by name of this
     // file's namespace, so other files are untouched.
-    await cluster.admin.create(`${rbac}/namespaces/${fleet.namespace}/roles`, {
-      metadata: { name: 'reader' },
-      rules: [
-        {
-          apiGroups: ['simlock.dev'],
-          resources: ['leaserequests', 'leases'],
-          verbs: ['get', 'list'],
-        },
-      ],
+    const requestsAndLeases = ['leaserequests', 'leases'];
+    await createRole(cluster.admin, {
+      name: 'reader',
+      namespace: fleet.namespace,
+      rules: [{ apiGroups: ['simlock.dev'], resources: requestsAndLeases, verbs: ['get', 'list'] }],
     });
-    await cluster.admin.create(`${rbac}/namespaces/${fleet.namespace}/rolebindings`, {
-      metadata: { name: 'reader' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+    await bindRole(cluster.admin, {
+      name: 'reader',
+      namespace: fleet.namespace,
+      role: 'reader',
+      roleKind: 'Role',
       subjects,
     });
     const workerReader = `${fleet.namespace}-worker-reader`;
-    await cluster.admin.create(`${rbac}/clusterroles`, {
-      metadata: { name: workerReader },
+    await createRole(cluster.admin, {
+      name: workerReader,
       rules: [{ apiGroups: ['simlock.dev'], resources: ['workers'], verbs: ['list'] }],
     });
-    await cluster.admin.create(`${rbac}/clusterrolebindings`, {
-      metadata: { name: workerReader },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: workerReader },
-      subjects,
-    });
+    await bindRole(cluster.admin, { name: workerReader, role: workerReader, subjects });
     try {
       const result = await eventually(
         async () => {
