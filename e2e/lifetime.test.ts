@@ -6,6 +6,7 @@ import { execThroughProxy, isNotFound } from '../runtime/index.js';
 import type { AgentProcess } from '../test/cluster/agents.js';
 import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
 import type { TestFleet } from '../test/cluster/fleet.js';
+import { kubectlEventsOf } from '../test/cluster/kubectl-events.js';
 import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
 import { pluginPath as plugin, runPlugin, spawnPlugin } from '../test/cluster/plugin.js';
 
@@ -72,14 +73,7 @@ describe('extend', () => {
     await released('witness');
     expect((await fleet.request('ext')).status?.phase).toBe('Granted');
     expect((await fleet.lease('ext'))?.status?.phase).toBe('Granted');
-    const events = await cluster.kubectl([
-      'get',
-      'events',
-      '-n',
-      fleet.namespace,
-      '--field-selector',
-      'involvedObject.name=ext',
-    ]);
+    const events = await kubectlEventsOf(cluster, fleet.namespace, 'ext');
     expect(events.stdout).toMatch(/Extended\s+leaserequest\/ext\s+Extended to/);
     // A decrease is refused by the API server, naming the field.
     const shorter = await cluster.kubectl([
@@ -232,14 +226,7 @@ describe('release --force', () => {
       reason: 'ForceReleased',
       message: 'force-released by admin',
     });
-    const events = await cluster.kubectl([
-      'get',
-      'events',
-      '-n',
-      fleet.namespace,
-      '--field-selector',
-      'involvedObject.name=forced',
-    ]);
+    const events = await kubectlEventsOf(cluster, fleet.namespace, 'forced');
     expect(events.stdout).toMatch(
       /ForceReleased\s+leaserequest\/forced\s+Released: force-released by admin/,
     );
