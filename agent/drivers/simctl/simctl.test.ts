@@ -301,33 +301,15 @@ describe('simctl exec argv', () => {
   const setDir = join(dataDir, 'simctl-set');
 
   it('names the set before the subcommand and inserts the leased UDID right after it', () => {
-    expect(driver().execArgv('simctl', ['launch', 'com.example.app', '--flag'], simulator)).toEqual(
-      {
-        ok: true,
-        argv: [
-          'xcrun',
-          'simctl',
-          '--set',
-          setDir,
-          'launch',
-          IPHONE_16_SHUTDOWN,
-          'com.example.app',
-          '--flag',
-        ],
-      },
-    );
-    expect(driver().execArgv('simctl', ['io', 'screenshot', 'shot.png'], simulator)).toEqual({
+    const run = (args: string[]) => driver().execArgv('simctl', args, simulator);
+    const inOwnSet = (...rest: string[]) => ['xcrun', 'simctl', '--set', setDir, ...rest];
+    expect(run(['launch', 'com.example.app', '--flag'])).toEqual({
       ok: true,
-      argv: [
-        'xcrun',
-        'simctl',
-        '--set',
-        setDir,
-        'io',
-        IPHONE_16_SHUTDOWN,
-        'screenshot',
-        'shot.png',
-      ],
+      argv: inOwnSet('launch', IPHONE_16_SHUTDOWN, 'com.example.app', '--flag'),
+    });
+    expect(run(['io', 'screenshot', 'shot.png'])).toEqual({
+      ok: true,
+      argv: inOwnSet('io', IPHONE_16_SHUTDOWN, 'screenshot', 'shot.png'),
     });
   });
 
