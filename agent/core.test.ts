@@ -170,7 +170,9 @@ describe('the agent core', () => {
     core.stop();
   });
 
-  it('releases a lease whose time is up and says so', async () => {
+  // An agent with one warm simulator that granted lease-1 for a minute; `expired` lists the leases
+  // it let go at their expiry.
+  async function oneMinuteLease() {
     const { clock, core } = await startAgent(
       { devices: [aScriptedSimulator('warm', { booted: true })] },
       { reclaim: 'shutdown' },
@@ -178,6 +180,11 @@ describe('the agent core', () => {
     const expired: string[] = [];
     core.expirations.add(({ leaseId }) => expired.push(leaseId));
     await core.grant('lease-1', { platform: 'ios' }, clock.now() + 60_000);
+    return { clock, core, expired };
+  }
+
+  it('releases a lease whose time is up and says so', async () => {
+    const { clock, core, expired } = await oneMinuteLease();
     await clock.advance(60_000);
     expect(expired).toEqual(['lease-1']);
     expect(core.granter.lease('lease-1')).toBeUndefined();
@@ -185,13 +192,7 @@ describe('the agent core', () => {
   });
 
   it('keeps an extended lease past its old expiry and releases it at the new one', async () => {
-    const { clock, core } = await startAgent(
-      { devices: [aScriptedSimulator('warm', { booted: true })] },
-      { reclaim: 'shutdown' },
-    );
-    const expired: string[] = [];
-    core.expirations.add(({ leaseId }) => expired.push(leaseId));
-    await core.grant('lease-1', { platform: 'ios' }, clock.now() + 60_000);
+    const { clock, core, expired } = await oneMinuteLease();
     core.extend('lease-1', clock.now() + 120_000);
     await clock.advance(90_000);
     expect(expired).toEqual([]);

@@ -2,51 +2,25 @@
 // the steps (provisioning, booting) and their estimates told as they begin.
 import { describe, expect, it } from 'vitest';
 import type { DeviceSpec } from '../api/index.js';
-import { silentLogger } from '../runtime/index.js';
-import { FakeClock } from '../test/fake-clock.js';
+import { aGranter } from '../test/agent-granter.js';
 import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
-import { Limits, type AgentConfigInput } from './config.js';
-import { DeviceSteps } from './device-steps.js';
-import { FakeDriver } from './drivers/fake/fake.js';
+import type { AgentConfigInput } from './config.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
-import { deviceName, LeaseGranter, type GrantStep } from './granter.js';
-import { Inventory } from './inventory.js';
+import { deviceName, type GrantStep } from './granter.js';
 import { chooseToMake } from './make-choice.js';
-import { PresenceWatcher } from './presence.js';
 import { StageTimings } from './stage-timings.js';
 
 const PROVISION_MS = 2000;
 const BOOT_MS = 5000;
 
 async function setUp(script: FakeScriptInput, limits: AgentConfigInput['limits'] = { running: 4 }) {
-  const clock = new FakeClock();
-  const driver = new FakeDriver(
-    { bootMs: BOOT_MS, provisionMs: PROVISION_MS, ...script },
-    { clock },
-  );
-  const inventory = new Inventory(clock);
-  const steps = new DeviceSteps({ inventory, driver, logger: silentLogger });
-  await steps.refresh(driver);
-  const presence = new PresenceWatcher({
-    clock,
-    probeIntervalMs: 10_000,
-    readPresence: (device) => driver.readPresence(device),
-    physicalDevices: () => inventory.physicalDevices(),
-  });
   const timings = new StageTimings();
-  const granter = new LeaseGranter({
-    driver,
-    inventory,
-    presence,
-    clock,
-    limits: Limits.parse(limits),
-    reclaim: 'erase-keep-warm',
-    capabilities: () => [],
-    steps,
-    timings,
-  });
-  const devices = () => inventory.devices(() => undefined);
-  return { clock, driver, inventory, steps, granter, devices, timings };
+  const parts = await aGranter(
+    { bootMs: BOOT_MS, provisionMs: PROVISION_MS, ...script },
+    { limits, timings },
+  );
+  const devices = () => parts.inventory.devices(() => undefined);
+  return { ...parts, devices, timings };
 }
 
 const makesIphone16: FakeScriptInput = {

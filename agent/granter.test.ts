@@ -1,16 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceSpec } from '../api/index.js';
-import { silentLogger } from '../runtime/index.js';
-import { FakeClock } from '../test/fake-clock.js';
+import { aGranter } from '../test/agent-granter.js';
 import { aScriptedPhone, aScriptedSimulator } from '../test/fixtures/driver-devices.js';
 import { grantedIphone } from '../test/fixtures/objects.js';
-import { Limits, type AgentConfigInput, type ReclaimPolicy } from './config.js';
-import { DeviceSteps } from './device-steps.js';
-import { FakeDriver } from './drivers/fake/fake.js';
+import type { AgentConfigInput, ReclaimPolicy } from './config.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
-import { LeaseGranter, type GrantOutcome } from './granter.js';
-import { Inventory } from './inventory.js';
-import { PresenceWatcher } from './presence.js';
+import type { GrantOutcome } from './granter.js';
 
 const UDID = '00008110-001A2B3C4D5E';
 const BOOT_MS = 3000;
@@ -24,32 +19,14 @@ async function setUp(
     stopExecs?: (leaseId: string) => Promise<void>;
   } = {},
 ) {
-  const clock = new FakeClock();
-  const driver = new FakeDriver({ bootMs: BOOT_MS, ...script }, { clock });
-  const inventory = new Inventory(clock);
-  const steps = new DeviceSteps({ inventory, driver, logger: silentLogger });
-  await steps.refresh(driver);
-  const presence = new PresenceWatcher({
-    clock,
-    probeIntervalMs: 10_000,
-    readPresence: (device) => driver.readPresence(device),
-    physicalDevices: () => inventory.physicalDevices(),
-  });
-  const granter = new LeaseGranter({
-    driver,
-    inventory,
-    presence,
-    clock,
-    limits: Limits.parse(options.limits ?? { running: 4 }),
-    reclaim: options.reclaim ?? 'erase-keep-warm',
-    capabilities: () => [],
-    steps,
-    localWaiting: () => options.localWaiting ?? [],
-    ...(options.stopExecs ? { stopExecs: options.stopExecs } : {}),
-  });
+  const parts = await aGranter(
+    { bootMs: BOOT_MS, ...script },
+    { ...options, localWaiting: () => options.localWaiting ?? [] },
+  );
+  const { inventory, presence } = parts;
   const stateOf = (id: string) =>
     inventory.devices((deviceId) => presence.latest(deviceId)).find((device) => device.id === id);
-  return { clock, driver, inventory, presence, granter, stateOf };
+  return { ...parts, stateOf };
 }
 
 const iphone16: DeviceSpec = { platform: 'ios', model: 'iPhone 16' };

@@ -28,6 +28,7 @@ export {
   type PlannedDevice,
 } from './planner.js';
 export { Inventory, type PhysicalHeldState } from './inventory.js';
+export { DeviceSteps } from './device-steps.js';
 export { PresenceWatcher, type PresenceChange, type PresenceWatcherOptions } from './presence.js';
 export {
   LeaseGranter,

@@ -1,6 +1,6 @@
 // The plugin's command line: kubectl-style global flags, the commands, shell completion, and the
 // rule that every failure ends as `{"error":{...}}` on stderr with the exit code of its error code.
-import yargs, { type Argv } from 'yargs';
+import yargs, { type Options } from 'yargs';
 import { DeviceClass, PLATFORMS, SimlockError, exitCodeFor } from '../api/index.js';
 import { COMMANDS, type CommandRunner } from './commands/index.js';
 import { OUTPUT_FORMATS } from './flags.js';
@@ -30,51 +30,32 @@ export function flagValueCompletions(words: readonly string[]): string[] | undef
     : FLAG_VALUES[previous]?.filter((value) => value.startsWith(current));
 }
 
-function globalFlags(cli: Argv): Argv {
-  return cli
-    .option('kubeconfig', {
-      type: 'string',
-      describe: 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)',
-    })
-    .option('context', { type: 'string', describe: 'kubeconfig context to use' })
-    .option('cluster', { type: 'string', describe: 'kubeconfig cluster to use' })
-    .option('user', { type: 'string', describe: 'kubeconfig user to use' })
-    .option('namespace', {
-      alias: 'n',
-      type: 'string',
-      describe: "namespace (default: the context's, else default)",
-    })
-    .option('all-namespaces', {
-      alias: 'A',
-      type: 'boolean',
-      describe: 'list across all namespaces',
-    })
-    .option('output', { alias: 'o', type: 'string', describe: 'json, yaml, wide or name' })
-    .option('no-headers', { type: 'boolean', describe: 'tables without their header line' })
-    .option('request-timeout', {
-      type: 'string',
-      describe: 'give up on one API request after this long (0: never; default 30s)',
-    })
-    .option('simlock-namespace', {
-      type: 'string',
-      describe: 'where the agents renew their heartbeats (default simlock-system)',
-    })
-    .group(
-      [
-        'kubeconfig',
-        'context',
-        'cluster',
-        'user',
-        'namespace',
-        'all-namespaces',
-        'output',
-        'no-headers',
-        'request-timeout',
-        'simlock-namespace',
-      ],
-      'Global flags:',
-    );
-}
+/** The flags every command takes, kubectl's and simlock's, listed apart in `--help`. */
+const GLOBAL_FLAGS: Record<string, Options> = {
+  kubeconfig: {
+    type: 'string',
+    describe: 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)',
+  },
+  context: { type: 'string', describe: 'kubeconfig context to use' },
+  cluster: { type: 'string', describe: 'kubeconfig cluster to use' },
+  user: { type: 'string', describe: 'kubeconfig user to use' },
+  namespace: {
+    alias: 'n',
+    type: 'string',
+    describe: "namespace (default: the context's, else default)",
+  },
+  'all-namespaces': { alias: 'A', type: 'boolean', describe: 'list across all namespaces' },
+  output: { alias: 'o', type: 'string', describe: 'json, yaml, wide or name' },
+  'no-headers': { type: 'boolean', describe: 'tables without their header line' },
+  'request-timeout': {
+    type: 'string',
+    describe: 'give up on one API request after this long (0: never; default 30s)',
+  },
+  'simlock-namespace': {
+    type: 'string',
+    describe: 'where the agents renew their heartbeats (default simlock-system)',
+  },
+};
 
 /** Runs the plugin on `args` (argv without node and the script); answers the exit code. */
 export async function runCli(args: readonly string[], io: CliIO): Promise<number> {
@@ -105,13 +86,13 @@ export async function runCli(args: readonly string[], io: CliIO): Promise<number
     else defaultCompletions();
   };
 
-  let cli = globalFlags(
-    yargs([...args])
-      .scriptName('kubectl simlock')
-      .usage('kubectl simlock <command> [flags]\n\nLease mobile test devices from a simlock fleet.')
-      // --no-wait and --no-headers are flags of their own, not the negation of --wait / --headers.
-      .parserConfiguration({ 'boolean-negation': false }),
-  );
+  let cli = yargs([...args])
+    .scriptName('kubectl simlock')
+    .usage('kubectl simlock <command> [flags]\n\nLease mobile test devices from a simlock fleet.')
+    // --no-wait and --no-headers are flags of their own, not the negation of --wait / --headers.
+    .parserConfiguration({ 'boolean-negation': false })
+    .options(GLOBAL_FLAGS)
+    .group(Object.keys(GLOBAL_FLAGS), 'Global flags:');
   for (const command of COMMANDS) cli = command(cli, run);
   cli = cli
     .completion('completion', 'Print a bash or zsh completion script', completeFlagValues)

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SimlockError } from '../api/index.js';
+import { usageMessageOf } from '../test/simlock-errors.js';
 import { parseGlobals, rejectOutput } from './flags.js';
-
-function usageMessage(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof SimlockError && error.code === 'USAGE') return error.message;
-    throw error;
-  }
-  throw new Error('expected a usage error');
-}
 
 describe('global flags', () => {
   it('default like kubectl: no namespace (the context’s), 30s per request, simlock-system', () => {
@@ -23,20 +13,7 @@ describe('global flags', () => {
   });
 
   it('read every flag', () => {
-    expect(
-      parseGlobals({
-        kubeconfig: '/tmp/k',
-        context: 'dev',
-        cluster: 'c',
-        user: 'u',
-        namespace: 'team-a',
-        allNamespaces: true,
-        output: 'yaml',
-        noHeaders: true,
-        requestTimeout: '0',
-        simlockNamespace: 'simlock',
-      }),
-    ).toEqual({
+    const given = {
       kubeconfig: '/tmp/k',
       context: 'dev',
       cluster: 'c',
@@ -45,8 +22,12 @@ describe('global flags', () => {
       allNamespaces: true,
       output: 'yaml',
       noHeaders: true,
-      requestTimeout: 0,
       simlockNamespace: 'simlock',
+    };
+    // Each as given, and the request timeout as seconds.
+    expect(parseGlobals({ ...given, requestTimeout: '0' })).toEqual({
+      ...given,
+      requestTimeout: 0,
     });
   });
 
@@ -56,12 +37,12 @@ describe('global flags', () => {
     [{ requestTimeout: 'later' }, '--request-timeout: "later" is not a duration'],
     [{ kubeconfig: '' }, '--kubeconfig: '],
   ])('refuse %j, naming the flag', (argv, message) => {
-    expect(usageMessage(() => parseGlobals(argv))).toContain(message);
+    expect(usageMessageOf(() => parseGlobals(argv))).toContain(message);
   });
 
   it('refuse an output format a command does not print', () => {
     expect(
-      usageMessage(() => rejectOutput(parseGlobals({ output: 'json' }), ['name'], 'release')),
+      usageMessageOf(() => rejectOutput(parseGlobals({ output: 'json' }), ['name'], 'release')),
     ).toBe('-o/--output: release prints name');
   });
 });

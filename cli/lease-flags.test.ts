@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { SimlockError, exitCodeFor } from '../api/index.js';
+import { exitCodeFor, type SimlockError } from '../api/index.js';
+import { simlockErrorOf } from '../test/simlock-errors.js';
 import { leaseOrder } from './lease-flags.js';
 
-function usage(argv: Record<string, unknown>): SimlockError {
-  try {
-    leaseOrder(argv);
-  } catch (error) {
-    if (error instanceof SimlockError) return error;
-    throw error;
-  }
-  throw new Error('expected a usage error');
-}
+const usage = (argv: Record<string, unknown>): SimlockError =>
+  simlockErrorOf(() => leaseOrder(argv));
 
 describe('lease flags', () => {
   it('turn into a LeaseRequest spec', () => {

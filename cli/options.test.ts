@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SimlockError } from '../api/index.js';
+import { usageMessageOf } from '../test/simlock-errors.js';
 import { parseGlobals } from './flags.js';
 import { connect } from './options.js';
 
@@ -35,15 +35,7 @@ function session(flags: Record<string, unknown>) {
   return connect(parseGlobals({ kubeconfig, ...flags }));
 }
 
-function usage(flags: Record<string, unknown>): string {
-  try {
-    session(flags);
-  } catch (error) {
-    if (error instanceof SimlockError && error.code === 'USAGE') return error.message;
-    throw error;
-  }
-  throw new Error('expected a usage error');
-}
+const usage = (flags: Record<string, unknown>): string => usageMessageOf(() => session(flags));
 
 describe('connect', () => {
   it("works in the context's namespace by default", () => {

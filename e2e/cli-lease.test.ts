@@ -1,70 +1,25 @@
 // `lease` and `release` as real processes against the real API server, with the controller
 // running in-process and the test playing the agents (TestFleet).
-import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isNotFound, simlockPath } from '../runtime/index.js';
-import { eventually, runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
-import { TestFleet, iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import type { Reconciler } from '../controller/index.js';
-import { controllerFor } from '../test/cluster/controller.js';
+import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
+import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
+import { pluginError as errorOf, pluginPath, pluginStories } from '../test/cluster/plugin.js';
+import { grantedIphone } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('cli-lease');
-const binDir = fileURLToPath(new URL('../bin/', import.meta.url));
-const plugin = join(binDir, 'kubectl-simlock');
-const running: Reconciler[] = [];
-const fleets: TestFleet[] = [];
-
-async function setup(): Promise<TestFleet> {
-  const fleet = await TestFleet.create(cluster);
-  fleets.push(fleet);
-  const reconciler = controllerFor(cluster, fleet);
-  running.push(reconciler);
-  await reconciler.start();
-  return fleet;
-}
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((reconciler) => reconciler.stop()));
-  await Promise.all(fleets.splice(0).map((fleet) => fleet.cleanup()));
-});
-
-/** Runs the plugin as a process, in `fleet`'s namespace. */
-function simlock(fleet: TestFleet, ...args: string[]): Promise<CommandResult> {
-  return runCommand(plugin, [
-    ...args,
-    '--kubeconfig',
-    cluster.kubeconfigPath,
-    '-n',
-    fleet.namespace,
-  ]);
-}
-
-/** The error JSON: the last line on stderr. */
-function errorOf(result: CommandResult): { code: string; message: string } | undefined {
-  const last = result.stderr.trimEnd().split('\n').at(-1) ?? '';
-  return (JSON.parse(last) as { error?: { code: string; message: string } }).error;
-}
+const { setup, simlock, spawn, kubectlSimlock } = pluginStories(cluster);
+/** What a person types to lease any iPhone 16 (the flags after it vary). */
+const LEASE_IPHONE_16 = ['lease', '--platform', 'ios', '--device', 'iPhone 16'];
 
 describe('lease', () => {
   it('is granted: prints the grant line and exits 0', async () => {
     const fleet = await setup();
     await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
-    const result = simlock(
-      fleet,
-      'lease',
-      '--platform',
-      'ios',
-      '--device',
-      'iPhone 16',
-      '--name',
-      'r1',
-      '--holder',
-      'ci',
-    );
+    const result = simlock(fleet, ...LEASE_IPHONE_16, '--name', 'r1', '--holder', 'ci');
     const lease = await fleet.grant('r1', 'sim-42');
     expect(lease.spec.device).toMatchObject({ platform: 'ios', model: 'iPhone 16' });
     const { exitCode, stdout, stderr } = await result;
@@ -84,14 +39,12 @@ describe('lease', () => {
     const result = simlock(fleet, 'lease', '--platform', 'ios', '--physical', '--name', 'p1');
     await fleet.answer('p1', {
       phase: 'Granted',
-      device: {
+      device: grantedIphone({
         id: '00008110-001A2B3C4D5E',
         name: 'iPhone 15 Pro',
         model: 'iPhone 15 Pro',
-        platform: 'ios',
-        os: '18.4',
         physical: true,
-      },
+      }),
     });
     const { exitCode, stdout } = await result;
     expect(exitCode).toBe(0);
@@ -150,18 +103,7 @@ describe('lease', () => {
   it('prints a line for each stage of making and booting the device on stderr; -o json keeps stdout to the request', async () => {
     const fleet = await setup();
     await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
-    const result = simlock(
-      fleet,
-      'lease',
-      '--platform',
-      'ios',
-      '--device',
-      'iPhone 16',
-      '--name',
-      'made',
-      '-o',
-      'json',
-    );
+    const result = simlock(fleet, ...LEASE_IPHONE_16, '--name', 'made', '-o', 'json');
     // Played as an agent that has to make the device: each stage waits until the request shows
     // it, so the plugin's watch sees each one.
     const since = new Date().toISOString();
@@ -178,14 +120,7 @@ describe('lease', () => {
     await fleet.answer('made', {
       phase: 'Granted',
       progress: null,
-      device: {
-        id: 'sim-new',
-        name: 'iPhone 16',
-        model: 'iPhone 16',
-        platform: 'ios',
-        os: '18.4',
-        physical: false,
-      },
+      device: grantedIphone({ id: 'sim-new' }),
     });
     const { exitCode, stdout, stderr } = await result;
     expect(exitCode).toBe(0);
@@ -230,21 +165,7 @@ describe('lease', () => {
   it('withdraws the request on Ctrl-C and exits 130', async () => {
     const fleet = await setup();
     await fleet.addWorker('a', { label: 'wrk_a', status: iosFullStatus() });
-    const child = spawn(
-      plugin,
-      [
-        'lease',
-        '--platform',
-        'ios',
-        '--name',
-        'c1',
-        '--kubeconfig',
-        cluster.kubeconfigPath,
-        '-n',
-        fleet.namespace,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(fleet, 'lease', '--platform', 'ios', '--name', 'c1');
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) =>
@@ -269,17 +190,7 @@ describe('lease', () => {
   it('through the real kubectl: a generated name, granted', async () => {
     const fleet = await setup();
     await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
-    const result = runCommand(
-      `${cluster.binDir}/kubectl`,
-      ['simlock', 'lease', '--platform', 'ios', '-n', fleet.namespace],
-      {
-        env: {
-          ...process.env,
-          PATH: `${binDir}:${process.env.PATH ?? ''}`,
-          KUBECONFIG: cluster.kubeconfigPath,
-        },
-      },
-    );
+    const result = kubectlSimlock('lease', '--platform', 'ios', '-n', fleet.namespace);
     const leases = fleet.admin;
     const name = await eventually(async () => {
       const list = (await leases.get(simlockPath('lease', { namespace: fleet.namespace }))) as {
@@ -308,7 +219,7 @@ describe('lease', () => {
         'current-context: nowhere',
       ].join('\n'),
     );
-    const result = await runCommand(plugin, [
+    const result = await runCommand(pluginPath, [
       'lease',
       '--platform',
       'ios',

@@ -1,55 +1,13 @@
 // `list`, `worker` and `device` as real processes against the real API server (some through the
 // real kubectl, which finds the plugin on PATH), the controller in-process, the test playing agents.
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { simlockPath } from '../runtime/index.js';
-import { runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
-import { TestFleet, iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import type { Reconciler } from '../controller/index.js';
-import { controllerFor } from '../test/cluster/controller.js';
+import { runCommand, useCluster } from '../test/cluster/harness.js';
+import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
+import { binDir, pluginStories, waitingWithReasons } from '../test/cluster/plugin.js';
 
 const cluster = useCluster('cli-list');
-const binDir = fileURLToPath(new URL('../bin/', import.meta.url));
-const running: Reconciler[] = [];
-const fleets: TestFleet[] = [];
-
-async function setup(options: { controller?: boolean } = {}): Promise<TestFleet> {
-  const fleet = await TestFleet.create(cluster);
-  fleets.push(fleet);
-  if (options.controller !== false) {
-    const reconciler = controllerFor(cluster, fleet);
-    running.push(reconciler);
-    await reconciler.start();
-  }
-  return fleet;
-}
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((reconciler) => reconciler.stop()));
-  await Promise.all(fleets.splice(0).map((fleet) => fleet.cleanup()));
-});
-
-/** The plugin as a process, with --kubeconfig and -n. */
-function simlock(fleet: TestFleet, ...args: string[]): Promise<CommandResult> {
-  return runCommand(`${binDir}kubectl-simlock`, [
-    ...args,
-    '--kubeconfig',
-    cluster.kubeconfigPath,
-    '-n',
-    fleet.namespace,
-  ]);
-}
-
-/** `kubectl simlock ...` through the real kubectl: the plugin found on PATH, KUBECONFIG passed on. */
-function kubectlSimlock(...args: string[]): Promise<CommandResult> {
-  return runCommand(`${cluster.binDir}/kubectl`, ['simlock', ...args], {
-    env: {
-      ...process.env,
-      PATH: `${binDir}:${process.env.PATH ?? ''}`,
-      KUBECONFIG: cluster.kubeconfigPath,
-    },
-  });
-}
+const { setup, simlock, kubectlSimlock } = pluginStories(cluster);
 
 /** The lines from the one starting with `first` up to (not including) the next unindented one. */
 function block(stdout: string, first: string): string[] {
@@ -67,10 +25,7 @@ describe('list --requests', () => {
     await fleet.addWorker('a', { label: 'wrk_a', drained: true, status: iosStatus() });
     await fleet.addWorker('b', { label: 'wrk_b', status: iosFullStatus() });
     await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16', holder: 'ci' });
-    await fleet.requestWhere(
-      'r1',
-      (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === 2,
-    );
+    await waitingWithReasons(fleet, 'r1', 2);
 
     const result = await simlock(fleet, 'list', '--requests');
     expect(result.exitCode).toBe(0);
@@ -147,14 +102,7 @@ describe('list --requests', () => {
     const fleet = await setup({ controller: false });
     const result = await simlock(fleet, 'list', '--requests', '-o', 'name');
     expect([result.exitCode, result.stdout]).toEqual([0, '']);
-    const plain = await runCommand(`${binDir}kubectl-simlock`, [
-      'list',
-      '--leases',
-      '--kubeconfig',
-      cluster.kubeconfigPath,
-      '-n',
-      fleet.namespace,
-    ]);
+    const plain = await simlock(fleet, 'list', '--leases');
     expect(plain.stderr).toContain(`No leases found in ${fleet.namespace} namespace.`);
   });
 });

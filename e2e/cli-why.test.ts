@@ -1,50 +1,15 @@
 // `why <request>` and `list --requests -o wide` as real processes against the real API server, the
 // controller in-process, the test playing agents (issue 37, ADR 0026).
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WhyAnswer } from '../api/index.js';
-import type { Reconciler } from '../controller/index.js';
-import { controllerFor } from '../test/cluster/controller.js';
-import { TestFleet, iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
+import { iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
 import { certificateIdentity } from '../test/cluster/identities.js';
-import { eventually, runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
+import { bindRole, createRole } from '../test/cluster/role-bindings.js';
+import { eventually, useCluster } from '../test/cluster/harness.js';
+import { pluginStories, runPlugin, waitingWithReasons } from '../test/cluster/plugin.js';
 
 const cluster = useCluster('cli-why');
-const binDir = fileURLToPath(new URL('../bin/', import.meta.url));
-const running: Reconciler[] = [];
-const fleets: TestFleet[] = [];
-
-async function setup(): Promise<TestFleet> {
-  const fleet = await TestFleet.create(cluster);
-  fleets.push(fleet);
-  const reconciler = controllerFor(cluster, fleet);
-  running.push(reconciler);
-  await reconciler.start();
-  return fleet;
-}
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((reconciler) => reconciler.stop()));
-  await Promise.all(fleets.splice(0).map((fleet) => fleet.cleanup()));
-});
-
-function simlock(fleet: TestFleet, ...args: string[]): Promise<CommandResult> {
-  return simlockAs(cluster.kubeconfigPath, fleet, ...args);
-}
-
-function simlockAs(
-  kubeconfig: string,
-  fleet: TestFleet,
-  ...args: string[]
-): Promise<CommandResult> {
-  return runCommand(`${binDir}kubectl-simlock`, [
-    ...args,
-    '--kubeconfig',
-    kubeconfig,
-    '-n',
-    fleet.namespace,
-  ]);
-}
+const { setup, simlock } = pluginStories(cluster);
 
 describe('why', () => {
   it('names the drained worker that would serve it; undrained, the request is granted', async () => {
@@ -52,10 +17,7 @@ describe('why', () => {
     const a = await fleet.addWorker('a', { drained: true, status: iosStatus() });
     const b = await fleet.addWorker('b', { status: iosFullStatus() });
     await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16', holder: 'ci' });
-    await fleet.requestWhere(
-      'r1',
-      (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === 2,
-    );
+    await waitingWithReasons(fleet, 'r1', 2);
 
     const text = await simlock(fleet, 'why', 'r1');
     expect(text.exitCode, text.stderr).toBe(0);
@@ -102,10 +64,7 @@ describe('why', () => {
     // takes the room), and nothing else would either.
     await fleet.addWorker('a', { status: iosFullStatus({ queueDepth: 1 }) });
     await fleet.createRequest('r2', { platform: 'ios', model: 'iPhone 16' });
-    await fleet.requestWhere(
-      'r2',
-      (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === 1,
-    );
+    await waitingWithReasons(fleet, 'r2', 1);
     const result = await simlock(fleet, 'why', 'r2');
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout.trimEnd().split('\n')).toEqual([
@@ -127,46 +86,35 @@ describe('why', () => {
     const a = await fleet.addWorker('a', { drained: true, status: iosStatus() });
     await fleet.addWorker('b', { status: iosFullStatus() });
     await fleet.createRequest('r3', { platform: 'ios', model: 'iPhone 16' });
-    await fleet.requestWhere(
-      'r3',
-      (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === 2,
-    );
+    await waitingWithReasons(fleet, 'r3', 2);
     const reader = await certificateIdentity(`${fleet.namespace}-reader`);
     const rbac = '/apis/rbac.authorization.k8s.io/v1';
-    const subjects = [
-      { kind: 'User', name: reader.username, apiGroup: 'rbac.authorization.k8s.io' },
-    ];
+    const subjects = [{ kind: 'User' as const, name: reader.username }];
     // Reads only: requests and leases in its namespace, Workers (cluster-scoped) by name of this
     // file's namespace, so other files are untouched.
-    await cluster.admin.create(`${rbac}/namespaces/${fleet.namespace}/roles`, {
-      metadata: { name: 'reader' },
-      rules: [
-        {
-          apiGroups: ['simlock.dev'],
-          resources: ['leaserequests', 'leases'],
-          verbs: ['get', 'list'],
-        },
-      ],
+    const requestsAndLeases = ['leaserequests', 'leases'];
+    await createRole(cluster.admin, {
+      name: 'reader',
+      namespace: fleet.namespace,
+      rules: [{ apiGroups: ['simlock.dev'], resources: requestsAndLeases, verbs: ['get', 'list'] }],
     });
-    await cluster.admin.create(`${rbac}/namespaces/${fleet.namespace}/rolebindings`, {
-      metadata: { name: 'reader' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+    await bindRole(cluster.admin, {
+      name: 'reader',
+      namespace: fleet.namespace,
+      role: 'reader',
+      roleKind: 'Role',
       subjects,
     });
     const workerReader = `${fleet.namespace}-worker-reader`;
-    await cluster.admin.create(`${rbac}/clusterroles`, {
-      metadata: { name: workerReader },
+    await createRole(cluster.admin, {
+      name: workerReader,
       rules: [{ apiGroups: ['simlock.dev'], resources: ['workers'], verbs: ['list'] }],
     });
-    await cluster.admin.create(`${rbac}/clusterrolebindings`, {
-      metadata: { name: workerReader },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: workerReader },
-      subjects,
-    });
+    await bindRole(cluster.admin, { name: workerReader, role: workerReader, subjects });
     try {
       const result = await eventually(
         async () => {
-          const answer = await simlockAs(reader.kubeconfigPath, fleet, 'why', 'r3');
+          const answer = await runPlugin(reader.kubeconfigPath, fleet.namespace, ['why', 'r3']);
           return answer.exitCode === 0 ? answer : undefined;
         },
         { what: 'why as the reader, once its bindings are seen' },

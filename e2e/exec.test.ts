@@ -6,9 +6,11 @@ import { SimlockError, type ExecTool } from '../api/index.js';
 import { execThroughProxy } from '../runtime/index.js';
 import { iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
+import { bindRole } from '../test/cluster/role-bindings.js';
 import { serviceAccountToken } from '../test/cluster/service-account-token.js';
 import type { TestFleet } from '../test/cluster/fleet.js';
 import { runCommand, useCluster } from '../test/cluster/harness.js';
+import { aScriptedEnrolledIphone, aScriptedPhone } from '../test/fixtures/driver-devices.js';
 
 const cluster = useCluster('exec');
 let env: ExecFleet | undefined;
@@ -17,22 +19,13 @@ let agent: AgentProcess;
 let proxyUrl: string;
 const tokens: Record<string, string> = {};
 
-const iphone = {
-  id: '00008110-001A2B3C4D5E',
-  name: "Tester's iPhone",
-  model: 'iPhone 15 Pro',
-  platform: 'ios',
-  os: '18.4',
-  physical: true,
-};
-const pixel = {
-  id: 'R58N12ABCDE',
+const iphone = aScriptedEnrolledIphone();
+const pixel = aScriptedPhone('R58N12ABCDE', {
   name: 'Pixel 8',
   model: 'Pixel 8',
   platform: 'android',
   os: '34',
-  physical: true,
-};
+});
 
 beforeAll(async () => {
   env = await startExecFleet(cluster, {
@@ -48,11 +41,11 @@ beforeAll(async () => {
   tokens.alice = await serviceAccountToken(cluster.admin, ns, 'alice', { create: true });
   tokens.bob = await serviceAccountToken(cluster.admin, ns, 'bob', { create: true });
   // alice may exec on leases in this namespace (the fleet's Role `lease-exec`); bob may not.
-  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'alice-exec' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
+  await bindRole(cluster.admin, {
+    name: 'alice-exec',
+    namespace: ns,
+    role: 'lease-exec',
+    roleKind: 'Role',
     subjects: [{ kind: 'ServiceAccount', name: 'alice', namespace: ns }],
   });
 

@@ -8,21 +8,21 @@
 // Policies are cluster-scoped while other test files share the control plane: the objects are
 // named after this file's namespace (fullnameOverride), and both bindings select only this file's
 // fleet namespace (admission.namespaceSelector), so no other file's requests are ever matched.
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { Reconciler } from '../controller/index.js';
 import { simlockPath } from '../runtime/index.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { iosStatus, TestFleet } from '../test/cluster/fleet.js';
-import { eventually, runCommand, useCluster, type CommandResult } from '../test/cluster/harness.js';
+import { kubectlEventsOf } from '../test/cluster/kubectl-events.js';
+import { eventually, useCluster, type CommandResult } from '../test/cluster/harness.js';
+import { runPlugin } from '../test/cluster/plugin.js';
 import { chartPath, helm, parseManifests, type KubeObject } from '../test/cluster/helm.js';
 import { certificateIdentity, type TestIdentity } from '../test/cluster/identities.js';
+import { bindRole } from '../test/cluster/role-bindings.js';
 import { aLeaseRequest } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('admit');
-const plugin = join(fileURLToPath(new URL('../bin/', import.meta.url)), 'kubectl-simlock');
 const fullname = `simlock-${cluster.namespace}`;
 let fleet: TestFleet;
 let reconciler: Reconciler;
@@ -31,13 +31,7 @@ let user: TestIdentity;
 let operator: TestIdentity;
 
 function simlock(identity: TestIdentity, ...args: string[]): Promise<CommandResult> {
-  return runCommand(plugin, [
-    ...args,
-    '--kubeconfig',
-    identity.kubeconfigPath,
-    '-n',
-    fleet.namespace,
-  ]);
+  return runPlugin(identity.kubeconfigPath, fleet.namespace, args);
 }
 
 function leaseRequest(name: string, durationSeconds: number) {
@@ -115,31 +109,17 @@ beforeAll(async () => {
 
   user = await certificateIdentity(`${cluster.namespace}-user`);
   operator = await certificateIdentity(`${cluster.namespace}-operator`);
-  await cluster.admin.create(
-    `/apis/rbac.authorization.k8s.io/v1/namespaces/${fleet.namespace}/rolebindings`,
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'simlock-users' },
-      roleRef: {
-        apiGroup: 'rbac.authorization.k8s.io',
-        kind: 'ClusterRole',
-        name: `${fullname}-user`,
-      },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user.username }],
-    },
-  );
+  await bindRole(cluster.admin, {
+    name: 'simlock-users',
+    namespace: fleet.namespace,
+    role: `${fullname}-user`,
+    subjects: [{ kind: 'User', name: user.username }],
+  });
   // Operators are bound cluster-wide, as the chart's NOTES say (Workers are cluster-scoped).
-  await cluster.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: `${fullname}-operators` },
-    roleRef: {
-      apiGroup: 'rbac.authorization.k8s.io',
-      kind: 'ClusterRole',
-      name: `${fullname}-operator`,
-    },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: operator.username }],
+  await bindRole(cluster.admin, {
+    name: `${fullname}-operators`,
+    role: `${fullname}-operator`,
+    subjects: [{ kind: 'User', name: operator.username }],
   });
 }, 60_000);
 
@@ -264,14 +244,7 @@ describe('release --force (the verb force-release)', () => {
     const forced = await simlock(operator, 'release', '--force', 'mine');
     expect(forced.stderr).toBe('');
     expect(forced.stdout).toBe('Lease mine force-released\n');
-    const events = await cluster.kubectl([
-      'get',
-      'events',
-      '-n',
-      fleet.namespace,
-      '--field-selector',
-      'involvedObject.name=mine',
-    ]);
+    const events = await kubectlEventsOf(cluster, fleet.namespace, 'mine');
     expect(events.stdout).toMatch(
       new RegExp(
         `ForceReleased\\s+leaserequest/mine\\s+Released: force-released by ${operator.username}`,

@@ -1,32 +1,23 @@
 // A lease's lifetime (issue 16, ADR 0008) with real processes: a real agent with the fake driver,
 // the controller in-process, the real proxy recording exec activity, the plugin as a process.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execThroughProxy, isNotFound } from '../runtime/index.js';
 import type { AgentProcess } from '../test/cluster/agents.js';
 import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
 import type { TestFleet } from '../test/cluster/fleet.js';
+import { kubectlEventsOf } from '../test/cluster/kubectl-events.js';
 import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
+import { pluginPath as plugin, runPlugin, spawnPlugin } from '../test/cluster/plugin.js';
 
 const cluster = useCluster('lifetime');
-const plugin = join(fileURLToPath(new URL('../bin/', import.meta.url)), 'kubectl-simlock');
 let env: ExecFleet | undefined;
 let fleet: TestFleet;
 let agent: AgentProcess;
 let proxyUrl: string;
 let token: string;
 
-function simlock(...args: string[]) {
-  return runCommand(plugin, [
-    ...args,
-    '--kubeconfig',
-    cluster.kubeconfigPath,
-    '-n',
-    fleet.namespace,
-  ]);
-}
+const simlock = (...args: string[]) => runPlugin(cluster.kubeconfigPath, fleet.namespace, args);
 
 beforeAll(async () => {
   env = await startExecFleet(cluster, {
@@ -82,14 +73,7 @@ describe('extend', () => {
     await released('witness');
     expect((await fleet.request('ext')).status?.phase).toBe('Granted');
     expect((await fleet.lease('ext'))?.status?.phase).toBe('Granted');
-    const events = await cluster.kubectl([
-      'get',
-      'events',
-      '-n',
-      fleet.namespace,
-      '--field-selector',
-      'involvedObject.name=ext',
-    ]);
+    const events = await kubectlEventsOf(cluster, fleet.namespace, 'ext');
     expect(events.stdout).toMatch(/Extended\s+leaserequest\/ext\s+Extended to/);
     // A decrease is refused by the API server, naming the field.
     const shorter = await cluster.kubectl([
@@ -174,19 +158,8 @@ describe('idle reclaim', () => {
 
 describe('lease --hold', () => {
   function hold(name: string): Promise<ChildProcess> {
-    const child = spawn(plugin, [
-      'lease',
-      '--platform',
-      'ios',
-      '--name',
-      name,
-      '--hold',
-      '--renew-every',
-      '2s',
-      '--kubeconfig',
-      cluster.kubeconfigPath,
-      '-n',
-      fleet.namespace,
+    const child = spawnPlugin(cluster.kubeconfigPath, fleet.namespace, [
+      ...['lease', '--platform', 'ios', '--name', name, '--hold', '--renew-every', '2s'],
     ]);
     return new Promise((resolve, reject) => {
       let stderr = '';
@@ -224,9 +197,8 @@ describe('lease --hold', () => {
   });
 
   it('warns once the lease expires soon, and ends LEASE_LOST when it expires while held', async () => {
-    const child = spawn(plugin, [
+    const child = spawnPlugin(cluster.kubeconfigPath, fleet.namespace, [
       ...['lease', '--platform', 'ios', '--name', 'held-short', '--duration', '5s', '--hold'],
-      ...['--kubeconfig', cluster.kubeconfigPath, '-n', fleet.namespace],
     ]);
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -254,14 +226,7 @@ describe('release --force', () => {
       reason: 'ForceReleased',
       message: 'force-released by admin',
     });
-    const events = await cluster.kubectl([
-      'get',
-      'events',
-      '-n',
-      fleet.namespace,
-      '--field-selector',
-      'involvedObject.name=forced',
-    ]);
+    const events = await kubectlEventsOf(cluster, fleet.namespace, 'forced');
     expect(events.stdout).toMatch(
       /ForceReleased\s+leaserequest\/forced\s+Released: force-released by admin/,
     );

@@ -12,8 +12,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Reconciler } from '../controller/index.js';
-import { simlockPath } from '../runtime/index.js';
 import type { AndroidStandIns } from '../test/stand-ins/android-stand-ins.js';
 import {
   AGENT_SERVER_PORT,
@@ -22,10 +20,10 @@ import {
   PHONE,
 } from '../test/stand-ins/android-world.js';
 import { startFleetAgent, type AgentProcess } from '../test/cluster/agents.js';
-import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet } from '../test/cluster/fleet.js';
 import { watchLeaseStages } from '../test/cluster/lease-stages.js';
-import { eventually, useCluster } from '../test/cluster/harness.js';
+import { useCluster } from '../test/cluster/harness.js';
+import * as owned from '../test/cluster/owned-devices.js';
 
 const cluster = useCluster('owned-devices-android');
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -86,15 +84,10 @@ describe('an agent on an Android host with a person on it (adb over stand-ins)',
         { env: { PATH, ANDROID_HOME, ANDROID_AVD_HOME } },
       );
       cleanups.push(() => agent.kill('SIGKILL'));
-      const reconciler: Reconciler = controllerFor(cluster, fleet);
-      cleanups.push(() => reconciler.stop());
-      await reconciler.start();
+      await owned.startController(cluster, fleet, cleanups);
 
       // The Worker offers what the host can make and lists the phone, none of the person's AVDs.
-      const status = await eventually(async () => {
-        const current = await agent.status();
-        return current?.catalog?.models.some((model) => model.name === MODEL) ? current : undefined;
-      });
+      const status = await owned.statusOffering(agent, MODEL);
       expect(status.devices.map((device) => device.id)).toEqual([PHONE]);
 
       // The stages the agent writes on each Lease as each begins (test/cluster/lease-stages.ts).
@@ -109,16 +102,8 @@ describe('an agent on an Android host with a person on it (adb over stand-ins)',
       expect(stages.of('first')).toEqual(['provisioning', 'booting']);
 
       // Twelve leases, two at a time (the host's limit), the agent restarted halfway.
-      const lease = async (name: string) => {
-        await fleet.createRequest(name, want);
-        await fleet.phase(name, 'Granted', 60_000);
-        await fleet.admin.delete(simlockPath('leaseRequest', { namespace: fleet.namespace, name }));
-        await fleet.requestGone(name);
-      };
-      await fleet.admin.delete(
-        simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'first' }),
-      );
-      await fleet.requestGone('first');
+      const lease = (name: string) => owned.leaseOnce(fleet, name, want);
+      await owned.releaseRequest(fleet, 'first');
       for (let done = 0; done < LEASES; done += 2) {
         if (done === LEASES / 2) await agent.restart('SIGTERM');
         await Promise.all([lease(`l${done}`), lease(`l${done + 1}`)]);

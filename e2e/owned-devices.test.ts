@@ -7,15 +7,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Reconciler } from '../controller/index.js';
-import { simlockPath } from '../runtime/index.js';
 import { readTestdata } from '../test/stand-ins/stand-in.js';
 import { SimctlStandIn } from '../test/stand-ins/simctl-stand-in.js';
 import { startFleetAgent, type AgentProcess } from '../test/cluster/agents.js';
-import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet } from '../test/cluster/fleet.js';
 import { watchLeaseStages } from '../test/cluster/lease-stages.js';
-import { eventually, useCluster } from '../test/cluster/harness.js';
+import { useCluster } from '../test/cluster/harness.js';
+import * as owned from '../test/cluster/owned-devices.js';
 
 const cluster = useCluster('owned-devices');
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -62,17 +60,10 @@ describe('an agent on a Mac with a person on it (simctl over a stand-in)', () =>
         { env: { PATH: standIn.env.PATH } },
       );
       cleanups.push(() => agent.kill('SIGKILL'));
-      const reconciler: Reconciler = controllerFor(cluster, fleet);
-      cleanups.push(() => reconciler.stop());
-      await reconciler.start();
+      await owned.startController(cluster, fleet, cleanups);
 
       // The Worker offers what the host can make, and lists none of the person's simulators.
-      const status = await eventually(async () => {
-        const current = await agent.status();
-        return current?.catalog?.models.some((model) => model.name === 'iPhone 16')
-          ? current
-          : undefined;
-      });
+      const status = await owned.statusOffering(agent, 'iPhone 16');
       expect(status.devices).toEqual([]);
 
       // The stages the agent writes on each Lease as each begins (test/cluster/lease-stages.ts).
@@ -86,16 +77,9 @@ describe('an agent on a Mac with a person on it (simctl over a stand-in)', () =>
       expect(stages.of('first')).toEqual(['provisioning', 'booting']);
 
       // A hundred leases, three at a time (the host's limit), the agent restarted halfway.
-      const lease = async (name: string) => {
-        await fleet.createRequest(name, { platform: 'ios', model: 'iPhone 16' });
-        await fleet.phase(name, 'Granted', 60_000);
-        await fleet.admin.delete(simlockPath('leaseRequest', { namespace: fleet.namespace, name }));
-        await fleet.requestGone(name);
-      };
-      await fleet.admin.delete(
-        simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'first' }),
-      );
-      await fleet.requestGone('first');
+      const lease = (name: string) =>
+        owned.leaseOnce(fleet, name, { platform: 'ios', model: 'iPhone 16' });
+      await owned.releaseRequest(fleet, 'first');
       // Three lanes take the next lease as each finishes (the host's limit is three).
       const leaseRange = async (from: number, to: number) => {
         let next = from;

@@ -22,6 +22,7 @@ import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/clust
 import { FLEET_LABEL } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { chartPath, helm } from '../test/cluster/helm.js';
+import { bindRole, createRole } from '../test/cluster/role-bindings.js';
 import { launchArgs } from '../test/launch.js';
 import { freePort } from '../tools/controlplane/start.js';
 import {
@@ -139,32 +140,24 @@ beforeAll(async () => {
   statusWriter = await certificateIdentity(`${namespace}-status-writer`);
 
   // A simlock user of this namespace only.
-  await admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'simlock-users' },
-    roleRef: {
-      apiGroup: 'rbac.authorization.k8s.io',
-      kind: 'ClusterRole',
-      name: `${fullname}-user`,
-    },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user.username }],
+  await bindRole(admin, {
+    name: 'simlock-users',
+    namespace,
+    role: `${fullname}-user`,
+    subjects: [{ kind: 'User', name: user.username }],
   });
   // Someone RBAC lets write request status, to show that the policy, not RBAC, refuses them.
-  await admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'request-status-writer' },
+  await createRole(admin, {
+    name: 'request-status-writer',
+    namespace,
     rules: [{ apiGroups: ['simlock.dev'], resources: ['leaserequests/status'], verbs: ['patch'] }],
   });
-  await admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'request-status-writer' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'request-status-writer' },
-    subjects: [
-      { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: statusWriter.username },
-    ],
+  await bindRole(admin, {
+    name: 'request-status-writer',
+    namespace,
+    role: 'request-status-writer',
+    roleKind: 'Role',
+    subjects: [{ kind: 'User', name: statusWriter.username }],
   });
 });
 

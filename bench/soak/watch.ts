@@ -141,22 +141,20 @@ export class SoakWatch {
     return record;
   }
 
+  private get informers(): Informer[] {
+    return [this.requests, this.leases, this.heartbeats];
+  }
+
   async start(): Promise<void> {
-    this.requests.start();
-    this.leases.start();
-    this.heartbeats.start();
-    await Promise.all([
-      this.requests.waitForSync(),
-      this.leases.waitForSync(),
-      this.heartbeats.waitForSync(),
-    ]);
+    for (const informer of this.informers) informer.start();
+    await Promise.all(this.informers.map((informer) => informer.waitForSync()));
     this.sampler = this.sample();
   }
 
   async stop(): Promise<void> {
     this.sampling = false;
     await this.sampler;
-    await Promise.all([this.requests.stop(), this.leases.stop(), this.heartbeats.stop()]);
+    await Promise.all(this.informers.map((informer) => informer.stop()));
   }
 
   status(name: string): RequestStatus | undefined {

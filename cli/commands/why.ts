@@ -1,12 +1,9 @@
 // `why <request>`: what would unblock a waiting request (ADR 0026).
-import type { Argv } from 'yargs';
-import type { CommandRunner } from './runner.js';
+import { defineCommand } from './define.js';
 
-export function whyCommand(cli: Argv, run: CommandRunner): Argv {
-  return cli.command(
-    'why <request>',
-    'What would unblock a waiting request: the few smallest changes that would let it run',
-    (command) => command.positional('request', { type: 'string', describe: 'name of the request' }),
-    run(async () => (await import('../actions/why.js')).why),
-  );
-}
+export const whyCommand = defineCommand({
+  usage: 'why <request>',
+  summary: 'What would unblock a waiting request: the few smallest changes that would let it run',
+  positionals: { request: { type: 'string', describe: 'name of the request' } },
+  action: async () => (await import('../actions/why.js')).why,
+});

@@ -14,6 +14,20 @@ function request(status: LeaseRequestObject['status']): LeaseRequestObject {
   };
 }
 
+type Status = NonNullable<LeaseRequestObject['status']>;
+
+/** The request waiting at `position`, with these reasons, changed as given. */
+function waiting(
+  position: number,
+  workers: Status['workers'],
+  extra: Partial<Status> = {},
+): LeaseRequestObject {
+  return request({ phase: 'Waiting', position, workers, ...extra });
+}
+
+/** What `kubectl simlock lease` shows of it, `now` being NOW. */
+const shown = (request: LeaseRequestObject) => progressLines(request, { now: NOW, worker: labels });
+
 const labels = workerDisplay([
   { metadata: { name: 'mac-b' }, spec: { drained: false, label: 'wrk_b' } },
 ]);
@@ -51,17 +65,15 @@ describe('the grant line (DESIGN.md §7.2)', () => {
 
 describe('the waiting display', () => {
   it('shows position, waiting time and one line per worker with its reason', () => {
-    const lines = progressLines(
-      request({
-        phase: 'Waiting',
-        position: 2,
-        queuedAt: ago(7),
-        workers: [
+    const lines = shown(
+      waiting(
+        2,
+        [
           { worker: 'mac-a', reason: 'drained' },
           { worker: 'mac-b', reason: 'full', capacityReason: 'platform-running-limit' },
         ],
-      }),
-      { now: NOW, worker: labels },
+        { queuedAt: ago(7) },
+      ),
     );
     expect(lines).toEqual([
       'Request lease-abc12: queued at 2, waiting 7s',
@@ -71,13 +83,10 @@ describe('the waiting display', () => {
   });
 
   it("adds the controller's estimate, or says it has none and why", () => {
-    const waiting = (estimate: { grantAt?: string; basis: string }) =>
-      progressLines(
-        request({ phase: 'Waiting', position: 2, queuedAt: ago(40), workers: [], estimate }),
-        { now: NOW, worker: labels },
-      );
+    const estimated = (estimate: { grantAt?: string; basis: string }) =>
+      shown(waiting(2, [], { queuedAt: ago(40), estimate }));
     expect(
-      waiting({
+      estimated({
         grantAt: new Date(NOW + 185_000).toISOString(),
         basis: '2 leases of iPhone 16 end before; 1 ahead of you',
       }),
@@ -85,31 +94,22 @@ describe('the waiting display', () => {
       'Request lease-abc12: queued at 2, waiting 40s, about 3m (2 leases of iPhone 16 end before; 1 ahead of you)',
     ]);
     expect(
-      waiting({ basis: 'no basis: no worker that would serve it is busy; it waits for the fleet' }),
+      estimated({
+        basis: 'no basis: no worker that would serve it is busy; it waits for the fleet',
+      }),
     ).toEqual([
       'Request lease-abc12: queued at 2, waiting 40s, no estimate: no worker that would serve it is busy; it waits for the fleet',
     ]);
-    expect(
-      progressSignature(
-        request({ phase: 'Waiting', position: 2, workers: [], estimate: { basis: 'a' } }),
-      ),
-    ).not.toBe(
-      progressSignature(
-        request({ phase: 'Waiting', position: 2, workers: [], estimate: { basis: 'b' } }),
-      ),
+    expect(progressSignature(waiting(2, [], { estimate: { basis: 'a' } }))).not.toBe(
+      progressSignature(waiting(2, [], { estimate: { basis: 'b' } })),
     );
   });
 
   it('says pending before the controller has seen it, and where it was dispatched', () => {
-    expect(progressLines(request(undefined), { now: NOW, worker: labels })).toEqual([
-      'Request lease-abc12: pending, waiting 10s',
+    expect(shown(request(undefined))).toEqual(['Request lease-abc12: pending, waiting 10s']);
+    expect(shown(request({ phase: 'Dispatched', worker: 'mac-b' }))).toEqual([
+      'Request lease-abc12: dispatched to wrk_b, waiting 10s',
     ]);
-    expect(
-      progressLines(request({ phase: 'Dispatched', worker: 'mac-b' }), {
-        now: NOW,
-        worker: labels,
-      }),
-    ).toEqual(['Request lease-abc12: dispatched to wrk_b, waiting 10s']);
   });
 
   it('says the stage, the device and its estimate while the worker makes or boots it', () => {
@@ -125,10 +125,10 @@ describe('the waiting display', () => {
       });
       return { ...dispatched, spec: { ...dispatched.spec, model: 'iPhone 16' } };
     };
-    expect(progressLines(making('provisioning', 40), { now: NOW, worker: labels })).toEqual([
+    expect(shown(making('provisioning', 40))).toEqual([
       'Request lease-abc12: provisioning iPhone 16 on wrk_b (about 40 s), waiting 10s',
     ]);
-    expect(progressLines(making('booting'), { now: NOW, worker: labels })).toEqual([
+    expect(shown(making('booting'))).toEqual([
       'Request lease-abc12: booting iPhone 16 on wrk_b, waiting 10s',
     ]);
     // A log off a terminal prints a line for each stage.
@@ -138,17 +138,9 @@ describe('the waiting display', () => {
   });
 
   it('changes its signature with the reasons, not with the time', () => {
-    const a = request({
-      phase: 'Waiting',
-      position: 1,
-      workers: [{ worker: 'w', reason: 'busy' }],
-    });
+    const a = waiting(1, [{ worker: 'w', reason: 'busy' }]);
     const later = { ...a, metadata: { ...a.metadata, creationTimestamp: ago(100) } };
-    const b = request({
-      phase: 'Waiting',
-      position: 1,
-      workers: [{ worker: 'w', reason: 'full' }],
-    });
+    const b = waiting(1, [{ worker: 'w', reason: 'full' }]);
     expect(progressSignature(later)).toBe(progressSignature(a));
     expect(progressSignature(b)).not.toBe(progressSignature(a));
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ATTENTION, attentionItems, type AttentionItem } from './attention.js';
 import type { LeaseView, RequestView, WorkerView } from './wire.js';
+import { iphoneSimulator } from '../../test/fixtures/workers.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
@@ -146,35 +147,24 @@ describe('the Attention page', () => {
   });
 
   it('lists quarantined devices with unquarantine; one that waits for an operator is urgent', () => {
-    const device = {
-      name: 'iPhone 16',
-      model: 'iPhone 16',
-      platform: 'ios',
-      os: '18.4',
-      physical: false,
-      class: 'phone',
-      state: 'quarantined',
-    } as const;
     const list = items({
       workers: [
         worker('ns-worker-a', {
           devices: [
-            {
-              ...device,
-              id: 'sim-retries',
+            iphoneSimulator('sim-retries', {
+              state: 'quarantined',
               quarantine: {
                 reason: 'boot failed',
                 since: ago(600),
                 retries: 1,
                 nextRetryAt: inSeconds(120),
               },
-            },
-            {
-              ...device,
-              id: 'sim-waits',
+            }),
+            iphoneSimulator('sim-waits', {
+              state: 'quarantined',
               quarantine: { reason: 'boot failed', since: ago(600), retries: 3 },
-            },
-            { ...device, id: 'sim-fine', state: 'ready' },
+            }),
+            iphoneSimulator('sim-fine'),
           ],
         }),
       ],

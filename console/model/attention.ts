@@ -103,23 +103,32 @@ function workerItems(
 ): AttentionItem[] {
   const title = workerTitle(worker);
   const base = { worker: worker.name, subject: title };
+  /** An item about the worker as a whole, keyed and titled by its kind (the contract's word). */
+  const about = (
+    kind: 'disconnected' | 'incompatible' | 'unhealthy' | 'not-ready' | 'drained',
+    fields: Pick<AttentionItem, 'urgent' | 'detail' | 'fix' | 'command'>,
+  ): AttentionItem => ({
+    ...base,
+    kind,
+    key: `${kind}:${worker.name}`,
+    title: said({ reason: kind }),
+    ...fields,
+  });
   const items: AttentionItem[] = [];
   const beat = heartbeats ? heartbeatState(worker, now) : 'connected';
   if (beat !== 'connected') {
     const age = ageOf(worker.heartbeat?.renewTime, now);
-    items.push({
-      ...base,
-      kind: 'disconnected',
-      key: `disconnected:${worker.name}`,
-      urgent: true,
-      title: said({ reason: 'disconnected' }),
-      detail:
-        age === undefined
-          ? 'its agent has never renewed its heartbeat'
-          : `its agent last renewed its heartbeat ${formatDuration(age)} ago`,
-      fix: 'Start its agent again or bring its host back on the network; on the host:',
-      command: DOCTOR,
-    });
+    items.push(
+      about('disconnected', {
+        urgent: true,
+        detail:
+          age === undefined
+            ? 'its agent has never renewed its heartbeat'
+            : `its agent last renewed its heartbeat ${formatDuration(age)} ago`,
+        fix: 'Start its agent again or bring its host back on the network; on the host:',
+        command: DOCTOR,
+      }),
+    );
     // Nothing else the agent reported can be believed while it is away.
     return items;
   }
@@ -128,56 +137,48 @@ function workerItems(
     (worker.protocol < PROTOCOL.min || worker.protocol > PROTOCOL.max)
   ) {
     const speaks = [...new Set<number>([PROTOCOL.min, PROTOCOL.max])].join('–');
-    items.push({
-      ...base,
-      kind: 'incompatible',
-      key: `incompatible:${worker.name}`,
-      urgent: true,
-      title: said({ reason: 'incompatible' }),
-      detail: `its agent ${worker.agentVersion ?? ''} speaks protocol ${worker.protocol}; this simlock speaks ${speaks}`,
-      fix: "Install the agent of this simlock's release on its host",
-    });
+    items.push(
+      about('incompatible', {
+        urgent: true,
+        detail: `its agent ${worker.agentVersion ?? ''} speaks protocol ${worker.protocol}; this simlock speaks ${speaks}`,
+        fix: "Install the agent of this simlock's release on its host",
+      }),
+    );
   }
   if (worker.health === 'unhealthy') {
-    items.push({
-      ...base,
-      kind: 'unhealthy',
-      key: `unhealthy:${worker.name}`,
-      urgent: true,
-      title: said({ reason: 'unhealthy' }),
-      detail: 'its agent says it is unhealthy',
-      fix: 'See what its agent reports; on the host:',
-      command: DOCTOR,
-    });
+    items.push(
+      about('unhealthy', {
+        urgent: true,
+        detail: 'its agent says it is unhealthy',
+        fix: 'See what its agent reports; on the host:',
+        command: DOCTOR,
+      }),
+    );
   }
   if (worker.ready === false || worker.health === undefined) {
-    items.push({
-      ...base,
-      kind: 'not-ready',
-      key: `not-ready:${worker.name}`,
-      // An agent that is starting gets there by itself; one that stays needs a look.
-      urgent: worker.health !== 'starting',
-      title: said({ reason: 'not-ready' }),
-      detail:
-        worker.health === undefined
-          ? 'its agent has written no status'
-          : 'its agent has not read its drivers yet (no catalog or capacity)',
-      fix: 'See what its drivers lack; on the host:',
-      command: DOCTOR,
-    });
+    items.push(
+      about('not-ready', {
+        // An agent that is starting gets there by itself; one that stays needs a look.
+        urgent: worker.health !== 'starting',
+        detail:
+          worker.health === undefined
+            ? 'its agent has written no status'
+            : 'its agent has not read its drivers yet (no catalog or capacity)',
+        fix: 'See what its drivers lack; on the host:',
+        command: DOCTOR,
+      }),
+    );
   }
   const drainedFor = worker.drained ? ageOf(worker.drainedSince, now) : undefined;
   if (drainedFor !== undefined && drainedFor >= settings.drainedOverSeconds * 1000) {
-    items.push({
-      ...base,
-      kind: 'drained',
-      key: `drained:${worker.name}`,
-      urgent: true,
-      title: said({ reason: 'drained' }),
-      detail: `drained for ${formatDuration(drainedFor)} at least`,
-      fix: 'Undrain it once its work is done:',
-      command: `kubectl simlock worker undrain ${worker.name}`,
-    });
+    items.push(
+      about('drained', {
+        urgent: true,
+        detail: `drained for ${formatDuration(drainedFor)} at least`,
+        fix: 'Undrain it once its work is done:',
+        command: `kubectl simlock worker undrain ${worker.name}`,
+      }),
+    );
   }
   for (const slot of platformSlots(worker)) {
     if (!slot.atRamBudget) continue;

@@ -2,6 +2,7 @@
 // never hang when none exists, serve as soon as it frees.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useCluster } from '../../test/cluster/harness.js';
+import { waitingWithReasons } from '../../test/cluster/plugin.js';
 import { errorOf, startAcceptanceFleet, type AcceptanceFleet } from './fleet.js';
 
 const cluster = useCluster('cap');
@@ -65,24 +66,13 @@ describe('capacity across the fleet (DESIGN.md §4.5)', () => {
 
   it('all full: --no-wait fails NO_CAPACITY at once; a waiting request waits with reasons and times out', async () => {
     const started = Date.now();
-    const noWait = await fleet.simlock(['lease', '--platform', 'ios', '--no-wait']);
+    const noWait = await fleet.leaseIos('--no-wait');
     expect(noWait.exitCode).toBe(11);
     expect(errorOf(noWait).code).toBe('NO_CAPACITY');
     expect(Date.now() - started).toBeLessThan(10_000);
 
-    const waiting = fleet.simlock([
-      'lease',
-      '--platform',
-      'ios',
-      '--name',
-      'late',
-      '--timeout',
-      '6s',
-    ]);
-    const request = await fleet.fleet.requestWhere(
-      'late',
-      (candidate) => candidate.status?.workers?.length === 3,
-    );
+    const waiting = fleet.leaseIos('--name', 'late', '--timeout', '6s');
+    const request = await waitingWithReasons(fleet.fleet, 'late', 3);
     expect(request.status?.workers?.map((entry) => entry.reason)).toEqual(['full', 'full', 'full']);
     const result = await waiting;
     expect(result.exitCode).toBe(16);
@@ -90,16 +80,8 @@ describe('capacity across the fleet (DESIGN.md §4.5)', () => {
   });
 
   it('release one: a waiting request is granted', async () => {
-    const waiting = fleet.simlock([
-      'lease',
-      '--platform',
-      'ios',
-      '--name',
-      'next',
-      '--timeout',
-      '60s',
-    ]);
-    await fleet.fleet.requestWhere('next', (candidate) => candidate.status?.workers?.length === 3);
+    const waiting = fleet.leaseIos('--name', 'next', '--timeout', '60s');
+    await waitingWithReasons(fleet.fleet, 'next', 3);
     const released = await fleet.simlock(['release', 'r3']);
     expect(released.exitCode, released.stderr).toBe(0);
     const result = await waiting;

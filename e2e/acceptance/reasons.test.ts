@@ -3,7 +3,14 @@
 // kubectl shows the summary and the events.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
-import { iosSimulators, startAcceptanceFleet, type AcceptanceFleet } from './fleet.js';
+import { waitingWithReasons } from '../../test/cluster/plugin.js';
+import {
+  designCaseWaiting,
+  fillThenAskLocally,
+  iosSimulators,
+  startAcceptanceFleet,
+  type AcceptanceFleet,
+} from './fleet.js';
 
 const cluster = useCluster('why');
 let fleet: AcceptanceFleet;
@@ -22,31 +29,9 @@ afterAll(async () => {
 
 describe('why a request waits (DESIGN.md §3.2)', () => {
   it('lists drained and full: running limit for iOS under the request, and the same in status.workers', async () => {
-    // worker-b at its iOS running limit: one lease on it. Then drain worker-a.
-    const first = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'holder']);
-    expect(first.exitCode, first.stderr).toBe(0);
-    const holderWorker = /on (worker-[ab])$/m.exec(first.stdout)?.[1];
-    const other = holderWorker === 'worker-a' ? 'worker-b' : 'worker-a';
-    const drained = await fleet.kubectlSimlock(['worker', 'drain', fleet.worker(other)]);
-    expect(drained.exitCode, drained.stderr).toBe(0);
-
-    const waiting = fleet.simlock([
-      'lease',
-      '--platform',
-      'ios',
-      '--device',
-      'iPhone 16',
-      '--holder',
-      'ci',
-      '--name',
-      'req-3',
-      '--timeout',
-      '120s',
-    ]);
-    const request = await fleet.fleet.requestWhere(
-      'req-3',
-      (candidate) => candidate.status?.workers?.length === 2,
-    );
+    // One worker at its iOS running limit (one lease on it), the other drained.
+    const { other, waiting } = await designCaseWaiting(fleet);
+    const request = await waitingWithReasons(fleet.fleet, 'req-3', 2);
     const expected = [
       {
         worker: fleet.worker('worker-a'),
@@ -100,17 +85,7 @@ describe('why a request waits (DESIGN.md §3.2)', () => {
 
   it('shows busy with its own queue for a worker with a local request waiting, and the local entry with its reason', async () => {
     // Fill both iOS slots, then a program on worker-a's host asks worker-a itself for one more.
-    const leases = [
-      await fleet.simlock(['lease', '--platform', 'ios', '--name', 'fill-1']),
-      await fleet.simlock(['lease', '--platform', 'ios', '--name', 'fill-2']),
-    ];
-    for (const result of leases) expect(result.exitCode, result.stderr).toBe(0);
-    const local = fleet.local('worker-a', 'POST', '/v1/local/leases', {
-      platform: 'ios',
-      model: 'iPhone 16',
-      holder: 'local-agent',
-      waitTimeoutSeconds: 60,
-    });
+    const { local } = await fillThenAskLocally(fleet);
     await eventually(async () => {
       const worker = (await fleet.fleet.admin.get(
         `/apis/simlock.dev/v1alpha1/workers/${fleet.worker('worker-a')}`,
@@ -118,21 +93,8 @@ describe('why a request waits (DESIGN.md §3.2)', () => {
       return worker.status?.queueDepth === 1 ? true : undefined;
     });
 
-    const waiting = fleet.simlock([
-      'lease',
-      '--platform',
-      'ios',
-      '--holder',
-      'ci',
-      '--name',
-      'fleet-c',
-      '--timeout',
-      '120s',
-    ]);
-    await fleet.fleet.requestWhere(
-      'fleet-c',
-      (candidate) => candidate.status?.workers?.length === 2,
-    );
+    const waiting = fleet.leaseIos('--holder', 'ci', '--name', 'fleet-c', '--timeout', '120s');
+    await waitingWithReasons(fleet.fleet, 'fleet-c', 2);
     const listed = await fleet.simlock(['list', '--requests']);
     const lines = listed.stdout.trimEnd().split('\n');
     const head = lines.findIndex((line) => line.startsWith('Request fleet-c:'));

@@ -1,22 +1,19 @@
 // The console in the cluster (token mode) in a real Chromium: no token gives the login page and a
 // bad one 401; each person sees what their RBAC allows, whatever the console's own identity (here
 // the admin's) could see; and an action the API server refuses is refused with its message.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startConsole, type RunningConsole } from '../../console/index.js';
-import { isAlreadyExists, silentLogger, simlockPath } from '../../runtime/index.js';
-import { launchBrowser, type TestBrowser } from '../../test/browser.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { isAlreadyExists, simlockPath } from '../../runtime/index.js';
 import { TestFleet, iosFullStatus, iosStatus } from '../../test/cluster/fleet.js';
 import { useCluster } from '../../test/cluster/harness.js';
+import { tokenConsole } from './console-page.js';
 import { person } from './people.js';
 import { aLeaseRequest } from '../../test/fixtures/objects.js';
 
 const cluster = useCluster('console-rbac');
 const TEAMS = ['team-a', 'team-b'];
 let fleet: TestFleet;
-let consoleServer: RunningConsole;
-let testBrowser: TestBrowser;
-let browser: Browser;
+const inCluster = tokenConsole(cluster);
 let alice: { token: string; username: string };
 let bob: { token: string; username: string };
 
@@ -49,20 +46,15 @@ async function request(namespace: string, name: string): Promise<void> {
 }
 
 async function logIn(token: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto(consoleServer.url);
-  await page.getByLabel('Bearer token').fill(token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('heading', { name: 'Requests' }).waitFor();
   // Live once the person's first snapshot is in and every watch is current: what the page lists
   // is then all it will list, so a count read after it is the answer, not a moment of loading.
-  await page.locator('header [role="status"]').filter({ hasText: '● Live' }).waitFor();
+  const page = await inCluster.logIn(token);
+  await page.getByRole('heading', { name: 'Requests' }).waitFor();
   return page;
 }
 
 beforeAll(async () => {
-  testBrowser = await launchBrowser();
-  browser = testBrowser.browser;
+  await inCluster.launch();
   fleet = await TestFleet.create(cluster);
   await fleet.addWorker('a', { label: 'worker-a', drained: true, status: iosStatus() });
   await fleet.addWorker('b', { label: 'worker-b', status: iosFullStatus() });
@@ -100,33 +92,22 @@ beforeAll(async () => {
       },
     ],
   });
-  consoleServer = await startConsole({
-    client: cluster.admin,
-    mode: 'token',
-    log: silentLogger,
-    host: '127.0.0.1',
-    simlockNamespace: fleet.namespace,
-  });
+  await inCluster.start(fleet.namespace);
 }, 120_000);
-
-afterAll(async () => {
-  await testBrowser?.close();
-  await consoleServer?.stop();
-});
 
 describe('the console in token mode', () => {
   it('asks for a token: none gives the login page, a bad one 401', async () => {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${consoleServer.url}/fleet`);
+    const page = await (await inCluster.browser.newContext()).newPage();
+    await page.goto(`${inCluster.server.url}/fleet`);
     await page.getByLabel('Bearer token').waitFor();
-    const session = await page.request.get(`${consoleServer.url}/api/session`);
+    const session = await page.request.get(`${inCluster.server.url}/api/session`);
     expect(session.status()).toBe(401);
     await page.getByLabel('Bearer token').fill('not-a-token');
     await page.getByRole('button', { name: 'Log in' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toMatch(
       /UNAUTHENTICATED: .*\(HTTP 401\)/,
     );
-    const bearer = await page.request.get(`${consoleServer.url}/api/session`, {
+    const bearer = await page.request.get(`${inCluster.server.url}/api/session`, {
       headers: { authorization: 'Bearer not-a-token' },
     });
     expect(bearer.status()).toBe(401);
@@ -169,7 +150,7 @@ describe('the console in token mode', () => {
     await page.locator(`tr[data-worker="${fleet.name('a')}"]`).waitFor();
     expect(await page.getByRole('button', { name: /^(Drain|Undrain) / }).count()).toBe(0);
     const answer = await page.request.post(
-      `${consoleServer.url}/api/workers/${fleet.name('a')}/undrain`,
+      `${inCluster.server.url}/api/workers/${fleet.name('a')}/undrain`,
       {
         headers: { 'x-simlock-console': '1' },
       },

@@ -5,40 +5,25 @@
 // heartbeat lapses and a device is quarantined in its Worker's status, and their rows appear; the
 // row's Unquarantine writes what `kubectl simlock device unquarantine` writes. Takes the
 // screenshot of docs/CONSOLE.md when SIMLOCK_SCREENSHOTS is set.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerObject, type Device } from '../../api/index.js';
-import { startConsole, type RunningConsole } from '../../console/index.js';
 import type { Reconciler } from '../../controller/index.js';
-import { silentLogger, simlockPath } from '../../runtime/index.js';
-import { launchBrowser, type TestBrowser } from '../../test/browser.js';
+import { simlockPath } from '../../runtime/index.js';
 import { controllerFor } from '../../test/cluster/controller.js';
 import { TestFleet, iosFullStatus, iosStatus } from '../../test/cluster/fleet.js';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
-import { EVERYTHING, person } from './people.js';
+import { iphoneSimulator } from '../../test/fixtures/workers.js';
+import { localConsole, shoot } from './console-page.js';
 
 const cluster = useCluster('console-attention');
-const shots = process.env.SIMLOCK_SCREENSHOTS;
+const live = localConsole(cluster);
 let fleet: TestFleet;
 let controller: Reconciler;
-let consoleServer: RunningConsole;
-let browser: TestBrowser;
-let context: BrowserContext;
 let page: Page;
 
-const simulator = (id: string, extra: Partial<Device> = {}): Device => ({
-  id,
-  name: `iPhone 16 (${id})`,
-  model: 'iPhone 16',
-  platform: 'ios',
-  os: '18.4',
-  physical: false,
-  class: 'phone',
-  state: 'ready',
-  ...extra,
-});
+const simulator = (id: string, extra: Partial<Device> = {}): Device =>
+  iphoneSimulator(id, { name: `iPhone 16 (${id})`, ...extra });
 /** worker-a at its iOS limit and its RAM budget, with one device leased. */
 const fullAtBudget = (devices: Device[]) =>
   iosFullStatus({
@@ -53,34 +38,19 @@ beforeAll(async () => {
   fleet = await TestFleet.create(cluster);
   // The controller warns an hour before expiry here: a lease of 30 minutes expires soon at once.
   controller = controllerFor(cluster, fleet, { expiringSoonMs: 3_600_000 });
-  [browser] = await Promise.all([launchBrowser(), controller.start()]);
+  await Promise.all([live.launch(), controller.start()]);
   await fleet.addWorker('a', { label: 'worker-a', status: iosStatus() });
   await fleet.addWorker('b', { label: 'worker-b', status: iosStatus() });
   await fleet.addWorker('c', { label: 'worker-c', status: iosStatus(), drained: true });
   // Heartbeats that hold however slow the run: only the test's own lapse below takes one away.
   for (const short of ['a', 'b', 'c']) await fleet.heartbeat(short, { durationSeconds: 3600 });
-  const someone = await person(cluster.admin, fleet.namespace, 'operator', {
-    clusterRules: EVERYTHING,
-  });
-  consoleServer = await startConsole({
-    client: someone.client,
-    mode: 'local',
-    log: silentLogger,
-    simlockNamespace: fleet.namespace,
-    namespace: fleet.namespace,
+  page = await live.open(fleet.namespace, {
     // Short thresholds, so that a drain and a wait of this test count as long.
     attention: { drainedOverSeconds: 0, waitingOverSeconds: 1 },
   });
-  context = await browser.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
-  await page.goto(consoleServer.openUrl);
-  await page.getByRole('heading', { name: 'Requests' }).waitFor();
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await consoleServer?.stop();
   await controller?.stop();
   await fleet?.cleanup();
 });
@@ -179,10 +149,7 @@ describe("the console's Attention page", () => {
       .poll(async () => page.getByRole('link', { name: /^Attention/ }).textContent())
       .toMatch(/^Attention \d+$/);
     expect(await page.evaluate<number>('window.simlockMarker')).toBe(1);
-    if (shots) {
-      await mkdir(shots, { recursive: true });
-      await page.screenshot({ path: join(shots, 'console-attention.png'), fullPage: true });
-    }
+    await shoot(page, 'attention');
 
     await row(key)
       .getByRole('button', { name: 'Unquarantine iPhone 16 (sim-q) on worker-a' })

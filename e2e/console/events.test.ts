@@ -3,27 +3,20 @@
 // reason, request and worker. The controller in-process records the Events; the test plays the
 // agent. An Event in a namespace the person may not read is not shown to them. Takes the screenshot
 // of docs/CONSOLE.md when SIMLOCK_SCREENSHOTS is set.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startConsole, type RunningConsole } from '../../console/index.js';
 import type { Reconciler } from '../../controller/index.js';
-import { silentLogger } from '../../runtime/index.js';
-import { launchBrowser, type TestBrowser } from '../../test/browser.js';
 import { controllerFor } from '../../test/cluster/controller.js';
 import { TestFleet, iosStatus } from '../../test/cluster/fleet.js';
 import { useCluster } from '../../test/cluster/harness.js';
+import { shoot, tokenConsole } from './console-page.js';
 import { EVERYTHING, person } from './people.js';
 
 const cluster = useCluster('console-events');
-const shots = process.env.SIMLOCK_SCREENSHOTS;
 let fleet: TestFleet;
 let elsewhere: TestFleet;
 let controller: Reconciler;
-let consoleServer: RunningConsole;
-let testBrowser: TestBrowser;
-let browser: Browser;
+const inCluster = tokenConsole(cluster);
 let operator: { token: string };
 let teamMember: { token: string };
 
@@ -33,8 +26,7 @@ beforeAll(async () => {
   fleet = await TestFleet.create(cluster);
   elsewhere = await TestFleet.create(cluster);
   controller = controllerFor(cluster, fleet);
-  [testBrowser] = await Promise.all([launchBrowser(), controller.start()]);
-  browser = testBrowser.browser;
+  await Promise.all([inCluster.launch(), controller.start()]);
   await fleet.addWorker('a', { label: 'worker-a', status: iosStatus() });
   operator = await person(cluster.admin, fleet.namespace, 'olga', { clusterRules: EVERYTHING });
   // Requests, leases and Events of the fleet's namespace only; no Workers.
@@ -63,13 +55,7 @@ beforeAll(async () => {
     lastTimestamp: new Date().toISOString(),
     count: 1,
   });
-  consoleServer = await startConsole({
-    client: cluster.admin,
-    mode: 'token',
-    log: silentLogger,
-    host: '127.0.0.1',
-    simlockNamespace: fleet.namespace,
-  });
+  await inCluster.start(fleet.namespace);
   // Events of this file: a grant on worker-a, and a request no worker can serve.
   await fleet.createRequest('ci-1', { platform: 'ios', model: 'iPhone 16', holder: 'ci' });
   await fleet.grant('ci-1');
@@ -77,20 +63,12 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await testBrowser?.close();
-  await consoleServer?.stop();
   await controller?.stop();
   await Promise.all([fleet?.cleanup(), elsewhere?.cleanup()]);
 });
 
 async function eventsPage(token: string, query = ''): Promise<Page> {
-  const page = await (
-    await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  ).newPage();
-  await page.goto(`${consoleServer.url}/events${query}`);
-  await page.getByLabel('Bearer token').fill(token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('header [role="status"]').filter({ hasText: '● Live' }).waitFor();
+  const page = await inCluster.logIn(token, `/events${query}`);
   await page.getByRole('heading', { name: 'Events' }).waitFor();
   return page;
 }
@@ -158,10 +136,7 @@ describe("the console's Events page", () => {
       `?request=${encodeURIComponent(fleet.namespace)}`,
     );
     await row(page, 'ci-1', 'Granted').waitFor();
-    if (shots) {
-      await mkdir(shots, { recursive: true });
-      await page.screenshot({ path: join(shots, 'console-events.png'), fullPage: true });
-    }
+    await shoot(page, 'events');
     // By its name: other files' workers may be labelled worker-a too.
     await page.getByLabel('Worker').selectOption(fleet.name('a'));
     await row(page, 'ci-2', 'Failed').waitFor({ state: 'detached' });

@@ -17,6 +17,7 @@ import { useCluster } from '../../test/cluster/harness.js';
 import { chartPath, helm, parseManifests } from '../../test/cluster/helm.js';
 import { certificateIdentity, type TestIdentity } from '../../test/cluster/identities.js';
 import { Relay } from '../../test/cluster/relay.js';
+import { bindRole } from '../../test/cluster/role-bindings.js';
 import { ensureBundles } from '../../test/launch.js';
 import { aLease } from '../../test/fixtures/objects.js';
 
@@ -113,12 +114,11 @@ async function grantedLease(namespace: string, name: string): Promise<void> {
 
 /** The chart's user role, bound to the user in team-a only (as docs/INSTALL.md tells). */
 async function bindUser(): Promise<void> {
-  await cluster.admin.create(`${RBAC}/namespaces/${teamA}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'simlock-user' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: userRole },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user.username }],
+  await bindRole(cluster.admin, {
+    name: 'simlock-user',
+    namespace: teamA,
+    role: userRole,
+    subjects: [{ kind: 'User', name: user.username }],
   });
 }
 

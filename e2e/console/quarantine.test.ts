@@ -2,21 +2,19 @@
 // says why, since when and what comes next (its next retry, or that it waits for an operator), and
 // an operator (who may patch Workers) puts it back with Unquarantine, which writes the entry the
 // agent acts on into the Worker's spec.unquarantine; one who may not patch Workers has no button.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerObject, type Device } from '../../api/index.js';
-import { startConsole, type RunningConsole } from '../../console/index.js';
-import { silentLogger, simlockPath } from '../../runtime/index.js';
-import { launchBrowser, type TestBrowser } from '../../test/browser.js';
+import { simlockPath } from '../../runtime/index.js';
 import { TestFleet, iosStatus } from '../../test/cluster/fleet.js';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
+import { iphoneSimulator } from '../../test/fixtures/workers.js';
+import { tokenConsole } from './console-page.js';
 import { person } from './people.js';
 
 const cluster = useCluster('console-quarantine');
 let fleet: TestFleet;
-let consoleServer: RunningConsole;
-let testBrowser: TestBrowser;
-let browser: Browser;
+const inCluster = tokenConsole(cluster);
 let operator: { token: string; username: string };
 let viewer: { token: string; username: string };
 
@@ -24,22 +22,11 @@ const read = ['get', 'list', 'watch'];
 const since = new Date(Date.now() - 12 * 60_000).toISOString();
 
 function simulator(id: string, quarantine: Device['quarantine']): Device {
-  return {
-    id,
-    name: `iPhone 16 (${id})`,
-    model: 'iPhone 16',
-    platform: 'ios',
-    os: '18.4',
-    physical: false,
-    class: 'phone',
-    state: 'quarantined',
-    quarantine,
-  };
+  return iphoneSimulator(id, { name: `iPhone 16 (${id})`, state: 'quarantined', quarantine });
 }
 
 beforeAll(async () => {
-  testBrowser = await launchBrowser();
-  browser = testBrowser.browser;
+  await inCluster.launch();
   fleet = await TestFleet.create(cluster);
   await fleet.addWorker('a', {
     label: 'worker-a',
@@ -63,28 +50,14 @@ beforeAll(async () => {
     clusterRules: rules([...read, 'patch']),
   });
   viewer = await person(cluster.admin, cluster.namespace, 'vic', { clusterRules: rules(read) });
-  consoleServer = await startConsole({
-    client: cluster.admin,
-    mode: 'token',
-    log: silentLogger,
-    host: '127.0.0.1',
-    simlockNamespace: fleet.namespace,
-  });
+  await inCluster.start(fleet.namespace);
 }, 120_000);
 
-afterAll(async () => {
-  await testBrowser?.close();
-  await consoleServer?.stop();
-  await fleet?.cleanup();
-});
+afterAll(() => fleet?.cleanup());
 
 /** The Fleet page with worker a's devices open. */
 async function devicesOfWorkerA(token: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto(`${consoleServer.url}/fleet`);
-  await page.getByLabel('Bearer token').fill(token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('header [role="status"]').filter({ hasText: '● Live' }).waitFor();
+  const page = await inCluster.logIn(token, '/fleet');
   await page.locator(`tr[data-worker="${fleet.name('a')}"] button.disclosure`).click();
   await page.locator('tr[data-device="sim-waits"]').waitFor();
   return page;

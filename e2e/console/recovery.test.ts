@@ -2,51 +2,31 @@
 // again under it shows a Recovering badge with the cause and the estimate, which goes once the
 // device is back, without a reload. The controller in-process, the test playing the agent (it
 // writes the Lease's recovery, then its end).
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVICE_RECOVERING } from '../../api/index.js';
-import { startConsole, type RunningConsole } from '../../console/index.js';
 import type { Reconciler } from '../../controller/index.js';
-import { silentLogger, simlockPath } from '../../runtime/index.js';
-import { launchBrowser, type TestBrowser } from '../../test/browser.js';
+import { simlockPath } from '../../runtime/index.js';
 import { controllerFor } from '../../test/cluster/controller.js';
 import { TestFleet, iosStatus } from '../../test/cluster/fleet.js';
 import { useCluster } from '../../test/cluster/harness.js';
-import { EVERYTHING, person } from './people.js';
+import { localConsole } from './console-page.js';
 
 const cluster = useCluster('console-recovery');
+const live = localConsole(cluster);
 let fleet: TestFleet;
 let controller: Reconciler;
-let consoleServer: RunningConsole;
-let browser: TestBrowser;
-let context: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
   fleet = await TestFleet.create(cluster);
   controller = controllerFor(cluster, fleet);
-  [browser] = await Promise.all([launchBrowser(), controller.start()]);
+  await Promise.all([live.launch(), controller.start()]);
   await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
-  const someone = await person(cluster.admin, fleet.namespace, 'operator', {
-    clusterRules: EVERYTHING,
-  });
-  consoleServer = await startConsole({
-    client: someone.client,
-    mode: 'local',
-    log: silentLogger,
-    simlockNamespace: fleet.namespace,
-    namespace: fleet.namespace,
-  });
-  context = await browser.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
-  await page.goto(consoleServer.openUrl);
-  await page.getByRole('heading', { name: 'Requests' }).waitFor();
+  page = await live.open(fleet.namespace);
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await consoleServer?.stop();
   await controller?.stop();
   await fleet?.cleanup();
 });

@@ -4,28 +4,21 @@
 // own history (the ConfigMap simlock-usage, ADR 0027, published here every second), with the line
 // on the class whose requests waited longest. Takes the screenshot of docs/CONSOLE.md when
 // SIMLOCK_SCREENSHOTS is set (npm run docs:screenshots).
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE_CONFIGMAP, USAGE_DATA_KEY, UsageHistoryDocument } from '../../api/index.js';
-import { startConsole, type RunningConsole } from '../../console/index.js';
-import { silentLogger } from '../../runtime/index.js';
-import { launchBrowser, type TestBrowser } from '../../test/browser.js';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
 import { iosSimulators, startAcceptanceFleet, type AcceptanceFleet } from '../acceptance/fleet.js';
-import { EVERYTHING, person } from './people.js';
+import { localConsole, shoot, startTokenConsole } from './console-page.js';
+import { person } from './people.js';
 
 const cluster = useCluster('console-usage');
-const shots = process.env.SIMLOCK_SCREENSHOTS;
+const live = localConsole(cluster);
 let fleet: AcceptanceFleet;
-let consoleServer: RunningConsole;
-let browser: TestBrowser;
-let context: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  [fleet, browser] = await Promise.all([
+  [fleet] = await Promise.all([
     startAcceptanceFleet(
       cluster,
       [
@@ -37,29 +30,12 @@ beforeAll(async () => {
       ],
       { controllerArgs: ['--usage-publish-interval', '1s'] },
     ),
-    launchBrowser(),
+    live.launch(),
   ]);
-  const someone = await person(cluster.admin, fleet.fleet.namespace, 'operator', {
-    clusterRules: EVERYTHING,
-  });
-  consoleServer = await startConsole({
-    client: someone.client,
-    mode: 'local',
-    log: silentLogger,
-    simlockNamespace: fleet.fleet.namespace,
-    namespace: fleet.fleet.namespace,
-    proxyUrl: fleet.running.proxyUrl,
-  });
-  context = await browser.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
+  page = await live.open(fleet.fleet.namespace, { proxyUrl: fleet.running.proxyUrl });
 }, 150_000);
 
-afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await consoleServer?.stop();
-  await fleet?.stop();
-});
+afterAll(() => fleet?.stop());
 
 /** The history the controller last published. */
 async function published(): Promise<UsageHistoryDocument | undefined> {
@@ -79,20 +55,9 @@ const granted = (document: UsageHistoryDocument | undefined) =>
 describe("the console's Usage page", () => {
   it('draws the waits and utilisation of a fleet that ran a few leases, and names the class that waited longest', async () => {
     // One iOS slot: ci-2 waits while ci-1 holds it, for about 3 s.
-    const first = await fleet.simlock([
-      'lease',
-      '--platform',
-      'ios',
-      '--device',
-      'iPhone 16',
-      '--name',
-      'ci-1',
-    ]);
+    const first = await fleet.leaseIos('--device', 'iPhone 16', '--name', 'ci-1');
     expect(first.exitCode, first.stderr).toBe(0);
-    const second = fleet.simlock([
-      ...['lease', '--platform', 'ios', '--device', 'iPhone 16', '--name', 'ci-2'],
-      ...['--timeout', '120s'],
-    ]);
+    const second = fleet.leaseIos('--device', 'iPhone 16', '--name', 'ci-2', '--timeout', '120s');
     await fleet.fleet.phase('ci-2', 'Waiting');
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect((await fleet.simlock(['release', 'ci-1'])).exitCode).toBe(0);
@@ -100,7 +65,7 @@ describe("the console's Usage page", () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect((await fleet.simlock(['release', 'ci-2'])).exitCode).toBe(0);
     // Any iOS device: a class of its own.
-    const third = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'ci-3']);
+    const third = await fleet.leaseIos('--name', 'ci-3');
     expect(third.exitCode, third.stderr).toBe(0);
 
     // The controller has published the three grants and some leased device time.
@@ -117,7 +82,7 @@ describe("the console's Usage page", () => {
     );
     expect(document.buckets.length).toBeGreaterThan(0);
 
-    await page.goto(consoleServer.openUrl);
+    await page.goto(live.server.openUrl);
     await page.getByRole('heading', { name: 'Requests' }).waitFor();
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
@@ -137,10 +102,7 @@ describe("the console's Usage page", () => {
     }
     const rows = await page.locator('#classes-day tbody tr th').allTextContents();
     expect(rows).toEqual(['iPhone 16', 'any iOS device']);
-    if (shots) {
-      await mkdir(shots, { recursive: true });
-      await page.screenshot({ path: join(shots, 'console-usage.png'), fullPage: true });
-    }
+    await shoot(page, 'usage');
     expect((await fleet.simlock(['release', 'ci-3'])).exitCode).toBe(0);
   });
 
@@ -153,14 +115,9 @@ describe("the console's Usage page", () => {
         { apiGroups: ['simlock.dev'], resources: ['leaserequests', 'leases'], verbs: read },
       ],
     });
-    const inCluster = await startConsole({
-      client: cluster.admin,
-      mode: 'token',
-      log: silentLogger,
-      simlockNamespace: fleet.fleet.namespace,
-    });
+    const inCluster = await startTokenConsole(cluster.admin, fleet.fleet.namespace);
     try {
-      const tab = await (await browser.browser.newContext()).newPage();
+      const tab = await (await live.browser.newContext()).newPage();
       await tab.goto(`${inCluster.url}/usage`);
       await tab.getByLabel('Bearer token').fill(teamMember.token);
       await tab.getByRole('button', { name: 'Log in' }).click();

@@ -2,32 +2,25 @@
 // DESIGN.md §3.2's two inspector rows and what undraining does to them, live; an agent's own queue;
 // release from the Leases page; the screenshot of a leased device. It also takes the screenshots
 // of docs/CONSOLE.md when SIMLOCK_SCREENSHOTS is set (npm run docs:screenshots).
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_SCREENSHOT_PNG } from '../../agent/index.js';
-import { startConsole, type RunningConsole } from '../../console/index.js';
-import { silentLogger, simlockPath } from '../../runtime/index.js';
-import { launchBrowser, type TestBrowser } from '../../test/browser.js';
+import { simlockPath } from '../../runtime/index.js';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
-import { iosSimulators, startAcceptanceFleet, type AcceptanceFleet } from '../acceptance/fleet.js';
-import { EVERYTHING, person } from './people.js';
+import {
+  designCaseWaiting,
+  fillThenAskLocally,
+  iosSimulators,
+  startAcceptanceFleet,
+  type AcceptanceFleet,
+} from '../acceptance/fleet.js';
+import { localConsole, shoot } from './console-page.js';
 
 const cluster = useCluster('console');
-const shots = process.env.SIMLOCK_SCREENSHOTS;
+const live = localConsole(cluster);
 let fleet: AcceptanceFleet;
-let consoleServer: RunningConsole;
-let browser: TestBrowser;
-let context: BrowserContext;
 let page: Page;
 const oneIosSlot = { running: 4, platforms: { ios: { running: 1 } } };
-
-async function shoot(name: string): Promise<void> {
-  if (!shots) return;
-  await mkdir(shots, { recursive: true });
-  await page.screenshot({ path: join(shots, `console-${name}.png`), fullPage: true });
-}
 
 /** The texts of the rows of a table, cell by cell. */
 async function rows(selector: string): Promise<string[][]> {
@@ -39,49 +32,22 @@ async function rows(selector: string): Promise<string[][]> {
 }
 
 beforeAll(async () => {
-  [fleet, browser] = await Promise.all([
+  [fleet] = await Promise.all([
     startAcceptanceFleet(cluster, [
       { name: 'worker-a', script: iosSimulators, limits: oneIosSlot },
       { name: 'worker-b', script: iosSimulators, limits: oneIosSlot },
     ]),
-    launchBrowser(),
+    live.launch(),
   ]);
   // A person with a token in their kubeconfig (the proxy takes bearer tokens), allowed everything.
-  const someone = await person(cluster.admin, fleet.fleet.namespace, 'operator', {
-    clusterRules: EVERYTHING,
-  });
-  consoleServer = await startConsole({
-    client: someone.client,
-    mode: 'local',
-    log: silentLogger,
-    simlockNamespace: fleet.fleet.namespace,
-    namespace: fleet.fleet.namespace,
-    proxyUrl: fleet.running.proxyUrl,
-  });
-  context = await browser.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
-  await page.goto(consoleServer.openUrl);
-  await page.getByRole('heading', { name: 'Requests' }).waitFor();
+  page = await live.open(fleet.fleet.namespace, { proxyUrl: fleet.running.proxyUrl });
 }, 150_000);
 
-afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await consoleServer?.stop();
-  await fleet?.stop();
-});
+afterAll(() => fleet?.stop());
 
 describe('the console, live in Chromium', () => {
   it('shows the case of DESIGN.md §3.2: drained and full by label, then the grant after an undrain, without a reload', async () => {
-    const first = await fleet.simlock(['lease', '--platform', 'ios', '--name', 'holder']);
-    expect(first.exitCode, first.stderr).toBe(0);
-    const holderWorker = /on (worker-[ab])$/m.exec(first.stdout)?.[1] ?? '';
-    const other = holderWorker === 'worker-a' ? 'worker-b' : 'worker-a';
-    expect((await fleet.kubectlSimlock(['worker', 'drain', fleet.worker(other)])).exitCode).toBe(0);
-    const waiting = fleet.simlock([
-      ...['lease', '--platform', 'ios', '--device', 'iPhone 16', '--holder', 'ci'],
-      ...['--name', 'req-3', '--timeout', '120s'],
-    ]);
+    const { other, waiting } = await designCaseWaiting(fleet);
     const key = `${fleet.fleet.namespace}/req-3`;
     await page.evaluate('window.simlockMarker = 1');
     await page.locator(`#waiting tr[data-request="${key}"]`).waitFor();
@@ -109,11 +75,11 @@ describe('the console, live in Chromium', () => {
       .locator('#unblock li')
       .filter({ hasText: `undrain ${fleet.worker(other)}` })
       .waitFor({ timeout: 10_000 });
-    await shoot('requests');
+    await shoot(page, 'requests');
 
     // Undrain from the Fleet page in a second tab; the first one follows with no reload.
-    const fleetPage = await context.newPage();
-    await fleetPage.goto(`${consoleServer.url}/fleet`);
+    const fleetPage = await live.context.newPage();
+    await fleetPage.goto(`${live.server.url}/fleet`);
     await shootPage(fleetPage, 'fleet');
     await fleetPage
       .locator(`tr[data-worker="${fleet.worker(other)}"]`)
@@ -131,28 +97,16 @@ describe('the console, live in Chromium', () => {
     await page.getByRole('link', { name: 'req-3' }).first().click();
     await page.locator('#events li').filter({ hasText: 'Granted' }).first().waitFor();
     expect(await page.locator('#request-status').textContent()).toContain('Granted');
-    await shoot('request');
+    await shoot(page, 'request');
     await page.getByRole('link', { name: 'Requests', exact: true }).click();
     await fleet.simlock(['release', 'req-3']);
     await fleet.simlock(['release', 'holder']);
   });
 
   it('shows busy with its own queue for a worker with a local request waiting, and the local entry once', async () => {
-    const fills = [
-      await fleet.simlock(['lease', '--platform', 'ios', '--name', 'fill-1']),
-      await fleet.simlock(['lease', '--platform', 'ios', '--name', 'fill-2']),
-    ];
-    for (const result of fills) expect(result.exitCode, result.stderr).toBe(0);
-    const local = fleet.local('worker-a', 'POST', '/v1/local/leases', {
-      platform: 'ios',
-      model: 'iPhone 16',
-      holder: 'local-agent',
-      waitTimeoutSeconds: 60,
-    });
+    const { local } = await fillThenAskLocally(fleet);
     await page.locator('#local-requests tbody tr').first().waitFor();
-    const waiting = fleet.simlock([
-      ...['lease', '--platform', 'ios', '--holder', 'ci', '--name', 'fleet-c', '--timeout', '120s'],
-    ]);
+    const waiting = fleet.leaseIos('--holder', 'ci', '--name', 'fleet-c', '--timeout', '120s');
     const key = `${fleet.fleet.namespace}/fleet-c`;
     await page
       .locator(`#waiting tr[data-request="${key}"]`)
@@ -215,7 +169,7 @@ describe('the console, live in Chromium', () => {
     expect(
       await page.evaluate<number>("document.querySelector('.screenshot img').naturalWidth"),
     ).toBe(180);
-    await shoot('leases');
+    await shoot(page, 'leases');
   });
 
   it('releases from the Leases page, and the Fleet page shows the device free', async () => {
@@ -253,7 +207,7 @@ describe('the console, live in Chromium', () => {
 });
 
 async function shootPage(target: Page, name: string): Promise<void> {
-  if (!shots) return;
+  if (!process.env.SIMLOCK_SCREENSHOTS) return;
   await target.locator('tbody tr').first().waitFor();
-  await target.screenshot({ path: join(shots, `console-${name}.png`), fullPage: true });
+  await shoot(target, name);
 }

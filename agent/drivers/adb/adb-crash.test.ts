@@ -4,15 +4,14 @@
 // it never finishes booting; a whole agent core over the driver starts the emulator of the same
 // AVD again under its lease, and gives the lease up when it never finishes booting.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../runtime/index.js';
+import { startQuietCore } from '../../../test/agent-core.js';
 import {
   agentDriver,
   AGENT_SERVER_PORT,
   androidWorld,
   type AndroidWorld,
 } from '../../../test/stand-ins/android-world.js';
-import { parseAgentConfig } from '../../config.js';
-import { AgentCore } from '../../core.js';
+import type { AgentCore } from '../../core.js';
 import type { DriverDevice } from '../driver.js';
 import type { AdbDriver } from './adb.js';
 
@@ -92,22 +91,8 @@ describe('an emulator that crashes', { timeout: 60_000 }, () => {
     async function leasedCore(): Promise<AgentCore> {
       // The same stand-ins in process: the core's many calls take a moment, not seconds.
       driver = agentDriver(world, { bootTimeoutMs: 1500, inProcess: true });
-      const core = new AgentCore({
-        config: parseAgentConfig({
-          name: 'worker-a',
-          drivers: ['adb'],
-          endpoint: 'https://worker-a.example:8780',
-          // Long intervals: the test lists when it wants to.
-          probeIntervalMs: 3_600_000,
-          refreshIntervalMs: 3_600_000,
-          healthIntervalMs: 3_600_000,
-          limits: { running: 2 },
-        }),
-        driver,
-        clock: systemClock(),
-        machine: { cores: 4, memoryMb: 16_384 },
-      });
-      await core.start();
+      // Its timers never fire: the test lists and probes when it wants to.
+      const core = await startQuietCore(driver, ['adb']);
       expect(await core.grant('lease-1', { platform: 'android', class: 'tablet' })).toMatchObject({
         kind: 'granted',
         lease: { device: { id: AVD } },

@@ -1,34 +1,21 @@
 // The adb driver's own place, continued: what avdmanager says when it cannot make an AVD, and AVDs
 // of the default home adopted by name. Same stand-ins and world as adb-own.test.ts.
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCommandRunner } from '../command.js';
-import type { CallRecord } from '../../../test/stand-ins/android-stand-ins.js';
 import {
   agentDriver,
-  androidWorld,
   AGENT_SERVER_PORT,
   IMAGE_34,
   IMAGE_35,
   PERSON_AVD,
   PHONE,
-  type AndroidWorld,
 } from '../../../test/stand-ins/android-world.js';
+import { androidWorldPerTest } from '../../../test/stand-ins/android-world-per-test.js';
 
-let world: AndroidWorld;
+const world = androidWorldPerTest();
+const agentCalls = () => world.agentCalls();
 const fast = { inProcess: true } as const;
-
-beforeEach(async () => {
-  world = await androidWorld();
-});
-
-afterEach(async () => {
-  await world.standIns.cleanup();
-});
-
-async function agentCalls(): Promise<CallRecord[]> {
-  return (await world.standIns.calls()).slice(world.setupCalls);
-}
 
 describe('what avdmanager says when it cannot make an AVD', { timeout: 60_000 }, () => {
   it('(the stand-in asks its question on stdin when no profile is given, as avdmanager does)', async () => {

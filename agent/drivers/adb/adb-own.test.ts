@@ -4,18 +4,16 @@
 // tests run the same stand-in code in process (`fast`), as each process still costs ~10 ms here.
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { anEmulator } from '../../../test/fixtures/driver-devices.js';
-import type { CallRecord } from '../../../test/stand-ins/android-stand-ins.js';
 import {
   agentDriver,
-  androidWorld,
   AGENT_SERVER_PORT,
   IMAGE_35,
   PERSON_AVD,
   PHONE,
-  type AndroidWorld,
 } from '../../../test/stand-ins/android-world.js';
+import { androidWorldPerTest } from '../../../test/stand-ins/android-world-per-test.js';
 
 const exists = (path: string) =>
   access(path).then(
@@ -23,20 +21,9 @@ const exists = (path: string) =>
     () => false,
   );
 
-let world: AndroidWorld;
+const world = androidWorldPerTest();
+const agentCalls = () => world.agentCalls();
 const fast = { inProcess: true } as const;
-
-beforeEach(async () => {
-  world = await androidWorld();
-});
-
-afterEach(async () => {
-  await world.standIns.cleanup();
-});
-
-async function agentCalls(): Promise<CallRecord[]> {
-  return (await world.standIns.calls()).slice(world.setupCalls);
-}
 
 // Stand-ins are real processes: on a loaded 2-core machine a test's few dozen spawns take seconds.
 describe('the adb driver in its own place', { timeout: 60_000 }, () => {

@@ -2,45 +2,28 @@
 // (`simctl getenv <udid> HOME`) answers on a booted simulator and fails on one that went down or
 // never finished booting; a whole agent core over the driver boots a killed, leased simulator
 // again under its lease, and gives the lease up when the simulator never finishes booting.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../runtime/index.js';
-import { SimctlStandIn } from '../../../test/stand-ins/simctl-stand-in.js';
-import { readTestdata } from '../../../test/stand-ins/stand-in.js';
-import { parseAgentConfig } from '../../config.js';
-import { AgentCore } from '../../core.js';
-import { createCommandRunner } from '../command.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { startQuietCore } from '../../../test/agent-core.js';
+import { simctlPerTest } from '../../../test/stand-ins/simctl-per-test.js';
+import type { AgentCore } from '../../core.js';
 import type { DriverDevice } from '../driver.js';
-import { SimctlDriver } from './simctl.js';
+import type { SimctlDriver } from './simctl.js';
 
 const UDID = '2C4E6A8B-1D3F-4B5C-9E7A-0F1E2D3C4B5A';
 
 describe('a simulator that crashes', { timeout: 60_000 }, () => {
-  let standIn: SimctlStandIn;
-  let dataDir: string;
-  let setDir: string;
+  const world = simctlPerTest();
   let driver: SimctlDriver;
 
   beforeEach(async () => {
-    standIn = await SimctlStandIn.create({
-      host: await readTestdata(import.meta.url, 'list-devicetypes-runtimes.json'),
-    });
-    dataDir = await mkdtemp(join(tmpdir(), 'simlock-agent-data-'));
-    setDir = join(dataDir, 'simctl-set');
-    driver = new SimctlDriver({
-      dataDir,
-      run: createCommandRunner({ env: standIn.env }),
-      bootTimeoutMs: 1500,
-    });
+    driver = world.driver({ bootTimeoutMs: 1500 });
     await driver.listDevices(); // makes the set folder
-    await standIn.addDevice(setDir, { udid: UDID, name: 'iPhone 16', state: 'Booted', boots: 1 });
-  });
-
-  afterEach(async () => {
-    await standIn.cleanup();
-    await rm(dataDir, { recursive: true, force: true });
+    await world.standIn.addDevice(world.setDir, {
+      udid: UDID,
+      name: 'iPhone 16',
+      state: 'Booted',
+      boots: 1,
+    });
   });
 
   const listed = async (): Promise<DriverDevice> => {
@@ -50,12 +33,12 @@ describe('a simulator that crashes', { timeout: 60_000 }, () => {
   };
 
   it('passes the check while booted, asking the simulator for its HOME in the own set', async () => {
-    await standIn.clearCalls();
+    await world.standIn.clearCalls();
     await driver.checkDevice(await listed());
-    expect((await standIn.calls()).at(-1)).toEqual([
+    expect((await world.standIn.calls()).at(-1)).toEqual([
       'simctl',
       '--set',
-      setDir,
+      world.setDir,
       'getenv',
       UDID,
       'HOME',
@@ -64,7 +47,7 @@ describe('a simulator that crashes', { timeout: 60_000 }, () => {
 
   it('is listed shut down once killed, and fails the check saying so', async () => {
     const device = await listed();
-    await standIn.kill(setDir, UDID);
+    await world.standIn.kill(world.setDir, UDID);
     expect((await listed()).power).toBe('shutdown');
     await expect(driver.checkDevice(device)).rejects.toThrow(
       `simctl getenv ${UDID} HOME exited 149: Unable to lookup in current state: Shutdown`,
@@ -76,8 +59,8 @@ describe('a simulator that crashes', { timeout: 60_000 }, () => {
 
   it('stays booting when its boot never completes: the boot times out, the check fails', async () => {
     const device = await listed();
-    await standIn.kill(setDir, UDID);
-    await standIn.setNeverBoots(setDir, UDID, true);
+    await world.standIn.kill(world.setDir, UDID);
+    await world.standIn.setNeverBoots(world.setDir, UDID, true);
     await expect(driver.boot(device)).rejects.toThrow(/stopped after 1500 ms/);
     expect((await listed()).power).toBe('transitioning');
     await expect(driver.checkDevice(device)).rejects.toThrow(
@@ -87,22 +70,8 @@ describe('a simulator that crashes', { timeout: 60_000 }, () => {
 
   describe('under a lease, in a whole agent core', () => {
     async function leasedCore(): Promise<AgentCore> {
-      const core = new AgentCore({
-        config: parseAgentConfig({
-          name: 'worker-a',
-          drivers: ['simctl'],
-          endpoint: 'https://worker-a.example:8780',
-          // Long intervals: the test lists when it wants to.
-          probeIntervalMs: 3_600_000,
-          refreshIntervalMs: 3_600_000,
-          healthIntervalMs: 3_600_000,
-          limits: { running: 2 },
-        }),
-        driver,
-        clock: systemClock(),
-        machine: { cores: 4, memoryMb: 16_384 },
-      });
-      await core.start();
+      // Its timers never fire: the test lists and probes when it wants to.
+      const core = await startQuietCore(driver, ['simctl']);
       expect(await core.grant('lease-1', { platform: 'ios' })).toMatchObject({
         kind: 'granted',
         lease: { device: { id: UDID } },
@@ -112,7 +81,7 @@ describe('a simulator that crashes', { timeout: 60_000 }, () => {
 
     it('boots a killed simulator again under its lease', async () => {
       const core = await leasedCore();
-      await standIn.kill(setDir, UDID);
+      await world.standIn.kill(world.setDir, UDID);
       await core.refresh();
       expect(core.recovery.healthOf('lease-1')?.recovery).toMatchObject({
         cause: 'shut down',
@@ -120,7 +89,7 @@ describe('a simulator that crashes', { timeout: 60_000 }, () => {
       });
       await core.recovery.settled('lease-1');
       expect(core.recovery.healthOf('lease-1')?.condition?.reason).toBe('DeviceRecovered');
-      const [simulator] = await standIn.devices(setDir);
+      const [simulator] = await world.standIn.devices(world.setDir);
       expect(simulator).toMatchObject({ state: 'Booted', boots: 2 });
       expect(core.execArgv('lease-1', 'simctl', ['listapps'])).toMatchObject({ ok: true });
       core.stop();
@@ -128,7 +97,7 @@ describe('a simulator that crashes', { timeout: 60_000 }, () => {
 
     it('sees a simulator killed by its failed check on the probe, cause "shut down"', async () => {
       const core = await leasedCore();
-      await standIn.kill(setDir, UDID);
+      await world.standIn.kill(world.setDir, UDID);
       await core.recovery.probe();
       expect(core.recovery.healthOf('lease-1')?.recovery?.cause).toBe('shut down');
       await core.recovery.settled('lease-1');
@@ -137,8 +106,8 @@ describe('a simulator that crashes', { timeout: 60_000 }, () => {
 
     it('ends the lease and quarantines the simulator when it never finishes booting', async () => {
       const core = await leasedCore();
-      await standIn.setNeverBoots(setDir, UDID, true);
-      await standIn.kill(setDir, UDID);
+      await world.standIn.setNeverBoots(world.setDir, UDID, true);
+      await world.standIn.kill(world.setDir, UDID);
       await core.refresh();
       await core.recovery.settled('lease-1');
       expect(core.recovery.healthOf('lease-1')?.lost).toMatch(

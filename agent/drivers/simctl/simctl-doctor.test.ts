@@ -2,14 +2,11 @@
 // removed) is deleted and the healthy ones are taken in; in default-recorded the record decides,
 // a simulator merely named like simlock's is reported and left, and the person's simulators are
 // listed the same before and after, never named in a call.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCommandRunner } from '../command.js';
-import { SimctlStandIn, type StandInSimulator } from '../../../test/stand-ins/simctl-stand-in.js';
-import { readTestdata } from '../../../test/stand-ins/stand-in.js';
-import { SimctlDriver, type SimctlDriverOptions } from './simctl.js';
+import { describe, expect, it } from 'vitest';
+import type { StandInSimulator } from '../../../test/stand-ins/simctl-stand-in.js';
+import { simctlPerTest } from '../../../test/stand-ins/simctl-per-test.js';
 import { SIMLOCK_NAME } from './simctl-doctor.js';
 
 const PERSON = '3B1F7E2A-6C4D-4E8F-9A0B-1C2D3E4F5A6B';
@@ -21,44 +18,26 @@ const IOS_16_4 = 'com.apple.CoreSimulator.SimRuntime.iOS-16-4';
 const IPHONE_16 = { platform: 'ios', model: 'iPhone 16', os: '18.4' } as const;
 
 describe('the simctl doctor', { timeout: 60_000 }, () => {
-  let standIn: SimctlStandIn;
-  let dataDir: string;
-  let setDir: string;
-
-  beforeEach(async () => {
-    standIn = await SimctlStandIn.create({
-      host: await readTestdata(import.meta.url, 'list-devicetypes-runtimes.json'),
-      defaultSet: [
-        { udid: PERSON, name: 'iPhone 16', state: 'Booted', boots: 1 },
-        // A person's simulator whose runtime is gone: unavailable, and still not the agent's.
-        { udid: PERSON_OLD, name: 'iPhone 14 old', runtime: IOS_16_4 },
-      ],
-    });
-    dataDir = await mkdtemp(join(tmpdir(), 'simlock-doctor-'));
-    setDir = join(dataDir, 'simctl-set');
-  });
-
-  afterEach(async () => {
-    await standIn.cleanup();
-    await rm(dataDir, { recursive: true, force: true });
-  });
-
-  const driver = (options: Partial<SimctlDriverOptions> = {}) =>
-    new SimctlDriver({ dataDir, run: createCommandRunner({ env: standIn.env }), ...options });
+  const world = simctlPerTest([
+    { udid: PERSON, name: 'iPhone 16', state: 'Booted', boots: 1 },
+    // A person's simulator whose runtime is gone: unavailable, and still not the agent's.
+    { udid: PERSON_OLD, name: 'iPhone 14 old', runtime: IOS_16_4 },
+  ]);
+  const driver: typeof world.driver = (options) => world.driver(options);
 
   const persons = async () =>
-    (await standIn.devices()).filter((sim: StandInSimulator) =>
+    (await world.standIn.devices()).filter((sim: StandInSimulator) =>
       [PERSON, PERSON_OLD].includes(sim.udid),
     );
 
   const callsNaming = async (udids: string[]) =>
-    (await standIn.calls()).filter((argv) => argv.some((arg) => udids.includes(arg)));
+    (await world.standIn.calls()).filter((argv) => argv.some((arg) => udids.includes(arg)));
 
   it('in the own set: deletes an unavailable simulator, takes in the healthy one, touches nothing else', async () => {
     const own = driver();
     await own.listDevices();
     const healthy = await own.create(IPHONE_16, 'simlock-iphone-16-a1b2c3');
-    await standIn.addDevice(setDir, {
+    await world.standIn.addDevice(world.setDir, {
       udid: LEFTOVER,
       name: 'simlock-iphone-14-0f0f0f',
       runtime: IOS_16_4,
@@ -73,7 +52,7 @@ describe('the simctl doctor', { timeout: 60_000 }, () => {
         subject: LEFTOVER,
         problem:
           '"simlock-iphone-14-0f0f0f" is unavailable (runtime profile not found using "System" match policy): a leftover the agent cannot boot',
-        fix: `delete it (xcrun simctl --set ${setDir} delete ${LEFTOVER})`,
+        fix: `delete it (xcrun simctl --set ${world.setDir} delete ${LEFTOVER})`,
         severity: 'problem',
       },
     ]);
@@ -83,9 +62,11 @@ describe('the simctl doctor', { timeout: 60_000 }, () => {
 
     const repairs = await own.repair(report.findings);
     expect(repairs.map((repair) => [repair.done, repair.said])).toEqual([
-      [true, `deleted (xcrun simctl --set ${setDir} delete ${LEFTOVER})`],
+      [true, `deleted (xcrun simctl --set ${world.setDir} delete ${LEFTOVER})`],
     ]);
-    expect((await standIn.devices(setDir)).map((sim) => sim.udid)).toEqual([healthy.id]);
+    expect((await world.standIn.devices(world.setDir)).map((sim) => sim.udid)).toEqual([
+      healthy.id,
+    ]);
     expect(await own.inspect()).toEqual({
       findings: [],
       tallies: [{ source: 'simctl', what: 'simulators of the own set taken in', count: 1 }],
@@ -94,7 +75,7 @@ describe('the simctl doctor', { timeout: 60_000 }, () => {
     // The default set: listed the same before and after, and never named by the doctor.
     expect(await persons()).toEqual(before);
     expect(await callsNaming([PERSON, PERSON_OLD, 'all', 'unavailable', 'booted'])).toEqual([]);
-    expect((await standIn.calls()).filter((argv) => argv[1] !== '--set')).toEqual([]);
+    expect((await world.standIn.calls()).filter((argv) => argv[1] !== '--set')).toEqual([]);
   });
 
   it('in default-recorded: the record decides; a look-alike and the person’s simulators are left alone', async () => {
@@ -104,14 +85,18 @@ describe('the simctl doctor', { timeout: 60_000 }, () => {
     const vanished = await recorded.create(IPHONE_16, 'bbbbbb');
     const broken = await recorded.create(IPHONE_16, 'cccccc');
     // A person deletes one; another's runtime goes away.
-    await standIn.removeDevice(undefined, vanished.id);
-    await standIn.removeDevice(undefined, broken.id);
-    await standIn.addDevice(undefined, { udid: broken.id, name: broken.name, runtime: IOS_16_4 });
+    await world.standIn.removeDevice(undefined, vanished.id);
+    await world.standIn.removeDevice(undefined, broken.id);
+    await world.standIn.addDevice(undefined, {
+      udid: broken.id,
+      name: broken.name,
+      runtime: IOS_16_4,
+    });
     // Someone names a simulator like simlock's: not recorded, so not simlock's.
-    await standIn.addDevice(undefined, { udid: LOOKALIKE, name: 'simlock iPhone 16 d4e5f6' });
+    await world.standIn.addDevice(undefined, { udid: LOOKALIKE, name: 'simlock iPhone 16 d4e5f6' });
     const before = await persons();
-    const lookalikeBefore = (await standIn.devices()).find((sim) => sim.udid === LOOKALIKE);
-    await standIn.clearCalls();
+    const lookalikeBefore = (await world.standIn.devices()).find((sim) => sim.udid === LOOKALIKE);
+    await world.standIn.clearCalls();
 
     const report = await recorded.inspect();
     expect(
@@ -133,7 +118,9 @@ describe('the simctl doctor', { timeout: 60_000 }, () => {
       [broken.id, true],
       [LOOKALIKE, false],
     ]);
-    const record = JSON.parse(await readFile(join(dataDir, 'simctl-created.json'), 'utf8')) as {
+    const record = JSON.parse(
+      await readFile(join(world.dataDir, 'simctl-created.json'), 'utf8'),
+    ) as {
       created: Array<{ udid: string }>;
     };
     expect(record.created.map((entry) => entry.udid)).toEqual([kept.id]);
@@ -142,16 +129,16 @@ describe('the simctl doctor', { timeout: 60_000 }, () => {
     ]);
 
     expect(await persons()).toEqual(before);
-    expect((await standIn.devices()).find((sim) => sim.udid === LOOKALIKE)).toEqual(
+    expect((await world.standIn.devices()).find((sim) => sim.udid === LOOKALIKE)).toEqual(
       lookalikeBefore,
     );
     expect(await callsNaming([PERSON, PERSON_OLD, LOOKALIKE, 'all', 'unavailable'])).toEqual([]);
-    const deletes = (await standIn.calls()).filter((argv) => argv.includes('delete'));
+    const deletes = (await world.standIn.calls()).filter((argv) => argv.includes('delete'));
     expect(deletes).toEqual([['simctl', 'delete', broken.id]]);
   });
 
   it('in default-recorded: an unreadable record is reported, never touched, and nothing is deleted', async () => {
-    const recordPath = join(dataDir, 'simctl-created.json');
+    const recordPath = join(world.dataDir, 'simctl-created.json');
     await writeFile(recordPath, '{"version": 1, "created": [');
     const recorded = driver({ deviceSet: 'default-recorded' });
     const report = await recorded.inspect();
@@ -162,7 +149,7 @@ describe('the simctl doctor', { timeout: 60_000 }, () => {
       { finding: report.findings[0], done: false, said: 'left for a person' },
     ]);
     expect(await readFile(recordPath, 'utf8')).toBe('{"version": 1, "created": [');
-    expect(await standIn.calls()).toEqual([]);
+    expect(await world.standIn.calls()).toEqual([]);
   });
 
   it('knows simlock’s names, and only those', () => {

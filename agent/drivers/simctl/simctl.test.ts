@@ -1,10 +1,10 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { aSimulator } from '../../../test/fixtures/driver-devices.js';
 import { createCommandRunner } from '../command.js';
-import { SimctlStandIn } from '../../../test/stand-ins/simctl-stand-in.js';
+import { simctlPerTest } from '../../../test/stand-ins/simctl-per-test.js';
 import { readTestdata } from '../../../test/stand-ins/stand-in.js';
 import { parseSimctlList, recordedName, SimctlDriver } from './simctl.js';
 
@@ -78,23 +78,11 @@ describe(
   'the simctl driver in its own device set, against a stand-in simctl',
   { timeout: 60_000 },
   () => {
-    let standIn: SimctlStandIn;
-    let dataDir: string;
-    let setDir: string;
+    const world = simctlPerTest();
     let driver: SimctlDriver;
-    let host: string;
 
-    beforeEach(async () => {
-      host = await readTestdata(import.meta.url, 'list-devicetypes-runtimes.json');
-      standIn = await SimctlStandIn.create({ host });
-      dataDir = await mkdtemp(join(tmpdir(), 'simlock-agent-data-'));
-      setDir = join(dataDir, 'simctl-set');
-      driver = new SimctlDriver({ dataDir, run: createCommandRunner({ env: standIn.env }) });
-    });
-
-    afterEach(async () => {
-      await standIn.cleanup();
-      await rm(dataDir, { recursive: true, force: true });
+    beforeEach(() => {
+      driver = world.driver();
     });
 
     async function make(model = 'iPhone 16', os = '18.4', name = 'simlock iPhone 16 a1b2c3') {
@@ -103,9 +91,9 @@ describe(
 
     it('makes its set folder and lists it with one simctl call naming the set', async () => {
       const listing = await driver.listDevices();
-      expect((await stat(setDir)).isDirectory()).toBe(true);
-      expect(await standIn.calls()).toEqual([
-        ['simctl', '--set', setDir, 'list', '-j', 'devices', 'runtimes', 'devicetypes'],
+      expect((await stat(world.setDir)).isDirectory()).toBe(true);
+      expect(await world.standIn.calls()).toEqual([
+        ['simctl', '--set', world.setDir, 'list', '-j', 'devices', 'runtimes', 'devicetypes'],
       ]);
       expect(listing.devices).toEqual([]);
       expect(listing.makeable?.find((model) => model.model === 'iPhone 15')?.os).toEqual([
@@ -130,67 +118,65 @@ describe(
         power: 'shutdown',
         deletable: true,
       });
-      expect((await standIn.calls())[1]).toEqual([
+      expect((await world.standIn.calls())[1]).toEqual([
         'simctl',
         '--set',
-        setDir,
+        world.setDir,
         'create',
         'simlock iPhone 16 a1b2c3',
         IPHONE_16,
         IOS_18_4,
       ]);
-      expect(await standIn.devices(setDir)).toMatchObject([
+      expect(await world.standIn.devices(world.setDir)).toMatchObject([
         { udid: made.id, deviceTypeIdentifier: IPHONE_16, runtime: IOS_18_4, state: 'Shutdown' },
       ]);
-      expect(await standIn.devices()).toEqual([]);
+      expect(await world.standIn.devices()).toEqual([]);
       expect((await driver.listDevices()).devices).toEqual([made]);
     });
 
     it('lists before creating when it has not listed yet, and takes the model in any case', async () => {
       const made = await make('IPHONE 15', '17.5', 'fresh');
       expect(made).toMatchObject({ model: 'iPhone 15', os: '17.5', name: 'fresh' });
-      expect((await standIn.calls()).map((argv) => argv[3])).toEqual(['list', 'create']);
+      expect((await world.standIn.calls()).map((argv) => argv[3])).toEqual(['list', 'create']);
     });
 
     it('refuses to make what the host does not offer, naming what it does, without running create', async () => {
       await expect(make('iPhone 16', '17.5')).rejects.toThrow(
         /simctl cannot make iPhone 16 with iOS 17\.5 on this host: it offers .*iPhone 16 \(iOS 18\.4\)/,
       );
-      const off = new SimctlDriver({
-        dataDir,
-        run: createCommandRunner({ env: standIn.env }),
-        provision: { enabled: false, models: [], os: [] },
-      });
+      const off = world.driver({ provision: { enabled: false, models: [], os: [] } });
       await expect(
         off.create({ platform: 'ios', model: 'iPhone 16', os: '18.4' }, 'x'),
       ).rejects.toThrow(/provisioning is off/);
-      expect((await standIn.calls()).some((argv) => argv.includes('create'))).toBe(false);
+      expect((await world.standIn.calls()).some((argv) => argv.includes('create'))).toBe(false);
     });
 
     it("reports simctl's own refusals: a device type or runtime gone since the listing", async () => {
       await driver.listDevices();
-      const withoutIos18 = JSON.parse(host) as { runtimes: Array<{ identifier: string }> };
+      const withoutIos18 = JSON.parse(world.host) as { runtimes: Array<{ identifier: string }> };
       withoutIos18.runtimes = withoutIos18.runtimes.filter(
         (runtime) => runtime.identifier !== IOS_18_4,
       );
-      await standIn.setHost(JSON.stringify(withoutIos18));
+      await world.standIn.setHost(JSON.stringify(withoutIos18));
       await expect(make()).rejects.toThrow(
         /^xcrun simctl create could not make iPhone 16 \(com\.apple\.CoreSimulator\.SimDeviceType\.iPhone-16\) with iOS 18\.4 \(com\.apple\.CoreSimulator\.SimRuntime\.iOS-18-4\): exited 161: Invalid runtime: com\.apple\.CoreSimulator\.SimRuntime\.iOS-18-4$/,
       );
-      const withoutIphone16 = JSON.parse(host) as { devicetypes: Array<{ identifier: string }> };
+      const withoutIphone16 = JSON.parse(world.host) as {
+        devicetypes: Array<{ identifier: string }>;
+      };
       withoutIphone16.devicetypes = withoutIphone16.devicetypes.filter(
         (type) => type.identifier !== IPHONE_16,
       );
-      await standIn.setHost(JSON.stringify(withoutIphone16));
+      await world.standIn.setHost(JSON.stringify(withoutIphone16));
       await expect(make()).rejects.toThrow(
         /exited 161: Invalid device type: com\.apple\.CoreSimulator\.SimDeviceType\.iPhone-16$/,
       );
-      expect(await standIn.devices(setDir)).toEqual([]);
+      expect(await world.standIn.devices(world.setDir)).toEqual([]);
     });
 
     it('reports a device type the runtime cannot run, and a full disk, with what simctl said', async () => {
       await driver.listDevices();
-      const narrowed = JSON.parse(host) as {
+      const narrowed = JSON.parse(world.host) as {
         runtimes: Array<{
           identifier: string;
           supportedDeviceTypes: Array<{ identifier: string }>;
@@ -200,59 +186,63 @@ describe(
       ios18.supportedDeviceTypes = ios18.supportedDeviceTypes.filter(
         (type) => type.identifier !== IPHONE_16,
       );
-      await standIn.setHost(JSON.stringify(narrowed));
+      await world.standIn.setHost(JSON.stringify(narrowed));
       await expect(make()).rejects.toThrow(
         /exited 147: Unable to create a device for device type: iPhone 16 \(com\.apple\.CoreSimulator\.SimDeviceType\.iPhone-16\), runtime: iOS 18\.4 \(18\.4 - 22E238\)/,
       );
-      await standIn.setHost(host);
-      await standIn.failNextCreate('disk-full');
+      await world.standIn.setHost(world.host);
+      await world.standIn.failNextCreate('disk-full');
       await expect(make()).rejects.toThrow(
         /xcrun simctl create could not make iPhone 16 .*exited 28: .*domain=NSPOSIXErrorDomain, code=28\):\nNo space left on device/s,
       );
-      expect(await standIn.devices(setDir)).toEqual([]);
+      expect(await world.standIn.devices(world.setDir)).toEqual([]);
       expect(await make()).toMatchObject({ model: 'iPhone 16' });
     });
 
     it('boots with bootstatus -b in its set, and takes an already-booted one as booted', async () => {
       const made = await make();
-      await standIn.clearCalls();
+      await world.standIn.clearCalls();
       await driver.boot(made);
       await driver.boot(made);
-      expect(await standIn.calls()).toEqual([
-        ['simctl', '--set', setDir, 'bootstatus', made.id, '-b'],
-        ['simctl', '--set', setDir, 'bootstatus', made.id, '-b'],
+      expect(await world.standIn.calls()).toEqual([
+        ['simctl', '--set', world.setDir, 'bootstatus', made.id, '-b'],
+        ['simctl', '--set', world.setDir, 'bootstatus', made.id, '-b'],
       ]);
-      expect(await standIn.devices(setDir)).toMatchObject([{ state: 'Booted', boots: 1 }]);
+      expect(await world.standIn.devices(world.setDir)).toMatchObject([
+        { state: 'Booted', boots: 1 },
+      ]);
     });
 
     it('shuts down (already down counts as done) and erases only a shut-down simulator', async () => {
       const made = await make();
       await driver.shutdown(made);
       await driver.boot(made);
-      await standIn.clearCalls();
+      await world.standIn.clearCalls();
       await driver.erase(made);
-      expect(await standIn.calls()).toEqual([
-        ['simctl', '--set', setDir, 'shutdown', made.id],
-        ['simctl', '--set', setDir, 'erase', made.id],
+      expect(await world.standIn.calls()).toEqual([
+        ['simctl', '--set', world.setDir, 'shutdown', made.id],
+        ['simctl', '--set', world.setDir, 'erase', made.id],
       ]);
-      expect(await standIn.devices(setDir)).toMatchObject([{ state: 'Shutdown', erased: 1 }]);
+      expect(await world.standIn.devices(world.setDir)).toMatchObject([
+        { state: 'Shutdown', erased: 1 },
+      ]);
     });
 
     it('deletes a simulator of its set; one already gone counts as deleted', async () => {
       const made = await make();
       await driver.delete(made);
-      expect(await standIn.devices(setDir)).toEqual([]);
+      expect(await world.standIn.devices(world.setDir)).toEqual([]);
       await expect(driver.delete(made)).resolves.toBeUndefined();
-      expect((await standIn.calls()).slice(-2)).toEqual([
-        ['simctl', '--set', setDir, 'delete', made.id],
-        ['simctl', '--set', setDir, 'delete', made.id],
+      expect((await world.standIn.calls()).slice(-2)).toEqual([
+        ['simctl', '--set', world.setDir, 'delete', made.id],
+        ['simctl', '--set', world.setDir, 'delete', made.id],
       ]);
     });
 
     it("reports a failed command with the tool's stderr, and reaches no device outside its set", async () => {
       await expect(driver.boot(simulator)).rejects.toThrow(
         new RegExp(
-          `--set ${setDir} bootstatus ${IPHONE_16_SHUTDOWN} -b exited 148: Invalid device: ${IPHONE_16_SHUTDOWN}`,
+          `--set ${world.setDir} bootstatus ${IPHONE_16_SHUTDOWN} -b exited 148: Invalid device: ${IPHONE_16_SHUTDOWN}`,
         ),
       );
       await expect(driver.boot({ ...simulator, id: 'all' })).rejects.toThrow(
@@ -263,7 +253,7 @@ describe(
     it("runs a holder's command on the leased simulator in its set, and only there", async () => {
       const made = await make();
       await driver.boot(made);
-      const run = createCommandRunner({ env: standIn.env });
+      const run = createCommandRunner({ env: world.standIn.env });
       const plan = driver.execArgv('simctl', ['launch', 'com.example.app'], made);
       if (!plan.ok) throw new Error(plan.message);
       const launched = await run(plan.argv);
@@ -281,12 +271,11 @@ describe(
 
     it('is healthy while simctl answers, and unhealthy when xcrun is missing', async () => {
       await expect(driver.checkHealth()).resolves.toBeUndefined();
-      expect(await standIn.calls()).toEqual([
-        ['simctl', '--set', setDir, 'list', '-j', 'runtimes'],
+      expect(await world.standIn.calls()).toEqual([
+        ['simctl', '--set', world.setDir, 'list', '-j', 'runtimes'],
       ]);
-      const missing = new SimctlDriver({
-        dataDir,
-        run: createCommandRunner({ env: { PATH: standIn.dir + '/nowhere' } }),
+      const missing = world.driver({
+        run: createCommandRunner({ env: { PATH: world.standIn.dir + '/nowhere' } }),
       });
       await expect(missing.checkHealth()).rejects.toThrow(/not found on PATH/);
     });
@@ -312,33 +301,15 @@ describe('simctl exec argv', () => {
   const setDir = join(dataDir, 'simctl-set');
 
   it('names the set before the subcommand and inserts the leased UDID right after it', () => {
-    expect(driver().execArgv('simctl', ['launch', 'com.example.app', '--flag'], simulator)).toEqual(
-      {
-        ok: true,
-        argv: [
-          'xcrun',
-          'simctl',
-          '--set',
-          setDir,
-          'launch',
-          IPHONE_16_SHUTDOWN,
-          'com.example.app',
-          '--flag',
-        ],
-      },
-    );
-    expect(driver().execArgv('simctl', ['io', 'screenshot', 'shot.png'], simulator)).toEqual({
+    const run = (args: string[]) => driver().execArgv('simctl', args, simulator);
+    const inOwnSet = (...rest: string[]) => ['xcrun', 'simctl', '--set', setDir, ...rest];
+    expect(run(['launch', 'com.example.app', '--flag'])).toEqual({
       ok: true,
-      argv: [
-        'xcrun',
-        'simctl',
-        '--set',
-        setDir,
-        'io',
-        IPHONE_16_SHUTDOWN,
-        'screenshot',
-        'shot.png',
-      ],
+      argv: inOwnSet('launch', IPHONE_16_SHUTDOWN, 'com.example.app', '--flag'),
+    });
+    expect(run(['io', 'screenshot', 'shot.png'])).toEqual({
+      ok: true,
+      argv: inOwnSet('io', IPHONE_16_SHUTDOWN, 'screenshot', 'shot.png'),
     });
   });
 

@@ -14,13 +14,8 @@ export class ConsoleCallError extends Error {
 }
 
 export async function failureOf(response: Response): Promise<ConsoleCallError> {
-  const text = await response.text().catch(() => '');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
+  // A body that is not JSON (a proxy's HTML page, a cut connection) reads as no error body.
+  const parsed: unknown = await response.json().catch(() => undefined);
   const body = HttpErrorBody.safeParse(parsed);
   return body.success
     ? new ConsoleCallError(body.data.error.code, body.data.error.message, response.status)
