@@ -5,6 +5,10 @@
 // Booting, with the agent's estimate) is an Event of its own, as is each start and end of a granted
 // device's recovery after a crash (DeviceRecovering, DeviceRecovered). Events are bookkeeping: one that cannot be written is logged, not retried (as
 // client-go's event broadcaster drops what it cannot send), and never holds a request back.
+// At volume a plain grant (dispatched and granted, nothing told between) has an Event only while
+// the grant Events' budget lasts, as client-go's spam filter has it for repeats on one object: the
+// rest are told by the request's status (its Granted condition), and the next grant Event written
+// in the namespace counts them (ADR 0028).
 import {
   API_VERSION,
   DEVICE_RECOVERY_EVENTS,
@@ -23,6 +27,7 @@ import {
   type Clock,
   type KubeClient,
   type Logger,
+  type TokenBucket,
 } from '../runtime/index.js';
 import { describeGrant } from './status-writer.js';
 import type { RequestTimer, TrackedRequest } from './tracked-request.js';
@@ -40,6 +45,13 @@ export interface EventRecorderOptions {
   holdMs: number;
   setTimer: (request: TrackedRequest, which: RequestTimer, at: number) => void;
   clearTimer: (request: TrackedRequest, which: RequestTimer) => void;
+  /**
+   * Plain grants' Events at most at this rate (a token each; none waited for): past it such a
+   * grant is told by the request's status alone. Undefined: every grant its Event.
+   */
+  grantEvents?: TokenBucket | undefined;
+  /** A plain grant's Event was left out (the budget was spent). */
+  grantEventLeftOut?: () => void;
 }
 
 const LIFETIME_RELEASES = new Set<string>([
@@ -49,6 +61,9 @@ const LIFETIME_RELEASES = new Set<string>([
 ]);
 
 export class EventRecorder {
+  /** Grant Events left out, by namespace, since when: told by the next grant Event there. */
+  private readonly leftOut = new Map<string, { count: number; since: number }>();
+
   constructor(private readonly options: EventRecorderOptions) {}
 
   record(
@@ -98,9 +113,14 @@ export class EventRecorder {
     switch (outcome) {
       case 'granted': {
         const dispatchedTo = this.takeHeld(request);
+        // A dispatch told already (a cold boot, a refusal before) keeps its grant's Event: the
+        // story in the Events ends with it. A plain grant past the budget is told by its status.
+        if (dispatchedTo !== undefined && this.options.grantEvents?.tryTake() === false)
+          return this.leaveOut(request);
         const dispatch = dispatchedTo ? `; dispatched to ${dispatchedTo}` : '';
         const what = `${describeGrant(request)} on ${on}`;
-        return this.record(request, 'Normal', 'Granted', `Granted ${what}${dispatch}`);
+        const message = `Granted ${what}${dispatch}${this.leftOutNote(request.namespace)}`;
+        return this.record(request, 'Normal', 'Granted', message);
       }
       case 'failed': {
         const { code = '', message = '' } = request.error ?? {};
@@ -146,6 +166,24 @@ export class EventRecorder {
   recordRecovered(request: TrackedRequest, cause: string | undefined): void {
     const message = capitalized(recoveredText(request.device, cause));
     this.record(request, 'Normal', DEVICE_RECOVERY_EVENTS.recovered, message);
+  }
+
+  /** A plain grant's Event left out: counted for the next grant Event of its namespace. */
+  private leaveOut(request: TrackedRequest): void {
+    const known = this.leftOut.get(request.namespace);
+    if (known) known.count += 1;
+    else this.leftOut.set(request.namespace, { count: 1, since: this.options.clock.now() });
+    this.options.grantEventLeftOut?.();
+  }
+
+  /** `(57 grants here since … have no Event of their own: …)`, once, or nothing. */
+  private leftOutNote(namespace: string): string {
+    const known = this.leftOut.get(namespace);
+    if (!known) return '';
+    this.leftOut.delete(namespace);
+    const grants = known.count === 1 ? '1 grant' : `${known.count} grants`;
+    const since = new Date(known.since).toISOString();
+    return ` (${grants} in this namespace since ${since} have no Event of their own: at volume a grant is told by its request's status)`;
   }
 
   /** Holds `Dispatched to <dispatchedTo>` (or records it now, with no hold). */

@@ -29,6 +29,7 @@ const Options = z.object({
   grantTimeoutMs: z.number().int().min(1000).max(3_600_000),
   reasonWriteIntervalMs: z.number().int().min(0).max(60_000),
   dispatchEventHoldMs: z.number().int().min(0).max(600_000).optional(),
+  grantEventsPerSecond: z.number().min(0).max(100_000),
   leaseDurationSeconds: z.number().int().min(2).max(300),
   identity: z.string().min(1).max(253),
   leaderElection: z.boolean(),
@@ -96,6 +97,12 @@ async function main(): Promise<void> {
       type: 'number',
       describe:
         'a grant within this of its dispatch is one Event (default: the dispatch timeout); 0: a Dispatched Event for every dispatch at once',
+    })
+    .option('grant-events-per-second', {
+      type: 'number',
+      default: DEFAULTS.grantEventsPerSecond,
+      describe:
+        "a plain grant's Event at most this often (a burst of 10 s worth); past it the request's status tells the grant (0: every grant its Event)",
     })
     .option('lease-duration-seconds', {
       type: 'number',
@@ -193,6 +200,7 @@ async function main(): Promise<void> {
       grantTimeoutMs: options.grantTimeoutMs,
       reasonWriteIntervalMs: options.reasonWriteIntervalMs,
       dispatchEventHoldMs: options.dispatchEventHoldMs,
+      grantEventsPerSecond: options.grantEventsPerSecond,
       maxConcurrentWrites: options.maxConcurrentWrites,
       progressWritesPerSecond: options.progressWritesPerSecond,
       identity: options.identity,

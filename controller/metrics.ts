@@ -56,6 +56,11 @@ export class ControllerMetrics {
     help: 'LeaseRequest status writes.',
     registers: [this.registry],
   });
+  readonly grantEventsLeftOut = new Counter({
+    name: 'simlock_grant_events_left_out_total',
+    help: "Plain grants told by their request's status alone: past the grant Events' rate (ADR 0028).",
+    registers: [this.registry],
+  });
   readonly apiWrites = new Counter({
     name: 'simlock_api_writes_total',
     help: 'Writes (POST, PUT, PATCH, DELETE) to the API server, leader election excluded.',

@@ -28,6 +28,11 @@ export const CONTROLLER_DEFAULTS = {
   progressWritesPerSecond: 100,
   /** How long a grant counts against its worker's view before the view shows it. */
   assumeGrantsForMs: 3000,
+  /**
+   * Plain grants' Events per second at most, with a burst of ten seconds' worth (ADR 0028); past
+   * it a grant is told by its request's status. 0: every grant its Event.
+   */
+  grantEventsPerSecond: 1,
   /** Name of this controller in Events, when none is given. */
   identity: 'simlock-controller',
   /** The longest a lease may live, extensions included (--max-lease-duration). */
@@ -74,6 +79,12 @@ export interface ReconcilerOptions {
    * 0: no limit but the concurrency. Dispatches and outcomes are never held by it.
    */
   progressWritesPerSecond?: number;
+  /**
+   * A plain grant (dispatched and granted, nothing told between) is an Event of its own at most
+   * this often, with a burst of ten seconds' worth; past it the request's status tells it (ADR
+   * 0028). 0: every grant its Event.
+   */
+  grantEventsPerSecond?: number;
   /** Name of this controller in Events. */
   identity?: string;
   /**

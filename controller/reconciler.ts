@@ -17,10 +17,12 @@ import {
 } from '../api/index.js';
 import {
   Informer,
+  TokenBucket,
   WorkQueue,
   coordinationLeasePath,
   simlockPath,
   workQueueMetrics,
+  type Clock,
   type KubeClient,
   type KubeObject,
 } from '../runtime/index.js';
@@ -219,6 +221,11 @@ export class Reconciler {
       holdMs:
         options.dispatchEventHoldMs ?? options.dispatchTimeoutMs ?? defaults.dispatchTimeoutMs,
       ...timers,
+      grantEvents: grantEventBudget(
+        options.grantEventsPerSecond ?? defaults.grantEventsPerSecond,
+        clock,
+      ),
+      grantEventLeftOut: () => metrics.grantEventsLeftOut.inc(),
     });
     const countWrites = (method: string) => {
       if (method !== 'GET') metrics.apiWrites.inc({ method });
@@ -348,4 +355,10 @@ export class Reconciler {
       waits: (request) => this.shell.status.flush(request),
     });
   }
+}
+
+/** The grant Events' token bucket: a burst of ten seconds' worth (ADR 0028); none for 0. */
+function grantEventBudget(perSecond: number, clock: Clock): TokenBucket | undefined {
+  if (!(perSecond > 0)) return undefined;
+  return new TokenBucket({ qps: perSecond, burst: Math.ceil(perSecond * 10) }, () => clock.now());
 }

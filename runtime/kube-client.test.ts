@@ -40,6 +40,20 @@ describe('TokenBucket', () => {
     expect(waits[999]).toBeCloseTo(8000);
   });
 
+  it('tryTake: takes what is there now, refuses past it without a debt, and refills at qps', () => {
+    const { limiter, advance } = bucket(2, 3);
+    expect([limiter.tryTake(), limiter.tryTake(), limiter.tryTake()]).toEqual([true, true, true]);
+    expect(limiter.tryTake()).toBe(false);
+    expect(limiter.tryTake()).toBe(false);
+    advance(499);
+    expect(limiter.tryTake()).toBe(false);
+    advance(1);
+    expect(limiter.tryTake()).toBe(true);
+    expect(limiter.tryTake()).toBe(false);
+    advance(60_000);
+    expect([1, 2, 3, 4].map(() => limiter.tryTake())).toEqual([true, true, true, false]);
+  });
+
   it('defaults the burst to qps, at least one', () => {
     expect(new TokenBucket({ qps: 0.5 }).burst).toBe(1);
     expect(new TokenBucket({ qps: 50 }).burst).toBe(50);

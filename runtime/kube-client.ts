@@ -90,11 +90,26 @@ export class TokenBucket {
 
   /** Takes one token; answers the milliseconds to wait before using it (0: go now). */
   reserve(): number {
+    this.refill();
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : (-this.tokens * 1000) / this.qps;
+  }
+
+  /**
+   * Takes a token if one is there now (client-go's TryAccept): for what is left out, not waited
+   * for, past the rate. Takes none on `false`.
+   */
+  tryTake(): boolean {
+    this.refill();
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  private refill(): void {
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) * this.qps) / 1000);
     this.last = now;
-    this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : (-this.tokens * 1000) / this.qps;
   }
 
   /** Resolves when this caller's token is due. */

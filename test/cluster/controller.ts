@@ -42,6 +42,7 @@ export function controllerStories(cluster: ClusterTestContext) {
         dispatchTimeoutMs?: number;
         reasonWriteIntervalMs?: number;
         dispatchEventHoldMs?: number;
+        grantEventsPerSecond?: number;
       } = {},
     ) => {
       const fleet = await TestFleet.create(cluster);
