@@ -217,6 +217,9 @@ export const AgentConfig = z
     viewDebounceMs: milliseconds(0, 60_000, 1000).describe(
       'At most one Worker status write per this time: a change after a quiet spell is written at once, changes within it of a write are folded into one.',
     ),
+    viewTakenDelayMs: milliseconds(0, 60_000, 5000).describe(
+      'A view whose only change is devices taken by fleet leases (which the controller counts meanwhile) is written this long after the first such change, with what follows; 0: as any other change (docs/adr/0029).',
+    ),
     bootTimeoutMs: milliseconds(1000, 3_600_000, 300_000),
     heartbeat: z
       .strictObject({

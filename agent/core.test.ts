@@ -73,7 +73,7 @@ describe('the agent core', () => {
     core.stop();
   });
 
-  it('shows a granted device leased, and ready again after release', async () => {
+  it('shows a granted device leased once the taken delay is over, and ready again at once after release', async () => {
     const { clock, core, last } = await startAgent(
       { devices: [aScriptedSimulator('warm', { booted: true })] },
       { reclaim: 'erase-keep-warm' },
@@ -82,7 +82,10 @@ describe('the agent core', () => {
       kind: 'granted',
       lease: { source: 'warm' },
     });
-    await clock.advance(500);
+    // The controller counts its own grant meanwhile (ADR 0029): the view waits 5 s.
+    await clock.advance(4999);
+    expect(last()?.devices).toEqual([expect.objectContaining({ id: 'warm', state: 'ready' })]);
+    await clock.advance(1);
     expect(last()?.devices).toEqual([expect.objectContaining({ id: 'warm', state: 'leased' })]);
     const released = core.reclaim('lease-1');
     await clock.advance(BOOT_MS);
@@ -102,6 +105,17 @@ describe('the agent core', () => {
     driver.setHealthy(true);
     await clock.advance(10_500);
     expect(last()?.health).toBe('running');
+    core.stop();
+  });
+
+  it('shows a local grant leased without the taken delay: the controller does not know it', async () => {
+    const { clock, core, last } = await startAgent({
+      devices: [aScriptedSimulator('warm', { booted: true })],
+    });
+    const local = core.requestLocal({ id: 'local-1', spec: { platform: 'ios' } });
+    expect(await local.outcome).toMatchObject({ kind: 'granted', lease: { source: 'warm' } });
+    await clock.advance(1000);
+    expect(last()?.devices).toEqual([expect.objectContaining({ id: 'warm', state: 'leased' })]);
     core.stop();
   });
 

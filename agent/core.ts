@@ -185,7 +185,11 @@ export class AgentCore {
       logger: this.#logger,
       onReturned: () => this.#serveLocal(),
     }));
-    this.#differ = new ViewDiffer({ clock: this.#clock, debounceMs: this.#config.viewDebounceMs });
+    this.#differ = new ViewDiffer({
+      clock: this.#clock,
+      debounceMs: this.#config.viewDebounceMs,
+      takenDelayMs: this.#config.viewTakenDelayMs,
+    });
     this.views = this.#differ.changes;
 
     this.inventory.changes.add(() => this.#publish());
@@ -261,6 +265,8 @@ export class AgentCore {
   /** Holds again the device of a lease granted before a restart (see LeaseGranter.adopt). */
   async adopt(leaseId: string, device: GrantedDevice, expiresAtMs?: number): Promise<boolean> {
     const adopted = await this.granter.adopt(leaseId, device);
+    // The controller counts a grant only for a while: one from before a restart is shown now.
+    if (adopted) this.#differ.prompt();
     if (adopted && expiresAtMs !== undefined) this.#expiries.expireAt(leaseId, expiresAtMs);
     return adopted;
   }
@@ -281,6 +287,8 @@ export class AgentCore {
   requestLocal(request: LocalLeaseRequest): LocalEntry {
     const entry = this.localQueue.enqueue(request);
     void entry.outcome.then((outcome) => {
+      // The controller does not know a local grant: its view is written as any other change.
+      if (outcome.kind === 'granted') this.#differ.prompt();
       if (outcome.kind === 'granted' && request.durationMs !== undefined) {
         this.#expiries.expireAt(request.id, this.#clock.now() + request.durationMs);
       }

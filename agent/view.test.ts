@@ -209,3 +209,76 @@ describe('the view differ', () => {
     expect(emitted).toHaveLength(1);
   });
 });
+
+describe('the view differ: devices taken (ADR 0029)', () => {
+  const taken = (ids: string[]) =>
+    buildWorkerStatus(
+      sources({
+        devices: devices.map((device) =>
+          ids.includes(device.id) ? { ...device, state: 'leased' as const } : device,
+        ),
+      }),
+    );
+
+  function differ() {
+    const clock = new FakeClock();
+    const view = new ViewDiffer({ clock, debounceMs: 1000, takenDelayMs: 5000 });
+    const emitted: WorkerStatus[] = [];
+    view.changes.add((change) => emitted.push(change.status));
+    view.offer(buildWorkerStatus(sources()));
+    return { clock, view, emitted };
+  }
+
+  it('writes devices taken once, takenDelayMs after the first, with the takings that follow', async () => {
+    const { clock, view, emitted } = differ();
+    await clock.advance(10_000);
+    view.offer(taken(['sim-warm']));
+    await clock.advance(3000);
+    const both = taken(['sim-warm', '00008110-001A2B3C4D5E']);
+    view.offer(both);
+    await clock.advance(1999);
+    expect(emitted).toHaveLength(1);
+    await clock.advance(1);
+    expect(emitted).toEqual([expect.anything(), both]);
+  });
+
+  it('writes at once (as any change) when something else changes meanwhile', async () => {
+    const { clock, view, emitted } = differ();
+    await clock.advance(10_000);
+    view.offer(taken(['sim-warm']));
+    await clock.advance(2000);
+    const unhealthy = buildWorkerStatus(
+      sources({
+        health: 'unhealthy',
+        devices: devices.map((device) =>
+          device.id === 'sim-warm' ? { ...device, state: 'leased' as const } : device,
+        ),
+      }),
+    );
+    view.offer(unhealthy);
+    expect(emitted.at(-1)).toBe(unhealthy);
+  });
+
+  it('writes nothing for a device taken and given back within the wait', async () => {
+    const { clock, view, emitted } = differ();
+    await clock.advance(10_000);
+    view.offer(taken(['sim-warm']));
+    await clock.advance(1000);
+    view.offer(buildWorkerStatus(sources()));
+    await clock.advance(10_000);
+    expect(emitted).toHaveLength(1);
+  });
+
+  it('prompt() ends the wait: written as any change (a local grant)', async () => {
+    const { clock, view, emitted } = differ();
+    await clock.advance(300);
+    const local = taken(['sim-warm']);
+    view.offer(local);
+    view.prompt();
+    // Still within the debounce of the first write: at its end, not 5 s on.
+    await clock.advance(699);
+    expect(emitted).toHaveLength(1);
+    await clock.advance(1);
+    expect(emitted.at(-1)).toBe(local);
+  });
+});

@@ -16,6 +16,7 @@ import type { Clock, TimerHandle } from '../runtime/index.js';
 import type { Limits } from './config.js';
 import { Listeners } from './listeners.js';
 import { measureCapacity, type PlannedDevice } from './planner.js';
+import { onlyTaken } from './view-taken.js';
 
 /** This agent's version, reported in the Worker status; keep it equal to package.json. */
 export const AGENT_VERSION = '0.1.0';
@@ -169,20 +170,29 @@ export interface ViewChange {
  * emitted at once (a device plugged back in, a slot freed: routing should know now); changes
  * within `debounceMs` of an emit are folded in, and at the window's end the latest view is
  * emitted if it differs (canonical JSON, so key order does not count) from the last one emitted.
+ * A view that differs from the last one emitted only by devices taken (view-taken.ts: what the
+ * controller counts of its own grants meanwhile) waits `takenDelayMs` from the first such change,
+ * folding in what follows, unless something else changes first (ADR 0029); `prompt()` ends that
+ * wait (a local grant, which the controller does not know).
  */
 export class ViewDiffer {
   readonly changes = new Listeners<ViewChange>();
   readonly #clock: Clock;
   readonly #debounceMs: number;
+  readonly #takenDelayMs: number;
   #latest: WorkerStatus | undefined;
   #emittedJson: string | undefined;
   #emitted: WorkerStatus | undefined;
   #timer: TimerHandle | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
   #emittedAt = Number.NEGATIVE_INFINITY;
+  /** Since when the views offered differ from the emitted one only by devices taken. */
+  #takenSince: number | undefined;
 
-  constructor(options: { clock: Clock; debounceMs: number }) {
+  constructor(options: { clock: Clock; debounceMs: number; takenDelayMs?: number }) {
     this.#clock = options.clock;
     this.#debounceMs = options.debounceMs;
+    this.#takenDelayMs = options.takenDelayMs ?? 0;
   }
 
   /** The last view emitted. */
@@ -192,17 +202,29 @@ export class ViewDiffer {
 
   offer(status: WorkerStatus): void {
     this.#latest = status;
-    if (this.#timer !== undefined) return;
-    if (canonicalJson(status) === this.#emittedJson) return;
-    const wait = this.#emittedAt + this.#debounceMs - this.#clock.now();
-    if (wait <= 0) this.flush();
-    else this.#timer = this.#clock.setTimeout(() => this.flush(), wait);
+    if (this.#timer === undefined && canonicalJson(status) === this.#emittedJson) return;
+    const now = this.#clock.now();
+    let due = this.#emittedAt + this.#debounceMs;
+    if (this.#takenDelayMs > 0 && this.#emitted !== undefined && onlyTaken(this.#emitted, status)) {
+      this.#takenSince ??= now;
+      due = Math.max(due, this.#takenSince + this.#takenDelayMs);
+    } else this.#takenSince = undefined;
+    this.#schedule(due, now);
+  }
+
+  /** Ends a wait for devices taken: the view is emitted as any other change is. */
+  prompt(): void {
+    if (this.#takenSince === undefined) return;
+    this.#takenSince = undefined;
+    this.#schedule(this.#emittedAt + this.#debounceMs, this.#clock.now());
   }
 
   /** Emits now if the latest view differs from the last emitted. */
   flush(): void {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+    this.#takenSince = undefined;
     const status = this.#latest;
     if (status === undefined) return;
     const json = canonicalJson(status);
@@ -216,5 +238,17 @@ export class ViewDiffer {
   stop(): void {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+  }
+
+  /** Emits at `due`, now if it has passed; a wait set for another time is moved to it. */
+  #schedule(due: number, now: number): void {
+    if (due <= now) return this.flush();
+    if (this.#timer !== undefined) {
+      if (this.#timerAt === due) return;
+      this.#clock.clearTimeout(this.#timer);
+    }
+    this.#timerAt = due;
+    this.#timer = this.#clock.setTimeout(() => this.flush(), due - now);
   }
 }

@@ -67,4 +67,14 @@ describe('AssumeCache', () => {
     expect(states(cache.fleetAt(fleet, 10).fleet)).toEqual(['ready']);
     expect(cache.fleetAt(fleet, 3000).fleet).toBe(fleet);
   });
+
+  it("holds a grant past the agent's wait to write devices taken, and a release no longer than before (ADR 0029)", () => {
+    const cache = new AssumeCache(15_000, 3000);
+    const fleet = fleetOf([simulator('a'), simulator('b', 'leased')]);
+    cache.confirm('ns/r1', 'wrk-a', iphone, 'a', 0);
+    cache.assumeReleased('wrk-a', { deviceId: 'b', physical: false }, 0);
+    expect(states(cache.fleetAt(fleet, 5000).fleet)).toEqual(['leased', 'leased']);
+    expect(cache.fleetAt(fleet, 14_999).nextExpiry).toBe(15_000);
+    expect(cache.fleetAt(fleet, 15_000).fleet).toBe(fleet);
+  });
 });

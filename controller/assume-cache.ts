@@ -33,8 +33,15 @@ export class AssumeCache {
     { base: WorkerView; signature: string; view: WorkerView }
   >();
 
-  /** @param ttlMs how long a confirmed grant or a release counts before the view shows it */
-  constructor(private readonly ttlMs: number) {}
+  /**
+   * @param ttlMs how long a confirmed grant counts before the view shows it (the agent writes
+   *   devices taken after a wait of its own: ADR 0029)
+   * @param releasedTtlMs how long a release counts before the view shows it (written at once)
+   */
+  constructor(
+    private readonly ttlMs: number,
+    private readonly releasedTtlMs = ttlMs,
+  ) {}
 
   /** A dispatch of request `key` to `worker`: it takes room there from now on. */
   assume(key: string, worker: string, spec: DeviceSpec): void {
@@ -95,7 +102,7 @@ export class AssumeCache {
       const view = byName.get(worker);
       const current = devices.filter(
         (device) =>
-          device.at + this.ttlMs > now &&
+          device.at + this.releasedTtlMs > now &&
           view !== undefined &&
           !viewShowsFreed(view, device.deviceId),
       );

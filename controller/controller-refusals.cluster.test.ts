@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
 import { controllerStories, writesSettled } from '../test/cluster/controller.js';
+import { iosCapacity } from '../test/fixtures/workers.js';
 
 const cluster = useCluster('ctl-refusals');
 const { setup, metric } = controllerStories(cluster);
@@ -118,9 +119,12 @@ describe('DESIGN.md §4.5: never refuse while capacity exists elsewhere, never h
   it('grants ten requests on the two free workers while the third is full, and fails none', async () => {
     const { fleet, start } = await setup();
     await fleet.addWorker('a', { status: iosFullStatus() });
+    // Room for five each, as the played agents' views say: each grant counts against its view
+    // until the view shows it (the views here never change).
+    const room = iosStatus({ capacity: iosCapacity({ limit: 5 }, { limit: 5 }) });
     const workers = [
-      await fleet.addWorker('b', { status: iosStatus() }),
-      await fleet.addWorker('c', { status: iosStatus() }),
+      await fleet.addWorker('b', { status: room }),
+      await fleet.addWorker('c', { status: room }),
     ];
     await start();
     const names = Array.from({ length: 10 }, (_, index) => `r${index}`);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { GrantEstimate } from '../api/index.js';
 import { controllerStories } from '../test/cluster/controller.js';
 import { iosStatus, type RequestView } from '../test/cluster/fleet.js';
-import { iosCapacity } from '../test/fixtures/workers.js';
+import { iosCapacity, iphoneSimulator } from '../test/fixtures/workers.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 
 const cluster = useCluster('estimate');
@@ -23,7 +23,15 @@ describe('the estimate of a waiting request', () => {
     await fleet.grant('held-1', 'sim-1');
     await fleet.createRequest('held-2', { ...iphone, durationSeconds: 600 });
     await fleet.grant('held-2', 'sim-2');
-    await fleet.setStatus('a', iosStatus({ capacity: iosCapacity({ running: 2 }) }));
+    // The agent's view with both leased (until it shows them, the grants count against it).
+    const leased = (id: string) => iphoneSimulator(id, { state: 'leased' });
+    await fleet.setStatus(
+      'a',
+      iosStatus({
+        capacity: iosCapacity({ running: 2 }),
+        devices: [leased('sim-1'), leased('sim-2')],
+      }),
+    );
     // The expiry is written with the grant or just after it.
     const expiring = (name: string) =>
       fleet.requestWhere(name, (r) => (r as Seen).status?.expiresAt !== undefined);
@@ -46,7 +54,10 @@ describe('the estimate of a waiting request', () => {
 
     // The truth: held-1 expires, its slot is given back, and `next` is dispatched then.
     await fleet.phase('held-1', 'Released');
-    await fleet.setStatus('a', iosStatus({ capacity: iosCapacity({ running: 1 }) }));
+    await fleet.setStatus(
+      'a',
+      iosStatus({ capacity: iosCapacity({ running: 1 }), devices: [leased('sim-2')] }),
+    );
     const lease = await eventually(() => fleet.lease('next'), { what: "next's Lease" });
     const dispatchedAt = Date.parse(lease.metadata.creationTimestamp ?? '');
     expect(Math.abs(dispatchedAt - nextAt)).toBeLessThanOrEqual(1000);

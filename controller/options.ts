@@ -26,8 +26,13 @@ export const CONTROLLER_DEFAULTS = {
   maxConcurrentWrites: 32,
   /** Waiting requests' reason and position writes per second, all together (0: no limit). */
   progressWritesPerSecond: 100,
-  /** How long a grant counts against its worker's view before the view shows it. */
-  assumeGrantsForMs: 3000,
+  /**
+   * How long a grant counts against its worker's view before the view shows it: longer than the
+   * agent's wait to write devices taken (viewTakenDelayMs, 5 s: ADR 0029) and that write's way.
+   */
+  assumeGrantsForMs: 15_000,
+  /** How long a device given back counts as free before the view shows it (written at once). */
+  assumeReleasesForMs: 3000,
   /**
    * Plain grants' Events per second at most, with a burst of ten seconds' worth (ADR 0028); past
    * it a grant is told by its request's status. 0: every grant its Event.

@@ -152,7 +152,10 @@ export class Reconciler {
             beforePublish: () => this.usage.fleetChanged(),
           })
         : undefined;
-    this.assumptions = new AssumeCache(options.assumeGrantsForMs ?? defaults.assumeGrantsForMs);
+    this.assumptions = new AssumeCache(
+      options.assumeGrantsForMs ?? defaults.assumeGrantsForMs,
+      defaults.assumeReleasesForMs,
+    );
     this.leases = new LeaseDispatcher({
       client: this.client,
       writes,

@@ -78,7 +78,7 @@ export interface SideEnd {
 
 /**
  * The end of one side: waits until it is done (or its timeout), takes its time and CPU, gives the
- * writes that trail the last item 1.5 s to land, and counts the side's own writes.
+ * writes that trail the last item `tailMs` (1.5 s) to land, and counts the side's own writes.
  */
 export async function endOfSide(
   admin: KubeClient,
@@ -90,6 +90,7 @@ export async function endOfSide(
     keep: (key: string) => boolean;
     /** The benchmark's own creates, by "POST resource", to leave out. */
     creates: Record<string, number>;
+    tailMs?: number | undefined;
   },
 ): Promise<SideEnd> {
   const finished = await waitUntil(side.done, side.timeoutMs, side.what, 20).then(
@@ -98,7 +99,7 @@ export async function endOfSide(
   );
   const ms = performance.now() - start.started;
   const cpu = cpuBetween(start.cpuBefore, await cpuSeconds());
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await new Promise((resolve) => setTimeout(resolve, side.tailMs ?? 1500));
   const writes = writesBetween(start.before, await apiserverWrites(admin));
   let ours = Object.fromEntries(Object.entries(writes).filter(([key]) => side.keep(key)));
   for (const [key, count] of Object.entries(side.creates)) ours = withoutCreates(ours, key, count);

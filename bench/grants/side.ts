@@ -40,6 +40,8 @@ export interface Side {
   keep: (key: string) => boolean;
   /** The creates an item takes, by "POST resource": left out of the side's writes. */
   creates: string[];
+  /** How long the writes that trail the last item are given to land, counted (default 1.5 s). */
+  tailMs?: number;
   /** Just before the clock starts (the clients' own counters). */
   beforeClock?: () => Promise<void>;
   /** As the clock starts (a profile of the API server while the side runs). */
@@ -67,6 +69,7 @@ export async function runSide(context: SideContext, side: Side): Promise<SideRes
       timeoutMs: options.sideTimeoutMs,
       keep: side.keep,
       creates: Object.fromEntries(side.creates.map((key) => [key, size.requests])),
+      tailMs: side.tailMs,
     });
     const extra = await side.extra?.(end, start);
     return sideResult(end, side.done.size, size.requests, extra);

@@ -127,8 +127,10 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
     done: granted,
     settled: () => granted.size + failed.size,
     what: 'every request granted',
-    // The last view writes are debounced by the agents (1 s): the end of the side lets them land.
     keep: (key) => key.includes('simlock.dev/') || key.includes('events'),
+    // The agents write devices taken 5 s after the first (viewTakenDelayMs, ADR 0029), other
+    // view changes debounced (1 s): the side's end waits for them, and counts them.
+    tailMs: 5000 + 1500,
     creates: ['POST simlock.dev/leaserequests'],
     beforeClock: async () => {
       controllerBefore = await controller.metrics();
