@@ -184,22 +184,24 @@ describe('dispatch and grant', () => {
     ]);
   });
 
-  it('by default holds the dispatch until its agent answers: a cold boot tells it as the agent acknowledges, the grant on its own (ADR 0016)', async () => {
+  it('by default holds the dispatch, its Event and its status, until its agent answers: a cold boot tells it as the agent acknowledges, the grant on its own (ADR 0016, 0030)', async () => {
     const { fleet, start } = await setup();
     const a = await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
     const created = await eventually(() => fleet.lease('r1'));
-    // An agent slow to answer (2 s, past the old one-second hold): nothing is told yet.
+    // An agent slow to answer (2 s, past the old one-second hold): nothing is told yet, neither
+    // in the Events nor in the status.
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect(await fleet.events('r1')).toEqual([]);
+    expect((await fleet.request('r1')).status?.phase).not.toBe('Dispatched');
     await fleet.answer('r1', { phase: 'Pending', message: 'accepted: booting the device' });
     const dispatched = await eventually(async () => {
       const list = await fleet.events('r1');
       return list.length > 0 ? list : undefined;
     });
     expect(dispatched).toEqual([`Dispatched: Dispatched to ${a} (free-capacity)`]);
-    expect((await fleet.request('r1')).status?.phase).toBe('Dispatched');
+    expect((await fleet.phase('r1', 'Dispatched')).status?.worker).toBe(a);
     // Dated when the dispatch was made, not when it was told (2 s later).
     const [event] = await fleet.eventTimes('r1');
     expect(Date.parse(event?.firstTimestamp ?? '')).toBeLessThanOrEqual(

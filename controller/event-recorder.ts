@@ -52,6 +52,10 @@ export interface EventRecorderOptions {
   grantEvents?: TokenBucket | undefined;
   /** A plain grant's Event was left out (the budget was spent). */
   grantEventLeftOut?: () => void;
+  /** A dispatch's Event is held until `until` at most: its status is held with it (ADR 0030). */
+  dispatchHeld?: (request: TrackedRequest, until: number) => void;
+  /** A held dispatch's Event was written: its status may be too. */
+  dispatchTold?: (request: TrackedRequest) => void;
 }
 
 const LIFETIME_RELEASES = new Set<string>([
@@ -194,14 +198,17 @@ export class EventRecorder {
       this.recordHeld(request);
       return;
     }
-    this.options.setTimer(request, 'dispatchEvent', this.options.clock.now() + this.options.holdMs);
+    const until = this.options.clock.now() + this.options.holdMs;
+    this.options.setTimer(request, 'dispatchEvent', until);
+    this.options.dispatchHeld?.(request, until);
   }
 
   /** Writes the held dispatch Event, if any, dated when the dispatch was made. */
   recordHeld(request: TrackedRequest): void {
     const held = request.dispatchEvent;
-    if (this.takeHeld(request) !== undefined && held)
-      this.record(request, 'Normal', 'Dispatched', `Dispatched to ${held.to}`, held.at);
+    if (this.takeHeld(request) === undefined || !held) return;
+    this.record(request, 'Normal', 'Dispatched', `Dispatched to ${held.to}`, held.at);
+    this.options.dispatchTold?.(request);
   }
 
   /** The held dispatch, taken out to be told in the Event that follows it (the grant's). */

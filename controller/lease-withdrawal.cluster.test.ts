@@ -112,7 +112,8 @@ describe('a dispatch given up while the API server holds its create', () => {
     running.push(reconciler);
     await reconciler.start();
     await fleet.createRequest('r1', { platform: 'ios' });
-    await fleet.phase('r1', 'Dispatched');
+    // Dispatched: its Lease's create is in flight, held.
+    await eventually(() => (creates > 0 ? true : undefined), { what: 'the Lease create' });
     // Its worker goes away while the create is held: the dispatch is given up, the withdrawal
     // finds no Lease, and the request waits again (the worker stays away: no new dispatch).
     await fleet.heartbeat('a', { durationSeconds: 2, ageMs: 1000 });

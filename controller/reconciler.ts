@@ -196,6 +196,10 @@ export class Reconciler {
     this.waiting = new WaitingQueue(metrics, this.policy, { history, now: () => clock.now() });
     shell.onQueueChange = () => this.waiting.changed();
     shell.onGrantedDeleting = (request) => this.usage.grantedRequestDeleting(request);
+    // Until the agent answers: its answer, or the dispatch timeout, tells the dispatch, in its
+    // Event and in its status (ADR 0016, 0030).
+    const dispatchEventHoldMs =
+      options.dispatchEventHoldMs ?? options.dispatchTimeoutMs ?? defaults.dispatchTimeoutMs;
     shell.status = new StatusWriter({
       client: this.client,
       lookup: (key) => this.requestInformer.get(key),
@@ -204,6 +208,7 @@ export class Reconciler {
       log,
       metrics,
       reasonWriteIntervalMs: options.reasonWriteIntervalMs ?? defaults.reasonWriteIntervalMs,
+      dispatchHoldMs: dispatchEventHoldMs,
       labelOf: (worker) => this.fleet.label(worker),
       writable: (request) =>
         request.life.kind !== 'releasing' && shell.requests.get(request.key) === request,
@@ -220,15 +225,16 @@ export class Reconciler {
       clock,
       log,
       identity: options.identity ?? defaults.identity,
-      // Until the agent answers: its answer, or the dispatch timeout, tells the dispatch.
-      holdMs:
-        options.dispatchEventHoldMs ?? options.dispatchTimeoutMs ?? defaults.dispatchTimeoutMs,
+      holdMs: dispatchEventHoldMs,
       ...timers,
       grantEvents: grantEventBudget(
         options.grantEventsPerSecond ?? defaults.grantEventsPerSecond,
         clock,
       ),
       grantEventLeftOut: () => metrics.grantEventsLeftOut.inc(),
+      // The Dispatched status is told with the dispatch's Event (ADR 0030).
+      dispatchHeld: (request, until) => shell.status.holdDispatched(request, until),
+      dispatchTold: (request) => shell.status.dispatchTold(request),
     });
     const countWrites = (method: string) => {
       if (method !== 'GET') metrics.apiWrites.inc({ method });

@@ -39,6 +39,11 @@ export interface StatusWriterOptions {
   log: Logger;
   metrics: ControllerMetrics;
   reasonWriteIntervalMs: number;
+  /**
+   * A Dispatched status is held this long at most, until the dispatch is told (its agent answered:
+   * `dispatchTold`), as the dispatch's Event is (ADR 0016, 0030); 0: the interval alone.
+   */
+  dispatchHoldMs?: number;
   /** The worker's label, for the Granted condition. */
   labelOf: (worker: string) => string | undefined;
   /** False once the request is forgotten or being deleted: nothing more is written. */
@@ -86,7 +91,8 @@ export class StatusWriter {
         request.progress = undefined;
         break;
       case 'dispatched':
-        request.settleUntil = now + this.options.reasonWriteIntervalMs;
+        request.settleUntil =
+          now + Math.max(this.options.reasonWriteIntervalMs, this.options.dispatchHoldMs ?? 0);
         request.phase = 'Dispatched';
         request.worker = change.worker;
         request.stage = change.stage;
@@ -204,6 +210,25 @@ export class StatusWriter {
         this.end(request, 'Released');
         break;
     }
+    this.flush(request);
+  }
+
+  /**
+   * The dispatch's Event is held until its agent answers (ADR 0016): its Dispatched status is held
+   * as long, until `until` at most, so that a grant within it is one status write (ADR 0030). A
+   * Dispatched status written already holds nothing.
+   */
+  holdDispatched(request: TrackedRequest, until: number): void {
+    if (request.phase !== 'Dispatched' || request.written?.phase === 'Dispatched') return;
+    request.settleUntil = Math.max(request.settleUntil, until);
+  }
+
+  /** The held dispatch was told (its agent answered, or the hold ended): written as ADR 0004 has it. */
+  dispatchTold(request: TrackedRequest): void {
+    if (request.phase !== 'Dispatched') return;
+    const dispatchedAt = request.dispatchedAt ?? this.options.clock.now();
+    request.settleUntil = dispatchedAt + this.options.reasonWriteIntervalMs;
+    this.options.clearTimer(request, 'write');
     this.flush(request);
   }
 
