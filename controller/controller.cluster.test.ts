@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import { controllerStories } from '../test/cluster/controller.js';
+import { controllerStories, writesSettled } from '../test/cluster/controller.js';
 import { iosCapacity } from '../test/fixtures/workers.js';
 
 const cluster = useCluster('ctl');
@@ -149,6 +149,20 @@ describe('dispatch and grant', () => {
     expect(
       events.some((event) => event.startsWith('Granted: Granted iPhone 16 sim-42 on wrk_a')),
     ).toBe(true);
+  });
+
+  it('writes a quick grant as one status write, its expiry in it', async () => {
+    const { fleet, start, metrics, reconciler } = await setup();
+    await fleet.addWorker('a', { status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', durationSeconds: 600 });
+    await fleet.grant('r1', 'sim-3');
+    await fleet.requestWhere(
+      'r1',
+      (request) => (request.status as { expiresAt?: string } | undefined)?.expiresAt !== undefined,
+    );
+    await writesSettled(reconciler);
+    expect(await metric(metrics, 'simlock_status_writes_total')).toBe(1);
   });
 
   it('flags a physical dispatch in its event and sends it to the worker with the enrolled device', async () => {

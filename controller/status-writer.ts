@@ -281,6 +281,9 @@ export class StatusWriter {
 
   /** Writes the request's status as it is when the write's turn comes (see write-queue.ts). */
   private async write(request: TrackedRequest): Promise<void> {
+    // A turn may come at once, inside the step whose first change asked for it: the status is read
+    // once that step has made all its changes (a grant and its expiry are one write, not two).
+    await Promise.resolve();
     if (!this.options.writable(request)) return;
     const next = desiredStatus(request) as Record<string, unknown>;
     if (request.written && sameJson(request.written, next)) return;
