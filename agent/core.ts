@@ -185,11 +185,8 @@ export class AgentCore {
       logger: this.#logger,
       onReturned: () => this.#serveLocal(),
     }));
-    this.#differ = new ViewDiffer({
-      clock: this.#clock,
-      debounceMs: this.#config.viewDebounceMs,
-      takenDelayMs: this.#config.viewTakenDelayMs,
-    });
+    const { viewDebounceMs: debounceMs, viewTakenDelayMs: takenDelayMs } = this.#config;
+    this.#differ = new ViewDiffer({ clock: this.#clock, debounceMs, takenDelayMs });
     this.views = this.#differ.changes;
 
     this.inventory.changes.add(() => this.#publish());
@@ -265,8 +262,7 @@ export class AgentCore {
   /** Holds again the device of a lease granted before a restart (see LeaseGranter.adopt). */
   async adopt(leaseId: string, device: GrantedDevice, expiresAtMs?: number): Promise<boolean> {
     const adopted = await this.granter.adopt(leaseId, device);
-    // The controller counts a grant only for a while: one from before a restart is shown now.
-    if (adopted) this.#differ.prompt();
+    if (adopted) this.#differ.prompt(); // the controller counted it only for a while (ADR 0029)
     if (adopted && expiresAtMs !== undefined) this.#expiries.expireAt(leaseId, expiresAtMs);
     return adopted;
   }
@@ -287,11 +283,10 @@ export class AgentCore {
   requestLocal(request: LocalLeaseRequest): LocalEntry {
     const entry = this.localQueue.enqueue(request);
     void entry.outcome.then((outcome) => {
-      // The controller does not know a local grant: its view is written as any other change.
-      if (outcome.kind === 'granted') this.#differ.prompt();
-      if (outcome.kind === 'granted' && request.durationMs !== undefined) {
+      if (outcome.kind !== 'granted') return;
+      this.#differ.prompt(); // the controller does not know a local grant: no wait (ADR 0029)
+      if (request.durationMs !== undefined)
         this.#expiries.expireAt(request.id, this.#clock.now() + request.durationMs);
-      }
     });
     this.#serveLocal();
     return entry;
