@@ -134,3 +134,24 @@ describe('a worker that left a dispatch unanswered while connected', () => {
     await fleet.phase('r1', 'Granted');
   });
 });
+
+describe('a dispatch whose worker goes away before it answers (ADR 0030)', () => {
+  it('reads Waiting, disconnected, within a second or two of the lapse, not at the end of the held dispatch', async () => {
+    // The Dispatched status is held with its Event until the agent answers (here: never), at
+    // most the hold (60 s): the request that leaves it is written as soon as its reasons are due.
+    const { fleet, start } = await setup({ dispatchEventHoldMs: 60_000 });
+    const a = await fleet.addWorker('a', { status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    await eventually(() => fleet.lease('r1'), { what: "r1's Lease" });
+    await fleet.heartbeat('a', { durationSeconds: 2, ageMs: 1000 });
+    const lapsesAt = Date.now() + 1000;
+    const request = await fleet.requestWhere(
+      'r1',
+      (seen) => seen.status?.workers?.[0]?.reason === 'disconnected',
+      20_000,
+    );
+    expect(Date.now() - lapsesAt).toBeLessThan(3000);
+    expect(request.status).toMatchObject({ phase: 'Waiting', workers: [{ worker: a }] });
+  });
+});

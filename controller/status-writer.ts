@@ -263,7 +263,9 @@ export class StatusWriter {
       request.settleUntil,
     );
     if (priority === 'progress' && now < dueAt) {
-      if (request.timers.write === undefined) this.options.setTimer(request, 'write', dueAt);
+      // A wait that got shorter (a held Dispatched status the request left) moves its timer.
+      const at = request.timers.write;
+      if (at === undefined || at > dueAt) this.options.setTimer(request, 'write', dueAt);
       return;
     }
     this.options.clearTimer(request, 'write');
