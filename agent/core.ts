@@ -355,12 +355,15 @@ export class AgentCore {
     this.#publish();
   }
 
+  /** A fleet lease extended (its Lease's spec.expiresAt moved): its timer, if this agent holds it. */
+  extend(leaseId: string, expiresAtMs: number): void {
+    this.#expiries.extend(leaseId, expiresAtMs);
+  }
+
   /** Emits the view now if it changed, without waiting for the debounce (e.g. at shutdown). */
   flushView(): void {
     this.#differ.flush();
   }
-
-  // --- internals ---
 
   /** Measures the booted devices' RAM (at most once a minute) and applies new medians. */
   async #sampleDeviceRam(): Promise<void> {
@@ -391,13 +394,5 @@ export class AgentCore {
   #serveLocal(): void {
     if (this.localQueue.entries().length === 0) return;
     void this.localQueue.serve((request) => this.granter.grant(request.id, request.spec, 'local'));
-  }
-
-  /**
-   * A fleet lease whose expiry moved (extended: the Lease's spec.expiresAt): its timer is set
-   * again for the new time. Nothing happens for a lease this agent does not hold.
-   */
-  extend(leaseId: string, expiresAtMs: number): void {
-    this.#expiries.extend(leaseId, expiresAtMs);
   }
 }
