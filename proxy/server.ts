@@ -4,11 +4,11 @@
 // Server-Sent Events back as they come. A client that goes away ends the remote process; a lease
 // that ends under it ends the stream LEASE_LOST, with the reason (lease-end.ts).
 import express, { type Request, type Response } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ExecRequest, LeaseObject, MAX_EXEC_BODY_BYTES, WorkerObject } from '../api/index.js';
 import {
   KubeUnavailableError,
   isNotFound,
+  MetricSet,
   metricsHandler,
   sendError,
   simlockPath,
@@ -54,28 +54,21 @@ export interface ProxyOptions {
 /** The default of `tokenReviewCacheMs`: as long as the agent remembers the proxy's token. */
 export const TOKEN_REVIEW_CACHE_MS = 10_000;
 
-export class ProxyMetrics {
-  readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: 'simlock_proxy_exec_requests_total',
-    help: 'Exec requests by outcome.',
-    labelNames: ['outcome'],
-    registers: [this.registry],
-  });
-  readonly tokenReviews = new Counter({
-    name: 'simlock_proxy_token_reviews_total',
-    help: "TokenReviews of callers' tokens asked of the API server (a token remembered is not asked again).",
-    registers: [this.registry],
-  });
-  readonly seconds = new Histogram({
-    name: 'simlock_proxy_exec_duration_seconds',
-    help: 'Duration of exec streams.',
-    buckets: [0.1, 0.5, 1, 5, 30, 120, 600],
-    registers: [this.registry],
-  });
-  constructor(defaults = false) {
-    if (defaults) collectDefaultMetrics({ register: this.registry });
-  }
+export class ProxyMetrics extends MetricSet {
+  readonly requests = this.counter(
+    'simlock_proxy_exec_requests_total',
+    'Exec requests by outcome.',
+    ['outcome'],
+  );
+  readonly tokenReviews = this.counter(
+    'simlock_proxy_token_reviews_total',
+    "TokenReviews of callers' tokens asked of the API server (a token remembered is not asked again).",
+  );
+  readonly seconds = this.histogram(
+    'simlock_proxy_exec_duration_seconds',
+    'Duration of exec streams.',
+    [0.1, 0.5, 1, 5, 30, 120, 600],
+  );
 }
 
 export function createProxyApp(options: ProxyOptions): express.Express {

@@ -19,6 +19,7 @@ export * from './status-update.js';
 export * from './grant-progress-text.js';
 export * from './device-recovery-text.js';
 export * from './workqueue-metrics.js';
+export * from './metric-set.js';
 export * from './permission-check.js';
 export * from './tunnel-mux.js';
 export * from './worker-unquarantine.js';

@@ -3,7 +3,6 @@
 // does not fit the lease is refused with a code and an HTTP status before anything runs. The local
 // API lets programs on this host lease without the cluster, in the agent's own queue.
 import express, { type Request, type Response } from 'express';
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
 import {
   AgentExecRequest,
@@ -13,6 +12,7 @@ import {
   sseFrame,
 } from '../../api/index.js';
 import {
+  MetricSet,
   metricsHandler,
   sendError,
   startEventStream,
@@ -26,17 +26,8 @@ import { execStream } from '../exec.js';
 import { leaseKey, type ClusterAgent } from './agent.js';
 import type { TokenVerifier } from './token-verifier.js';
 
-export class AgentMetrics {
-  readonly registry = new Registry();
-  readonly execs = new Counter({
-    name: 'simlock_agent_execs_total',
-    help: 'Exec calls by outcome.',
-    labelNames: ['outcome'],
-    registers: [this.registry],
-  });
-  constructor(defaults = false) {
-    if (defaults) collectDefaultMetrics({ register: this.registry });
-  }
+export class AgentMetrics extends MetricSet {
+  readonly execs = this.counter('simlock_agent_execs_total', 'Exec calls by outcome.', ['outcome']);
 
   /**
    * `simlock_agent_devices{state}`: the devices of the Worker's view by state, read at each scrape
@@ -45,28 +36,26 @@ export class AgentMetrics {
   watchDevices(core: Pick<AgentCore, 'status' | 'recovery'>): void {
     // `simlock_agent_device_recoveries_total{event}`: a leased device crashed (and is booted
     // again), came back, or lost its lease (docs/OPERATIONS.md, a crashing device).
-    const recoveries = new Counter({
-      name: 'simlock_agent_device_recoveries_total',
-      help: 'Leased devices that crashed and were booted again, came back, or lost their lease.',
-      labelNames: ['event'],
-      registers: [this.registry],
-    });
+    const recoveries = this.counter(
+      'simlock_agent_device_recoveries_total',
+      'Leased devices that crashed and were booted again, came back, or lost their lease.',
+      ['event'],
+    );
     for (const event of RECOVERY_EVENTS) recoveries.inc({ event }, 0);
     core.recovery.news.add(({ leaseId }) => {
       const event = recoveryEventOf(core.recovery.healthOf(leaseId));
       if (event !== undefined) recoveries.inc({ event });
     });
-    new Gauge({
-      name: 'simlock_agent_devices',
-      help: "Devices in the Worker's view, by state.",
-      labelNames: ['state'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const state of DeviceState.options) this.set({ state }, 0);
-        for (const device of core.status().devices) this.inc({ state: device.state });
+    const devices = this.gauge(
+      'simlock_agent_devices',
+      "Devices in the Worker's view, by state.",
+      ['state'],
+      () => {
+        devices.reset();
+        for (const state of DeviceState.options) devices.set({ state }, 0);
+        for (const device of core.status().devices) devices.inc({ state: device.state });
       },
-    });
+    );
   }
 }
 
