@@ -30,7 +30,8 @@ import {
   type TokenBucket,
 } from '../runtime/index.js';
 import { describeGrant } from './status-writer.js';
-import type { RequestTimer, TrackedRequest } from './tracked-request.js';
+import type { RequestTimers } from './request-timers.js';
+import type { TrackedRequest } from './tracked-request.js';
 import type { WriteQueue } from './write-queue.js';
 
 export interface EventRecorderOptions {
@@ -43,8 +44,8 @@ export interface EventRecorderOptions {
   identity: string;
   /** How long a dispatch's Event is held at most (the dispatch timeout); 0 records it at once. */
   holdMs: number;
-  setTimer: (request: TrackedRequest, which: RequestTimer, at: number) => void;
-  clearTimer: (request: TrackedRequest, which: RequestTimer) => void;
+  /** The held dispatch Event's `dispatchEvent` timer. */
+  timers: RequestTimers;
   /**
    * Plain grants' Events at most at this rate (a token each; none waited for): past it such a
    * grant is told by the request's status alone. Undefined: every grant its Event.
@@ -199,7 +200,7 @@ export class EventRecorder {
       return;
     }
     const until = this.options.clock.now() + this.options.holdMs;
-    this.options.setTimer(request, 'dispatchEvent', until);
+    this.options.timers.set(request, 'dispatchEvent', until);
     this.options.dispatchHeld?.(request, until);
   }
 
@@ -215,7 +216,7 @@ export class EventRecorder {
   takeHeld(request: TrackedRequest): string | undefined {
     const held = request.dispatchEvent;
     request.dispatchEvent = undefined;
-    this.options.clearTimer(request, 'dispatchEvent');
+    this.options.timers.clear(request, 'dispatchEvent');
     return held?.to;
   }
 }

@@ -34,10 +34,12 @@ import { FleetCache } from './fleet-cache.js';
 import { LeaseDispatcher } from './lease-dispatcher.js';
 import { parseLease } from './parsed-lease.js';
 import { RequestShell } from './request-shell.js';
+import { RequestTimers } from './request-timers.js';
 import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from '../api/index.js';
 
 export type { ReconcilerOptions } from './options.js';
 import { StatusWriter } from './status-writer.js';
+import type { TrackedRequest } from './tracked-request.js';
 import { UsageHistory } from './usage-history.js';
 import { UsageObserver } from './usage-observer.js';
 import { UsagePublisher } from './usage-publisher.js';
@@ -54,6 +56,7 @@ export class Reconciler {
   private readonly assumptions: AssumeCache;
   private readonly leases: LeaseDispatcher;
   private readonly shell: RequestShell;
+  private readonly status: StatusWriter;
   private readonly usage: UsageObserver;
   /** The last day of usage into a ConfigMap for the console (none: --usage-publish-interval 0). */
   private readonly usagePublisher: UsagePublisher | undefined;
@@ -166,41 +169,18 @@ export class Reconciler {
       observer: observers.observer('Lease'),
       maxLeaseMs: options.maxLeaseMs ?? defaults.maxLeaseMs,
     });
-    this.shell = new RequestShell({
-      client: this.client,
-      writes,
-      clock,
-      log,
-      metrics,
-      policy: this.policy,
-      fleet: this.fleet,
-      assumptions: this.assumptions,
-      leases: this.leases,
-      queue: this.requestQueue,
-      lookup: (key) => this.requestInformer.get(key),
-      walk,
-      dispatchTimeoutMs: options.dispatchTimeoutMs ?? defaults.dispatchTimeoutMs,
-      grantTimeoutMs: options.grantTimeoutMs ?? defaults.grantTimeoutMs,
-      limits: {
-        maxLeaseMs: options.maxLeaseMs ?? defaults.maxLeaseMs,
-        expiringSoonMs: options.expiringSoonMs ?? defaults.expiringSoonMs,
-      },
-    });
-    const shell = this.shell;
-    const timers = {
-      setTimer: shell.setTimer.bind(shell),
-      clearTimer: shell.clearTimer.bind(shell),
-    };
+    // Built in one order, each complete: a request's timers and retries (its key in the request
+    // queue), then what writes its status and Events, then the shell that carries out its effects.
+    const requests = new Map<string, TrackedRequest>();
+    const timers = new RequestTimers(this.requestQueue, clock);
     // The last hour of grants and releases, for the estimates of waiting requests.
     const history = new GrantHistory(clock);
     this.waiting = new WaitingQueue(metrics, this.policy, { history, now: () => clock.now() });
-    shell.onQueueChange = () => this.waiting.changed();
-    shell.onGrantedDeleting = (request) => this.usage.grantedRequestDeleting(request);
     // Until the agent answers: its answer, or the dispatch timeout, tells the dispatch, in its
     // Event and in its status (ADR 0016, 0030).
     const dispatchEventHoldMs =
       options.dispatchEventHoldMs ?? options.dispatchTimeoutMs ?? defaults.dispatchTimeoutMs;
-    shell.status = new StatusWriter({
+    const status = (this.status = new StatusWriter({
       client: this.client,
       lookup: (key) => this.requestInformer.get(key),
       writes,
@@ -211,30 +191,53 @@ export class Reconciler {
       dispatchHoldMs: dispatchEventHoldMs,
       labelOf: (worker) => this.fleet.label(worker),
       writable: (request) =>
-        request.life.kind !== 'releasing' && shell.requests.get(request.key) === request,
-      ...timers,
-      retry: shell.retry.bind(shell),
-      succeeded: shell.succeeded.bind(shell),
+        request.life.kind !== 'releasing' && requests.get(request.key) === request,
+      timers,
       requeued: () => this.waiting.changed(),
       written: (request, before, after) => this.usage.statusWritten(request, before, after),
       history,
-    });
-    shell.events = new EventRecorder({
+    }));
+    const events = new EventRecorder({
       client: options.eventClient ?? this.client,
       writes,
       clock,
       log,
       identity: options.identity ?? defaults.identity,
       holdMs: dispatchEventHoldMs,
-      ...timers,
+      timers,
       grantEvents: grantEventBudget(
         options.grantEventsPerSecond ?? defaults.grantEventsPerSecond,
         clock,
       ),
       grantEventLeftOut: () => metrics.grantEventsLeftOut.inc(),
       // The Dispatched status is told with the dispatch's Event (ADR 0030).
-      dispatchHeld: (request, until) => shell.status.holdDispatched(request, until),
-      dispatchTold: (request) => shell.status.dispatchTold(request),
+      dispatchHeld: (request, until) => status.holdDispatched(request, until),
+      dispatchTold: (request) => status.dispatchTold(request),
+    });
+    this.shell = new RequestShell({
+      client: this.client,
+      writes,
+      clock,
+      log,
+      metrics,
+      policy: this.policy,
+      fleet: this.fleet,
+      assumptions: this.assumptions,
+      leases: this.leases,
+      lookup: (key) => this.requestInformer.get(key),
+      requests,
+      timers,
+      status,
+      events,
+      walk,
+      queueChanged: () => this.waiting.changed(),
+      grantedDeleting: (request) => this.usage.grantedRequestDeleting(request),
+      dispatchTimeoutMs: options.dispatchTimeoutMs ?? defaults.dispatchTimeoutMs,
+      grantTimeoutMs: options.grantTimeoutMs ?? defaults.grantTimeoutMs,
+      limits: {
+        maxLeaseMs: options.maxLeaseMs ?? defaults.maxLeaseMs,
+        expiringSoonMs: options.expiringSoonMs ?? defaults.expiringSoonMs,
+      },
     });
     const countWrites = (method: string) => {
       if (method !== 'GET') metrics.apiWrites.inc({ method });
@@ -361,7 +364,7 @@ export class Reconciler {
             ? { type: 'walkDispatched', worker: outcome.worker, stage: outcome.stage }
             : { type: 'walkFailed', error: outcome.error },
         ),
-      waits: (request) => this.shell.status.flush(request),
+      waits: (request) => this.status.flush(request),
     });
   }
 }

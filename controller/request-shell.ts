@@ -1,72 +1,59 @@
 // The request shell: turns what the controller sees into the request machine's events, and carries
-// out the effects the machine answers (request-machine.ts decides; this file only does). Every
-// timer and every retry of a request is its key in the request work queue: a timer is a moment in
-// `request.timers`, a failed write is made again after the key's backoff, never dropped.
+// out the effects the machine answers (request-machine.ts decides; this file only does): the
+// request's writes (request-writes.ts), whose answers it applies, its status (status-writer.ts), its
+// Events (event-recorder.ts) and its timers (request-timers.ts), all built before it. Every timer
+// and every retry of a request is its key in the request work queue; `reconcile` is that key's wake.
 import { FORCE_RELEASE_ANNOTATION, LeaseRequestObject, REQUEST_FINALIZER } from '../api/index.js';
-import {
-  type Clock,
-  type KubeClient,
-  type KubeObject,
-  type Logger,
-  type WorkQueue,
-} from '../runtime/index.js';
+import { type Clock, type KubeObject } from '../runtime/index.js';
 import type { AssumeCache } from './assume-cache.js';
 import type { EventRecorder } from './event-recorder.js';
-import type { FleetCache } from './fleet-cache.js';
-import type { LeaseDispatcher } from './lease-dispatcher.js';
 import type { ParsedLease } from './parsed-lease.js';
-import { RequestWrites } from './request-writes.js';
+import { RequestWrites, type RequestWritesOptions } from './request-writes.js';
 import { endSilences, rememberAnswer, takenDevicesKey, type Answer } from './memos.js';
 import type { ControllerMetrics } from './metrics.js';
 import { next, type Effect, type RequestEvent } from './request-machine.js';
 import { recoveryOf } from './device-recovery.js';
-import type { RoutingPolicy } from '../api/index.js';
+import type { RequestTimers } from './request-timers.js';
 import type { StatusWriter } from './status-writer.js';
 import {
   lifetimeOf,
   trackRequest,
   waitDeadline,
   type LifetimeLimits,
-  type RequestRetry,
-  type RequestTimer,
   type TrackedRequest,
 } from './tracked-request.js';
-import type { WriteQueue } from './write-queue.js';
 
-export interface RequestShellOptions {
-  client: KubeClient;
-  writes: WriteQueue;
+export interface RequestShellOptions extends RequestWritesOptions {
   clock: Clock;
-  log: Logger;
   metrics: ControllerMetrics;
-  policy: RoutingPolicy;
-  fleet: FleetCache;
   assumptions: AssumeCache;
-  leases: LeaseDispatcher;
-  /** The request work queue; its reconcile is `reconcile` here. */
-  queue: WorkQueue;
-  /** The LeaseRequest object as our informer has it now. */
-  lookup: (key: string) => KubeObject | undefined;
+  /** Every request this process tracks, by key (the status writer writes only these). */
+  requests: Map<string, TrackedRequest>;
+  status: StatusWriter;
+  events: EventRecorder;
   walk: () => void;
+  /** Requests came or went, or were queued: the queue must be sorted again. */
+  queueChanged: () => void;
+  /** A request held granted is being deleted: its lease ends (usage-observer.ts). */
+  grantedDeleting: (request: TrackedRequest) => void;
   dispatchTimeoutMs: number;
   grantTimeoutMs: number;
   limits: LifetimeLimits;
 }
 
 export class RequestShell {
-  readonly requests = new Map<string, TrackedRequest>();
-  /** Set once by the reconciler: the writers need the shell's timers, and it needs them. */
-  status!: StatusWriter;
-  events!: EventRecorder;
-  /** Requests came or went, or were queued: the queue must be sorted again. */
-  onQueueChange: () => void = () => undefined;
-  /** A request held granted is being deleted: its lease ends (usage-observer.ts). */
-  onGrantedDeleting: (request: TrackedRequest) => void = () => undefined;
-
+  readonly requests: Map<string, TrackedRequest>;
   private readonly requestWrites: RequestWrites;
+  private readonly timers: RequestTimers;
+  private readonly status: StatusWriter;
+  private readonly events: EventRecorder;
 
   constructor(private readonly options: RequestShellOptions) {
-    this.requestWrites = new RequestWrites(options, this);
+    this.requests = options.requests;
+    this.timers = options.timers;
+    this.status = options.status;
+    this.events = options.events;
+    this.requestWrites = new RequestWrites(options);
   }
 
   // --- What the controller sees -----------------------------------------------------------------
@@ -101,7 +88,7 @@ export class RequestShell {
       // A holder's renewals count from our first sight (a restarted controller gives it one).
       if (spec.holderRenewSeconds !== undefined) request.holderRenewedAt = this.options.clock.now();
       this.requests.set(key, request);
-      this.onQueueChange();
+      this.options.queueChanged();
     }
     const forceReleasedBy = metadata.annotations?.[FORCE_RELEASE_ANNOTATION];
     const changed =
@@ -114,7 +101,7 @@ export class RequestShell {
     request.generation = metadata.generation;
     if (metadata.deletionTimestamp !== undefined) {
       const leaseExists = this.options.leases.watched(key) !== undefined;
-      if (request.life.kind === 'granted') this.onGrantedDeleting(request);
+      if (request.life.kind === 'granted') this.options.grantedDeleting(request);
       this.apply(request, { type: 'requestDeleting', leaseExists });
     } else if (changed) {
       this.apply(request, { type: 'requestChanged' });
@@ -187,15 +174,15 @@ export class RequestShell {
   private carryOut(request: TrackedRequest, effect: Effect): void {
     switch (effect.type) {
       case 'admit':
-        return void this.requestWrites.admit(request);
+        return this.answer(request, this.requestWrites.admit(request));
       case 'createLease':
-        return void this.requestWrites.createLease(request, effect.worker);
+        return this.answer(request, this.requestWrites.createLease(request, effect.worker));
       case 'withdrawLease':
-        return void this.requestWrites.withdrawLease(request);
+        return this.answer(request, this.requestWrites.withdrawLease(request));
       case 'deleteLease':
-        return void this.requestWrites.deleteLease(request);
+        return this.answer(request, this.requestWrites.deleteLease(request));
       case 'removeFinalizer':
-        return void this.requestWrites.removeFinalizer(request);
+        return this.answer(request, this.requestWrites.removeFinalizer(request));
       case 'writeStatus':
         if (effect.change.kind === 'dispatched') {
           const { worker } = effect.change;
@@ -223,10 +210,9 @@ export class RequestShell {
           effect.message,
         );
       case 'extendLease':
-        return void this.requestWrites.extendLease(
+        return this.answer(
           request,
-          effect.expiresAt,
-          effect.durationSeconds,
+          this.requestWrites.extendLease(request, effect.expiresAt, effect.durationSeconds),
         );
       case 'remember':
         return this.remember(
@@ -239,18 +225,31 @@ export class RequestShell {
             : effect.memo,
         );
       case 'wakeAt':
-        return this.setTimer(request, effect.timer, effect.at);
+        return this.timers.set(request, effect.timer, effect.at);
       case 'cancel':
-        if (effect.timers === 'all') request.timers = {};
-        else for (const timer of effect.timers) this.clearTimer(request, timer);
+        if (effect.timers === 'all') this.timers.clearAll(request);
+        else for (const timer of effect.timers) this.timers.clear(request, timer);
         return;
       case 'walk':
         return this.options.walk();
       case 'retryDispatch':
-        return this.retry(request, 'dispatch', new Error('the Lease was not created'), () =>
-          Promise.resolve(this.options.walk()),
+        return this.timers.retry(
+          request,
+          'dispatch',
+          new Error('the Lease was not created'),
+          () => {
+            this.options.walk();
+            return Promise.resolve(undefined);
+          },
         );
     }
+  }
+
+  /** A write's answer, applied to the machine when it comes (none: nothing to tell). */
+  private answer(request: TrackedRequest, write: Promise<RequestEvent | undefined>): void {
+    void write.then((event) => {
+      if (event) this.apply(request, event);
+    });
   }
 
   /** What routing counts of this request on its worker (assume-cache.ts). */
@@ -298,71 +297,45 @@ export class RequestShell {
     const counted = rememberAnswer(request, worker, answer, viewRevision, routedOn?.takenDevices);
     this.options.metrics.refusals.inc(counted);
     if (answer.kind === 'unanswered') {
-      this.setTimer(request, 'silence', Math.min(answer.until, request.timers.silence ?? Infinity));
+      const at = Math.min(answer.until, request.timers.silence ?? Infinity);
+      this.timers.set(request, 'silence', at);
       this.options.log.warn('no answer from the worker', { request: request.key, worker });
     } else
       this.options.log.info('refused', { request: request.key, worker, refusal: answer.refusal });
   }
 
-  // --- Timers and retries: the request's key in the work queue ---------------------------------
-
-  setTimer(request: TrackedRequest, which: RequestTimer, at: number): void {
-    request.timers[which] = at;
-    this.options.queue.addAfter(request.key, at - this.options.clock.now());
-  }
-
-  clearTimer(request: TrackedRequest, which: RequestTimer): void {
-    request.timers[which] = undefined;
-  }
-
-  /** A write that failed: made again after the request's backoff (which grows until it works). */
-  retry(request: TrackedRequest, which: RequestRetry, error: unknown, write: () => Promise<void>) {
-    request.retries.set(which, write);
-    this.options.queue.requeueAfterFailure(request.key, error);
-  }
-
-  /** A write worked: once nothing else is retried, the request's backoff starts over. */
-  succeeded(request: TrackedRequest): void {
-    if (request.retries.size === 0) this.options.queue.forget(request.key);
-  }
+  // --- The request's key in the work queue ---------------------------------------------------
 
   /** The request's key came up: fire its timers that fell due, make its writes to retry. */
   reconcile(key: string): { requeueAfterMs: number } | undefined {
     const request = this.requests.get(key);
     if (!request) return undefined;
     const now = this.options.clock.now();
-    const due = (Object.entries(request.timers) as [RequestTimer, number | undefined][])
-      .filter((entry): entry is [RequestTimer, number] => entry[1] !== undefined && entry[1] <= now)
-      .sort((a, b) => a[1] - b[1]);
-    for (const [which, at] of due) {
+    for (const [which, at] of this.timers.due(request, now)) {
       // An earlier timer's work may have cleared or moved this one.
       if (request.timers[which] !== at || this.requests.get(key) !== request) continue;
-      request.timers[which] = undefined;
+      this.timers.clear(request, which);
       if (which === 'write') this.status.flush(request);
       else if (which === 'dispatchEvent') this.events.recordHeld(request);
       else if (which === 'silence') this.endSilences(request, now);
       else this.apply(request, { type: 'timerDue', timer: which });
     }
-    const retries = [...request.retries.values()];
-    request.retries.clear();
-    for (const write of retries) void write();
-    const later = Object.values(request.timers).filter((at): at is number => at !== undefined);
-    return later.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...later) - now) } : undefined;
+    for (const write of this.timers.takeRetries(request)) this.answer(request, write());
+    return this.timers.nextWake(request, now);
   }
 
   /** Silences held as long as their workers had to answer end: those workers are asked again. */
   private endSilences(request: TrackedRequest, now: number): void {
     const { ended, nextAt } = endSilences(request.memos, now);
-    if (nextAt !== undefined) this.setTimer(request, 'silence', nextAt);
+    if (nextAt !== undefined) this.timers.set(request, 'silence', nextAt);
     if (ended) this.options.walk();
   }
 
   private forget(request: TrackedRequest): void {
-    request.timers = {};
+    this.timers.forget(request);
     this.requests.delete(request.key);
-    this.options.queue.remove(request.key);
     this.options.assumptions.forget(request.key);
-    this.onQueueChange();
+    this.options.queueChanged();
     this.options.walk();
   }
 }

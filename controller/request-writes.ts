@@ -1,84 +1,93 @@
 // The writes a request's effects make (request-shell.ts carries the effects out): the release
 // finalizer on and off, the first assessment, and the Lease's create, withdrawal, delete and
-// extension through the lease dispatcher. Each answers the machine with an event; a write that
-// failed is retried with the request's backoff (the shell's `retry`), never dropped.
-import { REQUEST_FINALIZER, ObjectMeta } from '../api/index.js';
-import { isNotFound, resourceVersionOf, simlockPath } from '../runtime/index.js';
+// extension through the lease dispatcher. Each answers with the machine's event, which the shell
+// applies (none: nothing to tell); a write that failed is retried with the request's backoff
+// (request-timers.ts), never dropped, and its answer is applied when the retry is made.
+import { REQUEST_FINALIZER, ObjectMeta, type RoutingPolicy } from '../api/index.js';
+import {
+  isNotFound,
+  resourceVersionOf,
+  simlockPath,
+  type KubeClient,
+  type KubeObject,
+  type Logger,
+} from '../runtime/index.js';
 import { failOnAdmission } from './fail-now.js';
-import type { WithdrawAnswer } from './lease-dispatcher.js';
+import type { FleetCache } from './fleet-cache.js';
+import type { LeaseDispatcher, WithdrawAnswer } from './lease-dispatcher.js';
 import type { RequestEvent } from './request-machine.js';
-import type { RequestShellOptions } from './request-shell.js';
-import type { RequestRetry, TrackedRequest } from './tracked-request.js';
+import type { RequestTimers } from './request-timers.js';
+import type { TrackedRequest } from './tracked-request.js';
+import type { WriteQueue } from './write-queue.js';
 
-/** What the writes need of the shell: to answer the machine, and to retry. */
-export interface ShellHooks {
-  apply(request: TrackedRequest, event: RequestEvent): void;
-  retry(
-    request: TrackedRequest,
-    which: RequestRetry,
-    error: unknown,
-    write: () => Promise<void>,
-  ): void;
-  succeeded(request: TrackedRequest): void;
+export interface RequestWritesOptions {
+  client: KubeClient;
+  writes: WriteQueue;
+  log: Logger;
+  policy: RoutingPolicy;
+  fleet: FleetCache;
+  leases: LeaseDispatcher;
+  timers: RequestTimers;
+  /** The LeaseRequest object as our informer has it now. */
+  lookup: (key: string) => KubeObject | undefined;
 }
 
-export class RequestWrites {
-  constructor(
-    private readonly options: RequestShellOptions,
-    private readonly shell: ShellHooks,
-  ) {}
+/** What a write answers the machine with: its event, or none. */
+type MachineAnswer = Promise<RequestEvent | undefined>;
 
-  async admit(request: TrackedRequest): Promise<void> {
+export class RequestWrites {
+  private readonly timers: RequestTimers;
+
+  constructor(private readonly options: RequestWritesOptions) {
+    this.timers = options.timers;
+  }
+
+  async admit(request: TrackedRequest): MachineAnswer {
     if (!request.hasFinalizer) {
       try {
         await this.patchFinalizers(request, (names) => [...names, REQUEST_FINALIZER]);
         request.hasFinalizer = true;
-        this.shell.succeeded(request);
+        this.timers.succeeded(request);
       } catch (error) {
-        if (isNotFound(error)) return;
+        if (isNotFound(error)) return undefined;
         this.options.log.warn('could not add the release finalizer; retrying', {
           request: request.key,
           error,
         });
-        this.shell.retry(request, 'admit', error, async () => {
-          if (request.life.kind === 'admitting') await this.admit(request);
-        });
-        return;
+        this.timers.retry(request, 'admit', error, () =>
+          request.life.kind === 'admitting' ? this.admit(request) : Promise.resolve(undefined),
+        );
+        return undefined;
       }
     }
     const views = this.options.fleet.current().views;
     const failure = failOnAdmission(this.options.policy, request.spec, views);
-    this.shell.apply(request, { type: 'assessed', failure });
+    return { type: 'assessed', failure };
   }
 
-  async createLease(request: TrackedRequest, worker: string): Promise<void> {
+  async createLease(request: TrackedRequest, worker: string): MachineAnswer {
     const answer = await this.options.leases.create(request, worker);
     switch (answer.kind) {
       case 'created': {
-        this.shell.succeeded(request);
+        this.timers.succeeded(request);
         const watched =
           answer.uid !== undefined && this.options.leases.watched(request.key)?.uid === answer.uid;
-        return this.shell.apply(request, {
-          type: 'leaseCreated',
-          worker,
-          uid: answer.uid,
-          watched,
-        });
+        return { type: 'leaseCreated', worker, uid: answer.uid, watched };
       }
       case 'existed':
         this.options.log.info('lease already exists; adopting it', { request: request.key });
-        return this.shell.apply(request, { type: 'leaseExisted', worker, lease: answer.lease });
+        return { type: 'leaseExisted', worker, lease: answer.lease };
       case 'failed':
         this.options.log.warn('could not create the lease; back to the queue', {
           request: request.key,
           worker,
           error: answer.error,
         });
-        return this.shell.apply(request, { type: 'leaseCreateFailed', worker });
+        return { type: 'leaseCreateFailed', worker };
     }
   }
 
-  async deleteLease(request: TrackedRequest): Promise<void> {
+  async deleteLease(request: TrackedRequest): MachineAnswer {
     let outright: boolean;
     try {
       ({ outright } = await this.options.leases.delete(request));
@@ -88,29 +97,32 @@ export class RequestWrites {
         request: request.key,
         error,
       });
-      this.shell.retry(request, 'deleteLease', error, () => this.deleteLease(request));
-      return;
+      this.timers.retry(request, 'deleteLease', error, () => this.deleteLease(request));
+      return undefined;
     }
-    this.shell.succeeded(request);
-    this.shell.apply(request, { type: 'leaseDeleteAnswered', outright });
+    this.timers.succeeded(request);
+    return { type: 'leaseDeleteAnswered', outright };
   }
 
   /** Moves the Lease's expiry; retried after the request's backoff until it is written. */
-  async extendLease(request: TrackedRequest, at: number, seconds: number): Promise<void> {
+  async extendLease(request: TrackedRequest, at: number, seconds: number): MachineAnswer {
     try {
       await this.options.leases.extend(request, at, seconds);
-      this.shell.succeeded(request);
+      this.timers.succeeded(request);
     } catch (error) {
-      if (isNotFound(error) || request.life.kind !== 'granted') return;
+      if (isNotFound(error) || request.life.kind !== 'granted') return undefined;
       this.options.log.warn('could not extend the lease; retrying', {
         request: request.key,
         error,
       });
-      this.shell.retry(request, 'extendLease', error, () => this.extendLease(request, at, seconds));
+      this.timers.retry(request, 'extendLease', error, () =>
+        this.extendLease(request, at, seconds),
+      );
     }
+    return undefined;
   }
 
-  async withdrawLease(request: TrackedRequest): Promise<void> {
+  async withdrawLease(request: TrackedRequest): MachineAnswer {
     let answer: WithdrawAnswer;
     try {
       answer = await this.options.leases.withdraw(request);
@@ -119,31 +131,32 @@ export class RequestWrites {
         request: request.key,
         error,
       });
-      this.shell.retry(request, 'deleteLease', error, () => this.withdrawLease(request));
-      return;
+      this.timers.retry(request, 'deleteLease', error, () => this.withdrawLease(request));
+      return undefined;
     }
-    this.shell.succeeded(request);
+    this.timers.succeeded(request);
     if (answer.kind === 'deleted')
-      return this.shell.apply(request, { type: 'leaseDeleteAnswered', outright: answer.outright });
+      return { type: 'leaseDeleteAnswered', outright: answer.outright };
     this.options.log.info('the agent granted the Lease before our withdrawal; keeping the grant', {
       request: request.key,
     });
-    this.shell.apply(request, { type: 'withdrawalLostToGrant', lease: answer.lease });
+    return { type: 'withdrawalLostToGrant', lease: answer.lease };
   }
 
-  async removeFinalizer(request: TrackedRequest): Promise<void> {
-    if (!this.finalizersOf(request).includes(REQUEST_FINALIZER)) return;
+  async removeFinalizer(request: TrackedRequest): MachineAnswer {
+    if (!this.finalizersOf(request).includes(REQUEST_FINALIZER)) return undefined;
     try {
       await this.patchFinalizers(request, (names) => names);
-      this.shell.succeeded(request);
+      this.timers.succeeded(request);
     } catch (error) {
-      if (isNotFound(error)) return;
+      if (isNotFound(error)) return undefined;
       this.options.log.warn('could not remove the release finalizer; retrying', {
         request: request.key,
         error,
       });
-      this.shell.retry(request, 'removeFinalizer', error, () => this.removeFinalizer(request));
+      this.timers.retry(request, 'removeFinalizer', error, () => this.removeFinalizer(request));
     }
+    return undefined;
   }
 
   /** Sets the request's finalizers to `change` of the others, onto the version our informer has. */

@@ -24,7 +24,8 @@ import { classKey, type GrantHistory } from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { StatusChange } from './request-machine.js';
 import { copyCondition, desiredStatus, setCondition, writeLaneFor } from './status.js';
-import type { RequestRetry, RequestTimer, TrackedRequest } from './tracked-request.js';
+import type { RequestTimers } from './request-timers.js';
+import type { TrackedRequest } from './tracked-request.js';
 import type { WritePriority, WriteQueue } from './write-queue.js';
 
 /** Conflicts a status write reads the request again for before it waits out the backoff. */
@@ -48,16 +49,8 @@ export interface StatusWriterOptions {
   labelOf: (worker: string) => string | undefined;
   /** False once the request is forgotten or being deleted: nothing more is written. */
   writable: (request: TrackedRequest) => boolean;
-  setTimer: (request: TrackedRequest, which: RequestTimer, at: number) => void;
-  clearTimer: (request: TrackedRequest, which: RequestTimer) => void;
-  retry: (
-    request: TrackedRequest,
-    which: RequestRetry,
-    error: unknown,
-    write: () => Promise<void>,
-  ) => void;
-  /** The write worked: the request's backoff starts over. */
-  succeeded: (request: TrackedRequest) => void;
+  /** The held status's `write` timer; a failed write retried after the request's backoff. */
+  timers: RequestTimers;
   /** queuedAt moved: the queue must be sorted again. */
   requeued: () => void;
   /** A write made it to the server; `before`: the status it replaced there (usage.ts). */
@@ -228,7 +221,7 @@ export class StatusWriter {
     if (request.phase !== 'Dispatched') return;
     const dispatchedAt = request.dispatchedAt ?? this.options.clock.now();
     request.settleUntil = dispatchedAt + this.options.reasonWriteIntervalMs;
-    this.options.clearTimer(request, 'write');
+    this.options.timers.clear(request, 'write');
     this.flush(request);
   }
 
@@ -265,10 +258,10 @@ export class StatusWriter {
     if (priority === 'progress' && now < dueAt) {
       // A wait that got shorter (a held Dispatched status the request left) moves its timer.
       const at = request.timers.write;
-      if (at === undefined || at > dueAt) this.options.setTimer(request, 'write', dueAt);
+      if (at === undefined || at > dueAt) this.options.timers.set(request, 'write', dueAt);
       return;
     }
-    this.options.clearTimer(request, 'write');
+    this.options.timers.clear(request, 'write');
     this.options.writes.schedule(request.key, priority, () => this.write(request));
   }
 
@@ -296,11 +289,14 @@ export class StatusWriter {
         if (next.workers !== undefined) request.lastReasonWriteAt = this.options.clock.now();
         this.options.metrics.statusWrites.inc();
       }
-      this.options.succeeded(request);
+      this.options.timers.succeeded(request);
     } catch (error) {
       if (isNotFound(error)) return;
       this.options.log.warn('status write failed; retrying', { request: request.key, error });
-      this.options.retry(request, 'write', error, () => Promise.resolve(this.flush(request)));
+      this.options.timers.retry(request, 'write', error, () => {
+        this.flush(request);
+        return Promise.resolve(undefined);
+      });
     }
   }
 

@@ -3,7 +3,7 @@
 // queue. Built from the object on first sight, so a restarted controller starts from the API.
 import type { LeaseRequestSpec, LeaseRequestStatus } from '../api/index.js';
 import { emptyMemos, type RequestMemos } from './memos.js';
-import type { Lifetime, MachineTimer, RequestLife } from './request-machine.js';
+import type { Lifetime, MachineTimer, RequestEvent, RequestLife } from './request-machine.js';
 import type { RequestState } from './status.js';
 
 /**
@@ -14,6 +14,8 @@ export type RequestTimer = MachineTimer | 'write' | 'dispatchEvent' | 'silence';
 /** Writes that failed and are made again after the request's backoff. */
 export type RequestRetry =
   'admit' | 'removeFinalizer' | 'write' | 'deleteLease' | 'dispatch' | 'extendLease';
+/** A write made again; what it answers the machine with, if anything (the shell applies it). */
+export type RetriedWrite = () => Promise<RequestEvent | undefined>;
 
 export interface TrackedRequest extends RequestState {
   key: string;
@@ -37,13 +39,9 @@ export interface TrackedRequest extends RequestState {
   /** When this process dispatched it (how long a dispatch took to be granted: estimate/history.ts). */
   dispatchedAt?: number | undefined;
   hasFinalizer: boolean;
-  /**
-   * When each of the request's timers falls due (milliseconds since the epoch). The request's key
-   * is added to the work queue for the earliest; a wake that finds nothing due does nothing, so a
-   * timer is cleared or moved by changing its entry here.
-   */
+  /** When each of the request's timers falls due (milliseconds since the epoch): request-timers.ts. */
   timers: Partial<Record<RequestTimer, number>>;
-  retries: Map<RequestRetry, () => Promise<void>>;
+  retries: Map<RequestRetry, RetriedWrite>;
   /**
    * The current dispatch's Event (where to, and when), held until the agent answers: a grant
    * records both in one Event (ADR 0005, 0016); anything else records it before its own.
