@@ -22,6 +22,7 @@ import {
 } from '../runtime/index.js';
 import { classKey, type GrantHistory } from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
+import { phaseOf } from './request-life.js';
 import type { StatusChange } from './request-machine.js';
 import { copyCondition, desiredStatus, setCondition, writeLaneFor } from './status.js';
 import type { RequestTimers } from './request-timers.js';
@@ -66,14 +67,18 @@ export interface StatusWriterOptions {
 export class StatusWriter {
   constructor(private readonly options: StatusWriterOptions) {}
 
-  /** Applies a change of the machine's to the request's status, and writes it when due. */
+  /**
+   * Applies a change of the machine's to the request's status, and writes it when due. The phase
+   * is the machine's life's (`phaseOf`; the shell sets the life before it carries out the step's
+   * effects, so every change of a step sees the phase the step ends in); the rest is the change's.
+   */
   change(request: TrackedRequest, change: StatusChange): void {
     const now = this.options.clock.now();
+    const shown = request.phase;
+    request.phase = phaseOf(request.life) ?? shown;
     switch (change.kind) {
       case 'queued':
-        if (request.phase !== 'Waiting')
-          request.settleUntil = now + this.options.reasonWriteIntervalMs;
-        request.phase = 'Waiting';
+        if (shown !== 'Waiting') request.settleUntil = now + this.options.reasonWriteIntervalMs;
         if (request.queuedAt === undefined) {
           request.queuedAt = now;
           this.options.requeued();
@@ -86,7 +91,6 @@ export class StatusWriter {
       case 'dispatched':
         request.settleUntil =
           now + Math.max(this.options.reasonWriteIntervalMs, this.options.dispatchHoldMs ?? 0);
-        request.phase = 'Dispatched';
         request.worker = change.worker;
         request.stage = change.stage;
         request.progress = undefined;
@@ -97,12 +101,10 @@ export class StatusWriter {
         break;
       case 'adopted':
         // Its progress stays as the status shows it: the machine compares the Lease's with it.
-        request.phase = 'Dispatched';
         request.worker = change.worker;
         request.workers = [];
         break;
       case 'granted': {
-        request.phase = 'Granted';
         request.grantedAt = now;
         this.remember(request, now);
         request.lease = request.name;
@@ -129,7 +131,7 @@ export class StatusWriter {
           now,
         );
         this.options.metrics.failures.inc({ code: error.code });
-        this.end(request, 'Failed');
+        this.end(request);
         break;
       }
       case 'expiry': {
@@ -172,7 +174,8 @@ export class StatusWriter {
         );
         break;
       case 'released':
-        if (request.grantedAt !== undefined && request.phase === 'Granted')
+        // Only a granted request has grantedAt, and it is released once.
+        if (request.grantedAt !== undefined)
           this.options.history?.record(classKey(request.spec), 'leaseMs', now - request.grantedAt);
         request.releasedBecause = change.message;
         request.releasedReason = change.reason;
@@ -200,7 +203,7 @@ export class StatusWriter {
           { type: 'Granted', status: 'False', reason: change.reason, message: change.message },
           now,
         );
-        this.end(request, 'Released');
+        this.end(request);
         break;
     }
     this.flush(request);
@@ -265,8 +268,7 @@ export class StatusWriter {
     this.options.writes.schedule(request.key, priority, () => this.write(request));
   }
 
-  private end(request: TrackedRequest, phase: 'Failed' | 'Released'): void {
-    request.phase = phase;
+  private end(request: TrackedRequest): void {
     request.workers = [];
     request.position = undefined;
     request.progress = undefined;
