@@ -4,7 +4,7 @@
 // Events (event-recorder.ts) and its timers (request-timers.ts), all built before it. Every timer
 // and every retry of a request is its key in the request work queue; `reconcile` is that key's wake.
 import { FORCE_RELEASE_ANNOTATION, LeaseRequestObject, REQUEST_FINALIZER } from '../api/index.js';
-import { type Clock, type KubeObject } from '../runtime/index.js';
+import type { Clock, KubeObject } from '../runtime/index.js';
 import type { AssumeCache } from './assume-cache.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { ParsedLease } from './parsed-lease.js';
