@@ -83,6 +83,7 @@ export class RequestShell {
         uid: metadata.uid ?? '',
         spec,
         createdAt: Date.parse(String(metadata.creationTimestamp ?? '')) || this.options.clock.now(),
+        seenAt: this.options.clock.now(),
         status,
       });
       // A holder's renewals count from our first sight (a restarted controller gives it one).

@@ -80,7 +80,9 @@ export class StatusWriter {
       case 'queued':
         if (shown !== 'Waiting') request.settleUntil = now + this.options.reasonWriteIntervalMs;
         if (request.queuedAt === undefined) {
-          request.queuedAt = now;
+          // Its first sight, not now: admissions' writes come back in any order, and the queue is
+          // first come, first served.
+          request.queuedAt = request.seenAt;
           this.options.requeued();
         }
         request.worker = undefined;

@@ -24,6 +24,11 @@ export interface TrackedRequest extends RequestState {
   uid: string;
   spec: LeaseRequestSpec;
   createdAt: number;
+  /**
+   * When this process first saw it, in the order it saw requests: its queuedAt when it is queued
+   * (not the moment its admission's write came back, which may be after a later request's).
+   */
+  seenAt: number;
   life: RequestLife;
   memos: RequestMemos;
   lastCannotServe?: { code: string; message: string } | undefined;
@@ -77,6 +82,7 @@ export interface SeenRequest {
   uid: string;
   spec: LeaseRequestSpec;
   createdAt: number;
+  seenAt: number;
   status: LeaseRequestStatus | undefined;
 }
 
@@ -89,6 +95,7 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
     uid: input.uid,
     spec: input.spec,
     createdAt: input.createdAt,
+    seenAt: input.seenAt,
     life: { kind: 'new' },
     phase: status?.phase ?? 'Pending',
     queuedAt: status?.queuedAt ? Date.parse(status.queuedAt) : undefined,

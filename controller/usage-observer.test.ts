@@ -36,6 +36,7 @@ function request(clock: ManualClock, overrides: Partial<TrackedRequest> = {}): T
     uid: 'u1',
     spec: { platform: 'ios', model: 'iphone 16' } as TrackedRequest['spec'],
     createdAt: clock.now(),
+    seenAt: clock.now(),
     status: undefined,
   });
   return Object.assign(tracked, overrides);
