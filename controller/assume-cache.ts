@@ -2,7 +2,9 @@
 // kube-scheduler's cache is (pkg/scheduler/backend/cache): a dispatch is *assumed* on its worker
 // while its Lease is created and answered; a grant is *confirmed* and counts until the view shows
 // it, or until it *expires* (the agent reports its view debounced); a dispatch that came to
-// nothing is *forgotten*. A device whose Lease the agent let go of is assumed free the same way.
+// nothing is *forgotten*, and a grant released is forgotten only once its Lease is gone (the agent
+// reclaims the device first: request-shell.ts). A device whose Lease the agent let go of is
+// assumed free the same way.
 // The views themselves are adjusted by assume.ts (pure); the agent's check still wins.
 import type { DeviceSpec } from '../api/index.js';
 import {

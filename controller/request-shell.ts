@@ -131,7 +131,10 @@ export class RequestShell {
         );
         this.options.walk();
       }
-      if (request) this.apply(request, { type: 'leaseGone', uid: lease.uid });
+      if (request) {
+        this.apply(request, { type: 'leaseGone', uid: lease.uid });
+        this.syncAssumption(request);
+      } else this.options.assumptions.forget(lease.key);
       return;
     }
     // The requests informer may not have delivered it yet (start-up); its first sight looks again.
@@ -266,7 +269,21 @@ export class RequestShell {
         request.device?.id,
         request.grantedAt,
       );
-    else this.options.assumptions.forget(key);
+    else if (!this.reclaimPending(request)) this.options.assumptions.forget(key);
+  }
+
+  /**
+   * Released or ended, its Lease not gone yet: the agent still holds the device (it reclaims it
+   * first), so it counts taken until the Lease goes (onLease). Forgotten at the release, a request
+   * dispatched there at once was refused, and the refusal held for good: a device taken and given
+   * back within the agent's wait leaves its view as it was (ADR 0029), so the view never moved.
+   */
+  private reclaimPending(request: TrackedRequest): boolean {
+    const { kind } = request.life;
+    return (
+      (kind === 'releasing' || kind === 'ended') &&
+      this.options.leases.watched(request.key) !== undefined
+    );
   }
 
   private recordEvent(
@@ -335,7 +352,8 @@ export class RequestShell {
   private forget(request: TrackedRequest): void {
     this.timers.forget(request);
     this.requests.delete(request.key);
-    this.options.assumptions.forget(request.key);
+    if (this.options.leases.watched(request.key) === undefined)
+      this.options.assumptions.forget(request.key);
     this.options.queueChanged();
     this.options.walk();
   }
