@@ -95,6 +95,29 @@ describe('the agent core', () => {
     core.stop();
   });
 
+  it('writes the view it refused a fleet lease on at once, though its device was taken within the wait', async () => {
+    const { clock, core, last } = await startAgent(
+      { devices: [aScriptedSimulator('warm', { booted: true })] },
+      { reclaim: 'erase-keep-warm' },
+    );
+    await core.grant('lease-1', { platform: 'ios' });
+    expect(last()?.devices).toEqual([expect.objectContaining({ id: 'warm', state: 'ready' })]);
+    // A controller that did not count lease-1 (a new leader) asks for the same simulator.
+    expect(await core.grant('lease-2', { platform: 'ios' })).toMatchObject({
+      kind: 'refused',
+      refusal: { code: 'NO_CAPACITY' },
+    });
+    // Written now: the refusal is held against the view it was asked on, which now moved; and it
+    // moves again when the simulator is given back, however soon.
+    expect(last()?.devices).toEqual([expect.objectContaining({ id: 'warm', state: 'leased' })]);
+    const released = core.reclaim('lease-1');
+    await clock.advance(BOOT_MS);
+    expect(await released).toBe('ready');
+    await clock.advance(500);
+    expect(last()?.devices).toEqual([expect.objectContaining({ id: 'warm', state: 'ready' })]);
+    core.stop();
+  });
+
   it('turns unhealthy when the driver check fails, and running again when it passes', async () => {
     const { clock, core, driver, last } = await startAgent({
       devices: [aScriptedSimulator('warm', { booted: true })],

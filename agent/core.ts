@@ -152,6 +152,7 @@ export class AgentCore {
       timings,
       diskLow: () => this.#disk?.low ?? false,
       steps: this.steps,
+      refusedForRoom: () => this.#differ.flush(),
       stopExecs: (leaseId) =>
         this.execs.stopLease(leaseId, leaseLostMessage(leaseId, 'its device is being reclaimed')),
       logger: this.#logger,

@@ -56,6 +56,13 @@ export interface LeaseGranterOptions {
   timings?: StageTimings;
   /** Whether free space is low where devices live (then nothing is made). */
   diskLow?: () => boolean;
+  /**
+   * Called inside the decision when a fleet lease is refused for want of room: the agent writes
+   * the view it refused on at once (ADR 0032), so that the controller's memo of the refusal ends
+   * when that view changes, even if what it refused for was taken and given back within the wait
+   * for devices taken.
+   */
+  refusedForRoom?: () => void;
   /** The device machine's shell (the agent's one; a granter alone makes its own). */
   steps?: DeviceSteps;
   logger?: Logger;
@@ -260,6 +267,8 @@ export class LeaseGranter {
     });
     switch (decision.kind) {
       case 'refuse':
+        if (origin === 'fleet' && decision.refusal.code === 'NO_CAPACITY')
+          this.#options.refusedForRoom?.();
         return { kind: 'done', outcome: refused(decision.refusal) };
       case 'warm': {
         // The machine takes the grant (ready --grantWarm--> leased) or refuses it.
