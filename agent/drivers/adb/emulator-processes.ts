@@ -36,8 +36,13 @@ export class EmulatorProcesses {
   readonly #serialByAvd = new Map<string, string>();
   /** Serial → AVD, for serials already asked (`emu avd name`). */
   readonly #avdBySerial = new Map<string, string>();
-  /** Ports taken by boots in flight, not yet in `adb devices`. */
-  readonly #portsBooting = new Set<number>();
+  /**
+   * Ports not free though `adb devices` may not say so: taken by boots in flight (not listed yet),
+   * and held by emulators being killed until they are gone from the list. An emulator booted on
+   * the port of one being killed would read, to the kill's wait, as that one still running: the
+   * kill then waited its whole timeout and the reclaim quarantined the device.
+   */
+  readonly #portsHeld = new Set<number>();
 
   constructor(options: EmulatorProcessesOptions) {
     this.#servers = options.servers;
@@ -61,7 +66,7 @@ export class EmulatorProcesses {
   async start(avd: string, env: NodeJS.ProcessEnv, wipeMarker: string): Promise<void> {
     // The emulator registers with the server it is told of when it starts: that one must be up.
     await this.#servers.startAgentServer(true);
-    // Taken in #portsBooting by #freePort itself, so a boot running beside this one cannot pick it.
+    // Taken in #portsHeld by #freePort itself, so a boot running beside this one cannot pick it.
     const port = await this.#freePort();
     const serial = `emulator-${port}`;
     try {
@@ -96,7 +101,7 @@ export class EmulatorProcesses {
       await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']).catch(() => undefined);
       throw error;
     } finally {
-      this.#portsBooting.delete(port);
+      this.#portsHeld.delete(port);
     }
   }
 
@@ -104,19 +109,26 @@ export class EmulatorProcesses {
   async kill(avd: string): Promise<void> {
     const serial = this.#serialByAvd.get(avd);
     if (serial === undefined) return;
-    const result = await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']);
-    if (result.exitCode !== 0 && !/not found/.test(result.stderr)) {
-      throw new DriverError(
-        `adb -P ${this.#servers.port} -s ${serial} emu kill exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500)}`,
+    const port = emulatorPort(serial);
+    if (port !== undefined) this.#portsHeld.add(port);
+    try {
+      const result = await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']);
+      if (result.exitCode !== 0 && !/not found/.test(result.stderr)) {
+        throw new DriverError(
+          `adb -P ${this.#servers.port} -s ${serial} emu kill exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500)}`,
+        );
+      }
+      await this.#waitFor(
+        async () =>
+          !(await this.#servers.agentEmulators()).some((entry) => entry.serial === serial),
+        this.#shutdownTimeoutMs,
+        `${avd} (${serial}) did not shut down`,
       );
+      this.#serialByAvd.delete(avd);
+      this.#avdBySerial.delete(serial);
+    } finally {
+      if (port !== undefined) this.#portsHeld.delete(port);
     }
-    await this.#waitFor(
-      async () => !(await this.#servers.agentEmulators()).some((entry) => entry.serial === serial),
-      this.#shutdownTimeoutMs,
-      `${avd} (${serial}) did not shut down`,
-    );
-    this.#serialByAvd.delete(avd);
-    this.#avdBySerial.delete(serial);
   }
 
   /**
@@ -178,7 +190,7 @@ export class EmulatorProcesses {
 
   /**
    * An even console port from 5600 up that no emulator of the agent's and nothing else holds,
-   * added to #portsBooting before it is returned: the check after the last await and the add run
+   * added to #portsHeld before it is returned: the check after the last await and the add run
    * as one step, so two boots at once never get the same port (the second `emulator -port` would
    * fail unseen and its boot wait would find the first one's emulator booted).
    */
@@ -189,10 +201,10 @@ export class EmulatorProcesses {
       if (port !== undefined) taken.add(port);
     }
     for (let port = FIRST_OWN_PORT; port <= LAST_OWN_PORT; port += 2) {
-      if (taken.has(port) || this.#portsBooting.has(port)) continue;
+      if (taken.has(port) || this.#portsHeld.has(port)) continue;
       if (!(await this.#isPortFree(port)) || !(await this.#isPortFree(port + 1))) continue;
-      if (this.#portsBooting.has(port)) continue;
-      this.#portsBooting.add(port);
+      if (this.#portsHeld.has(port)) continue;
+      this.#portsHeld.add(port);
       return port;
     }
     throw new DriverError(`no free emulator port between ${FIRST_OWN_PORT} and ${LAST_OWN_PORT}`);
