@@ -3,16 +3,18 @@
 // update (ratcheting only forgives errors on unchanged values), so the rule on each status.workers
 // item runs once per worker on every write of a waiting request; and managed fields track each
 // entry of a list-map. On a control plane of its own, the CRD is put in force in turn as generated
-// (crds/), without the status item rule (no-status-cel), without any rule (no-cel), and with
-// status.workers a list-map keyed by worker as before ADR 0017 (map-workers), and for each the same
-// status PUTs are made: waiting-W (N requests, K
-// Waiting statuses of W reasons each) and granted (one Granted status each). kube-apiserver's CPU
-// per write, from /proc, is the figure; generated − a variant is what the variant's change saves.
-// Variants alternate within a run (their order turns from run to run). Prints; asserts nothing.
+// (crds/), without the status item rule (no-status-cel), without any rule (no-cel), with
+// status.workers a list-map keyed by worker as before ADR 0017 (map-workers), and with a
+// status.workerGroups added that holds the same reasons grouped by reason, written instead of
+// status.workers (grouped-workers, a form weighed in issue 36). For each the same status PUTs are
+// made: waiting-W (N requests, K Waiting statuses of W reasons each) and granted (one Granted
+// status each). kube-apiserver's CPU per write, from /proc, is the figure; generated − a variant
+// is what the variant's change saves. Variants alternate within a run (their order turns from run
+// to run). Prints; asserts nothing.
 //
 //   node --import tsx bench/status-write-cost.ts [--requests 500] [--writes-per-request 4]
-//     [--workers 100,1000] [--runs 3] [--variants generated,no-status-cel,no-cel,map-workers]
-//     [--json PATH]
+//     [--workers 100,1000] [--runs 3] [--json PATH]
+//     [--variants generated,no-status-cel,no-cel,map-workers,grouped-workers]
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';

@@ -12,7 +12,11 @@ import {
   type KubeClient,
 } from '../../runtime/index.js';
 import { replaceCrd, waitUntil, waitUntilWatchable, type Crd } from '../harness/index.js';
-import { statusTheItemRuleRefuses, statusWithAWorkerTwice } from './statuses.js';
+import {
+  statusTheGroupRuleRefuses,
+  statusTheItemRuleRefuses,
+  statusWithAWorkerTwice,
+} from './statuses.js';
 import { EXPECTED, type Variant } from './variants.js';
 
 const CRD_PATH =
@@ -60,13 +64,17 @@ export async function applyVariant(
   await waitUntil(
     async () => {
       if (!(await established(admin))) return false;
-      const { itemRule, specRules, duplicateWorker, plainStatus } = await refusals(admin, probe);
+      const { itemRule, specRules, duplicateWorker, groupRule, plainStatus } = await refusals(
+        admin,
+        probe,
+      );
       const as = (refused: boolean) => (refused ? 'refused' : 'accepted');
       return (
         plainStatus === 'accepted' &&
         itemRule === as(expected.itemRule) &&
         specRules === as(expected.specRules) &&
-        duplicateWorker === as(expected.duplicateWorker)
+        duplicateWorker === as(expected.duplicateWorker) &&
+        groupRule === as(expected.groupRule)
       );
     },
     SWITCH_WITHIN_MS,
@@ -95,14 +103,15 @@ interface Refusals {
   itemRule: Outcome;
   specRules: Outcome;
   duplicateWorker: Outcome;
+  groupRule: Outcome;
 }
 
 /**
  * Writes to the probe: a plain status (accepted under every variant), a status item that breaks
- * the item rule, a spec that breaks the transition rule on spec.durationSeconds, and (after a
- * plain status again) a worker named twice. A plain status goes before each bad status so that the
- * bad value is new each time: an unchanged bad value would be let through by ratcheting and read
- * as "no rule".
+ * the item rule, a spec that breaks the transition rule on spec.durationSeconds, and (each after a
+ * plain status again) a worker named twice and a status.workerGroups group that breaks the group
+ * rule. A plain status goes before each bad status so that the bad value is new each time: an
+ * unchanged bad value would be let through by ratcheting and read as "no rule".
  */
 async function refusals(admin: KubeClient, probe: Probe): Promise<Refusals> {
   const path = simlockPath('leaseRequest', { namespace: probe.namespace, name: probe.name });
@@ -128,6 +137,7 @@ async function refusals(admin: KubeClient, probe: Probe): Promise<Refusals> {
       itemRule: 'unsettled',
       specRules: 'unsettled',
       duplicateWorker: 'unsettled',
+      groupRule: 'unsettled',
     };
   const item = await outcome(() =>
     admin.replace(
@@ -145,33 +155,31 @@ async function refusals(admin: KubeClient, probe: Probe): Promise<Refusals> {
       spec: { ...fresh.spec, durationSeconds: fresh.spec.durationSeconds - 1 },
     }),
   );
-  const again = ProbeObject.parse(await admin.get(path));
-  const plainAgain = await outcome(() =>
-    admin.replace(
-      statusPath,
-      statusReplacement(
-        { ...target, resourceVersion: again.metadata.resourceVersion },
-        { phase: 'Pending' },
+  const afterPlain = async (status: Record<string, unknown>) => {
+    const again = ProbeObject.parse(await admin.get(path));
+    const plainAgain = await outcome(() =>
+      admin.replace(
+        statusPath,
+        statusReplacement(
+          { ...target, resourceVersion: again.metadata.resourceVersion },
+          { phase: 'Pending' },
+        ),
       ),
-    ),
-  );
-  const duplicate =
-    plainAgain.version === undefined
-      ? { outcome: 'unsettled' as const }
-      : await outcome(() =>
-          admin.replace(
-            statusPath,
-            statusReplacement(
-              { ...target, resourceVersion: plainAgain.version ?? '' },
-              statusWithAWorkerTwice(),
-            ),
-          ),
-        );
+    );
+    if (plainAgain.version === undefined) return { outcome: 'unsettled' as const };
+    const version = plainAgain.version;
+    return outcome(() =>
+      admin.replace(statusPath, statusReplacement({ ...target, resourceVersion: version }, status)),
+    );
+  };
+  const duplicate = await afterPlain(statusWithAWorkerTwice());
+  const group = await afterPlain(statusTheGroupRuleRefuses());
   return {
     plainStatus: plain.outcome,
     itemRule: item.outcome,
     specRules: spec.outcome,
     duplicateWorker: duplicate.outcome,
+    groupRule: group.outcome,
   };
 }
 

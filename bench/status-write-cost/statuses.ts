@@ -1,10 +1,13 @@
 // The statuses the benchmark writes, shaped as controller/status.ts shapes them: a waiting
 // request's (phase Waiting, one reason per worker in worker name order, the summary, a position)
 // and a granted one's (phase Granted, the lease, the device, the Granted condition, no workers).
+// Under the grouped-workers variant a waiting status carries the same reasons grouped by reason
+// (status.workerGroups, a form weighed in issue 36, not the contract) instead of status.workers.
 import {
   CAPACITY_REASONS,
   WAITING_REASONS,
   summarizeReasons,
+  type CapacityReason,
   type LeaseRequestStatus,
   type WaitingReason,
   type WorkerReason,
@@ -55,6 +58,51 @@ export function waitingStatus(
   };
 }
 
+/** The workers of one reason (and capacity reason), by name: an entry of status.workerGroups. */
+export interface WorkerGroup {
+  reason: WaitingReason;
+  capacityReason?: CapacityReason;
+  workers: string[];
+}
+
+/**
+ * One reason per worker grouped by reason and capacity reason: the groups in the reasons'
+ * contract order (WAITING_REASONS), then the capacity reasons' (none first); the names in the
+ * order the entries gave them.
+ */
+export function groupWorkers(entries: readonly WorkerReason[]): WorkerGroup[] {
+  const groups = new Map<string, WorkerGroup>();
+  for (const { worker, reason, capacityReason } of entries) {
+    const key = `${reason}\u0000${capacityReason ?? ''}`;
+    const group = groups.get(key);
+    if (group) group.workers.push(worker);
+    else
+      groups.set(key, { reason, ...(capacityReason ? { capacityReason } : {}), workers: [worker] });
+  }
+  const rank = (group: WorkerGroup) => [
+    WAITING_REASONS.indexOf(group.reason),
+    group.capacityReason === undefined ? -1 : CAPACITY_REASONS.indexOf(group.capacityReason),
+  ];
+  return [...groups.values()].sort((a, b) => {
+    const [ra = 0, ca = 0] = rank(a);
+    const [rb = 0, cb = 0] = rank(b);
+    return ra - rb || ca - cb;
+  });
+}
+
+/**
+ * waitingStatus with the same reasons, summary, position and queuedAt, its workers grouped in
+ * status.workerGroups and no status.workers.
+ */
+export function waitingGroupedStatus(
+  workers: number,
+  write: number,
+  position: number,
+): Omit<LeaseRequestStatus, 'workers'> & { workerGroups: WorkerGroup[] } {
+  const { workers: entries = [], ...rest } = waitingStatus(workers, write, position);
+  return { ...rest, workerGroups: groupWorkers(entries) };
+}
+
 /** The status of a request just granted on `worker`: its outcome write. */
 export function grantedStatus(request: string, worker: string): LeaseRequestStatus {
   const device = {
@@ -94,6 +142,17 @@ export function statusTheItemRuleRefuses(): Record<string, unknown> {
   return {
     phase: 'Waiting',
     workers: [{ worker: workerName(0), reason: 'busy', capacityReason: 'ram-budget' }],
+  };
+}
+
+/**
+ * A status.workerGroups group with capacityReason but not reason full: what the rule on each
+ * group refuses where the schema has workerGroups (elsewhere the field is pruned).
+ */
+export function statusTheGroupRuleRefuses(): Record<string, unknown> {
+  return {
+    phase: 'Waiting',
+    workerGroups: [{ reason: 'busy', capacityReason: 'ram-budget', workers: [workerName(0)] }],
   };
 }
 

@@ -47,4 +47,37 @@ describe('crdVariant', () => {
     // The conditions stay a list-map.
     expect(JSON.stringify(listMap.crd)).toContain('"x-kubernetes-list-map-keys":["type"]');
   });
+
+  it('adds status.workerGroups beside status.workers, the item rule on each group', async () => {
+    const crd = await readCrd(crdPath);
+    const grouped = crdVariant(crd, 'grouped-workers');
+    expect(grouped.removedRules).toBe(0);
+    const status = (c: Crd) =>
+      (c.spec.versions[0]?.schema.openAPIV3Schema as { properties: { status: Status } }).properties
+        .status.properties;
+    const workers = status(crd).workers as Schema & { items: Schema & { properties: Schema } };
+    expect(status(crd)).not.toHaveProperty('workerGroups');
+    const groups = status(grouped.crd).workerGroups as Schema & {
+      items: Schema & { properties: Record<string, Schema> };
+    };
+    expect(status(grouped.crd).workers).toEqual(workers);
+    expect(groups['x-kubernetes-list-type']).toBe('atomic');
+    expect(groups.items.required).toEqual(['reason', 'workers']);
+    expect(groups.items.properties.reason).toEqual(workers.items.properties.reason);
+    expect(groups.items.properties.capacityReason).toEqual(workers.items.properties.capacityReason);
+    expect(groups.items['x-kubernetes-validations']).toEqual(
+      workers.items['x-kubernetes-validations'],
+    );
+    expect(groups.items.properties.workers).toEqual({
+      type: 'array',
+      'x-kubernetes-list-type': 'atomic',
+      maxItems: workers.maxItems,
+      items: workers.items.properties.worker,
+    });
+    // Every rule of crds/ kept, and one more: the group's.
+    expect(rulesOf(grouped.crd)).toBe(rulesOf(crd) + 1);
+  });
 });
+
+type Schema = Record<string, unknown>;
+type Status = { properties: Record<string, Schema> };

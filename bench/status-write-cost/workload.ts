@@ -2,6 +2,7 @@
 // status PUTs are made, 32 in flight from one client, each onto the version the previous answer
 // gave; kube-apiserver's CPU (utime + stime from /proc) is read around the PUTs alone. Then the
 // requests are deleted, so that the next variant's new watch cache does not start by listing them.
+// Under grouped-workers a waiting status carries its reasons in status.workerGroups instead.
 import os from 'node:os';
 import { z } from 'zod';
 import {
@@ -13,8 +14,8 @@ import {
   type KubeClient,
 } from '../../runtime/index.js';
 import { cpuBetween, cpuSeconds, inParallel, percentile, waitUntil } from '../harness/index.js';
-import { grantedStatus, waitingStatus, workerName } from './statuses.js';
-import type { Variant } from './variants.js';
+import { grantedStatus, waitingGroupedStatus, waitingStatus, workerName } from './statuses.js';
+import { writesGroups, type Variant } from './variants.js';
 
 export const IN_FLIGHT = 32;
 
@@ -71,9 +72,10 @@ export async function measureWorkload(
   // The creates' events reach the watch cache after their answers: let them land first.
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const writesPerRequest = workload.kind === 'waiting' ? context.writesPerRequest : 1;
+  const waiting = writesGroups(context.variant) ? waitingGroupedStatus : waitingStatus;
   const statusFor = (index: number, write: number) =>
     workload.kind === 'waiting'
-      ? waitingStatus(workload.workers, write, index)
+      ? waiting(workload.workers, write, index)
       : grantedStatus(requestName(index), workerName(index % 100));
   const latencies: number[] = [];
   const refused: Record<string, number> = {};
