@@ -1,8 +1,8 @@
 // The console ports of the agent's emulators while two of them are shut down and booted at once,
 // as two leases ending together reclaim theirs (erase: kill, then boot again). The stand-ins run in
-// process; one `adb devices` call is held back to put the two reclaims in the order that matters.
+// process; a call held back, or one made early, puts them in the order that matters.
 import { describe, expect, it } from 'vitest';
-import type { CommandRunner } from '../command.js';
+import type { CommandRunner, DetachedSpawner } from '../command.js';
 import { agentDriver, AGENT_SERVER_PORT } from '../../../test/stand-ins/android-world.js';
 import { androidWorldPerTest } from '../../../test/stand-ins/android-world-per-test.js';
 
@@ -60,5 +60,35 @@ describe('the agent’s emulator ports', () => {
     expect(driver.execArgv('adb', ['shell', 'true'], second)).toMatchObject({
       argv: ['adb', '-P', '5137', '-s', 'emulator-5602', 'shell', 'true'],
     });
+  });
+
+  it('does not take an emulator that registered on its port first for its own: the boot fails, the other is left running', async () => {
+    const tools = world.standIns.inProcess();
+    let late = true;
+    // An emulator of sl-1 that a previous life of the agent started just before it stopped
+    // registers on 5600 after the port was found free, before sl-2's emulator starts there.
+    const spawnDetached: DetachedSpawner = async (argv, options) => {
+      if (late && argv.includes('sl-2')) {
+        late = false;
+        const stale = argv.map((arg) => (arg === 'sl-2' ? 'sl-1' : arg));
+        await tools.spawnDetached(stale as [string, ...string[]], options);
+      }
+      await tools.spawnDetached(argv, options);
+    };
+    const driver = agentDriver(world, { run: tools.run, spawnDetached });
+    await driver.listDevices();
+    await driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-1');
+    const second = await driver.create({ platform: 'android', model: 'Pixel 7', os: '34' }, 'sl-2');
+
+    await expect(driver.boot(second)).rejects.toThrow(
+      'sl-2 did not start on emulator-5600: sl-1 runs there',
+    );
+    const state = await world.standIns.state();
+    expect(state.emulators[5600]?.avd).toBe('sl-1');
+    const listed = (await driver.listDevices()).devices.filter((device) => !device.physical);
+    expect(listed.map((device) => [device.id, device.power])).toEqual([
+      ['sl-1', 'booted'],
+      ['sl-2', 'shutdown'],
+    ]);
   });
 });

@@ -69,6 +69,7 @@ export class EmulatorProcesses {
     // Taken in #portsHeld by #freePort itself, so a boot running beside this one cannot pick it.
     const port = await this.#freePort();
     const serial = `emulator-${port}`;
+    let foreign: string | undefined;
     try {
       const wipe = await stat(wipeMarker).then(
         () => true,
@@ -89,7 +90,16 @@ export class EmulatorProcesses {
         { env: { ...env, ANDROID_ADB_SERVER_PORT: String(this.#servers.port) } },
       );
       await this.#waitFor(
-        () => this.bootCompleted(serial),
+        async () => {
+          if (!(await this.bootCompleted(serial))) return false;
+          // An emulator that registers on the port after it was found free (one a previous life
+          // of the agent started just before it stopped) makes ours fail unseen, and the wait
+          // would take that one for ours: the holder would drive another device.
+          const running = await this.#avdNameOn(serial);
+          if (running === avd) return true;
+          foreign = running ?? 'an emulator that does not say its AVD';
+          throw new DriverError(`${avd} did not start on ${serial}: ${foreign} runs there`);
+        },
         this.#bootTimeoutMs,
         `${avd} did not finish booting on ${serial}`,
       );
@@ -97,8 +107,9 @@ export class EmulatorProcesses {
       this.#avdBySerial.set(serial, avd);
       if (wipe) await rm(wipeMarker, { force: true });
     } catch (error) {
-      // Do not leave a half-booted emulator holding RAM.
-      await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']).catch(() => undefined);
+      // Do not leave a half-booted emulator holding RAM; one that is not ours is left alone.
+      if (foreign === undefined)
+        await this.#servers.runOnAgent(['-s', serial, 'emu', 'kill']).catch(() => undefined);
       throw error;
     } finally {
       this.#portsHeld.delete(port);
@@ -165,16 +176,21 @@ export class EmulatorProcesses {
     for (const entry of entries) {
       let avd = this.#avdBySerial.get(entry.serial);
       if (avd === undefined) {
-        const answer = await this.#servers.runOnAgent(['-s', entry.serial, 'emu', 'avd', 'name']);
-        const name = answer.exitCode === 0 ? parseAvdList(answer.stdout)[0] : undefined;
-        if (name === undefined || name === 'OK') continue;
-        avd = name;
+        avd = await this.#avdNameOn(entry.serial);
+        if (avd === undefined) continue;
         this.#avdBySerial.set(entry.serial, avd);
       }
       this.#serialByAvd.set(avd, entry.serial);
       running.set(avd, entry);
     }
     return running;
+  }
+
+  /** The AVD the emulator on `serial` runs, as it says (`emu avd name`); undefined if it does not. */
+  async #avdNameOn(serial: string): Promise<string | undefined> {
+    const answer = await this.#servers.runOnAgent(['-s', serial, 'emu', 'avd', 'name']);
+    const name = answer.exitCode === 0 ? parseAvdList(answer.stdout)[0] : undefined;
+    return name === 'OK' ? undefined : name;
   }
 
   async bootCompleted(serial: string): Promise<boolean> {
