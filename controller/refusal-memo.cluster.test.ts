@@ -134,7 +134,10 @@ describe('a worker whose only iPad is leased, among iPhones that come and go', (
     await fleet.createRequest('r2', { platform: 'ios', model: 'iPhone 16' });
     await eventually(() => fleet.lease('r2'), { what: 'the iPhone dispatch' });
     expect(await fleet.lease('r1')).toBeUndefined();
-    expect((await fleet.request('r1')).status?.workers?.[0]).toEqual({ worker: a, reason: 'full' });
+    expect(reasonsByWorker((await fleet.request('r1')).status)[0]).toEqual({
+      worker: a,
+      reason: 'full',
+    });
     // The iPad is ready again: asked at once, and granted.
     await fleet.setStatus('a', withIphones(1, 'ready'));
     await eventually(() => fleet.lease('r1'), { what: 'the iPad dispatch' });
