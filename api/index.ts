@@ -7,6 +7,7 @@ export * from './match.js';
 export * from './view-key.js';
 export * from './refusal.js';
 export * from './summary.js';
+export * from './worker-reasons.js';
 export * from './exec.js';
 export * from './slots.js';
 export * from './lifetime.js';

@@ -11,6 +11,7 @@ import {
   OsSpec,
   celRules,
   unchanged,
+  name,
   shortText,
   timestamp,
   resourceObject,
@@ -143,6 +144,38 @@ export const WorkerReason = capacityReasonOnlyWhenFull(
 );
 export type WorkerReason = z.infer<typeof WorkerReason>;
 
+export const MAX_WORKER_REASONS = 5000;
+
+const ONE_WORKER_OR_NAMES =
+  'an item of status.workers names its workers in exactly one of worker and names';
+
+/**
+ * An item of `status.workers`: a reason and the workers that have it (`names`), as the controller
+ * writes it (ADR 0033), or one worker's reason (`worker`), as an older controller wrote each.
+ * Exactly one of `worker` and `names`. Read it per worker with `reasonsByWorker`.
+ */
+export const WorkerReasonItem = capacityReasonOnlyWhenFull(
+  z.object({
+    worker: name.optional().describe('The one worker of an item written per worker.'),
+    names: z
+      .array(name)
+      .min(1)
+      .max(MAX_WORKER_REASONS)
+      .optional()
+      .describe('The workers with this reason, in name order.')
+      .meta({ 'x-kubernetes-list-type': 'atomic' }),
+    reason: WaitingReason,
+    capacityReason: CapacityReason.optional(),
+  }),
+  {
+    rule: 'has(self.worker) != has(self.names)',
+    message: ONE_WORKER_OR_NAMES,
+    holds: (item) => (item.worker === undefined) !== (item.names === undefined),
+    path: ['names'],
+  },
+);
+export type WorkerReasonItem = z.infer<typeof WorkerReasonItem>;
+
 export const GrantedDevice = z.object({
   id: z.string().max(128),
   name: z.string().max(128),
@@ -172,20 +205,21 @@ export const Condition = z.object({
 });
 export type Condition = z.infer<typeof Condition>;
 
-export const MAX_WORKER_REASONS = 5000;
-
 export const LeaseRequestStatus = z.object({
   phase: RequestPhase,
   queuedAt: timestamp.optional(),
   position: z.number().int().min(0).optional(),
   workers: z
-    .array(WorkerReason)
+    .array(WorkerReasonItem)
     .max(MAX_WORKER_REASONS)
     .optional()
-    .describe('One reason per known worker while the request waits, in worker name order.')
+    .describe(
+      "While the request waits, one reason per known worker, grouped: each item a reason and the workers that have it (names), in the reasons' order.",
+    )
     // Atomic, not a list-map keyed by worker: managed fields then track the list as one field
     // instead of each worker's entry, which halves what a waiting request's status write costs
-    // the API server (ADR 0017). Only the controller writes it, one entry per Worker by name.
+    // the API server (ADR 0017). Grouped by reason, a thousand workers' reasons weigh a fifth of
+    // one item per worker (ADR 0033). Only the controller writes it, every Worker named once.
     .meta({ 'x-kubernetes-list-type': 'atomic' }),
   summary: shortText.optional().describe('Counts of the reasons, for the printer column.'),
   estimate: GrantEstimate.optional().describe(

@@ -62,7 +62,7 @@ const CAPACITY_TEXTS: Record<CapacityReason, (platform: Platform) => string> = {
   'disk-low': () => 'Full: disk space low',
 };
 
-/** One worker's reason, as stored in `status.workers` and in an agent's own queue entries. */
+/** One worker's reason, as `status.workers` carries it (grouped or not) and an agent's queue entries. */
 export interface ReasonEntry {
   reason: WaitingReason;
   capacityReason?: CapacityReason | undefined;

@@ -12,20 +12,43 @@ export function celRules(...rules: Rule[]): Record<string, unknown> {
   return { 'x-kubernetes-validations': rules };
 }
 
+/** A rule zod checks with `holds` and the API server as CEL (`rule`); both say `message`. */
+export interface CheckedRule<Value> extends Rule {
+  holds: (value: Value) => boolean;
+  /** Where zod reports a breach (the field `fieldPath` names, as a path). */
+  path?: string[];
+}
+
 /**
  * An entry whose `capacityReason` says why a worker is full: allowed only with reason `full`,
- * checked by zod here and by CEL in the API server.
+ * checked by zod here and by CEL in the API server; `more` rules of the entry beside it (one
+ * `.meta()` holds them all: a second one would replace the first's rules in the CRD).
  */
 export function capacityReasonOnlyWhenFull<
   Entry extends z.ZodType<{ reason: string; capacityReason?: string | undefined }>,
->(entry: Entry): Entry {
+>(entry: Entry, ...more: CheckedRule<z.output<Entry>>[]): Entry {
   const message = 'capacityReason is allowed only with reason full';
-  return entry
-    .refine((e) => e.capacityReason === undefined || e.reason === 'full', {
+  const rules: CheckedRule<z.output<Entry>>[] = [
+    {
+      rule: "!has(self.capacityReason) || self.reason == 'full'",
       message,
+      holds: (e) => e.capacityReason === undefined || e.reason === 'full',
       path: ['capacityReason'],
-    })
-    .meta(celRules({ rule: "!has(self.capacityReason) || self.reason == 'full'", message }));
+    },
+    ...more,
+  ];
+  let checked = entry;
+  for (const { holds, message, path } of rules)
+    checked = checked.refine(holds, { message, ...(path ? { path } : {}) });
+  return checked.meta(
+    celRules(
+      ...rules.map(({ rule, message, fieldPath }) => ({
+        rule,
+        message,
+        ...(fieldPath !== undefined ? { fieldPath } : {}),
+      })),
+    ),
+  );
 }
 
 /** CEL: each of `fields` is as it was; `required` ones are always there, the others maybe not. */

@@ -14,7 +14,12 @@
 //     [--seconds 30] [--progress-rates 100,0] [--json [FILE]]
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { heartbeatLeaseName, type WorkerStatus } from '../api/index.js';
+import {
+  heartbeatLeaseName,
+  reasonsByWorker,
+  type WorkerReasonItem,
+  type WorkerStatus,
+} from '../api/index.js';
 import { iosCapacity, iosStatus } from '../test/index.js';
 import {
   coordinationLeasePath,
@@ -144,8 +149,8 @@ async function measure(progressRate: number, dir: string) {
           }),
         ),
       ),
-    )) as { status?: { workers?: unknown[] } }[];
-    const complete = sample.filter((item) => item.status?.workers?.length === workerCount);
+    )) as { status?: { workers?: WorkerReasonItem[] } }[];
+    const complete = sample.filter((item) => reasonsByWorker(item.status).length === workerCount);
     if (complete.length < sample.length)
       throw new Error(`${sample.length - complete.length} of 20 sampled requests lack reasons`);
     const statusBytes = median(sample.map((item) => JSON.stringify(item.status).length));

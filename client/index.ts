@@ -48,6 +48,7 @@ export { readableLeases, whyWaiting, type WhyOptions } from './why.js';
 export {
   ERRORS,
   SimlockError,
+  reasonsByWorker,
   type ErrorCode,
   type ExecTool,
   type DeviceRecovery,
@@ -60,4 +61,6 @@ export {
   type UnblockChange,
   type UnblockVerdict,
   type WorkerObject,
+  type WorkerReason,
+  type WorkerReasonItem,
 } from '../api/index.js';

@@ -46,6 +46,16 @@ describe('progressOf', () => {
     expect(progressLine(progress)).toBe(
       'lease-x queued at 2: worker-a: Full: running limit for iOS; w-2: Drained',
     );
+    // The same reasons grouped, as the controller writes them (ADR 0033): the same progress.
+    const grouped = request({
+      phase: 'Waiting',
+      position: 2,
+      workers: [
+        { reason: 'drained', names: ['w-2'] },
+        { reason: 'full', capacityReason: 'platform-running-limit', names: ['w-1'] },
+      ],
+    });
+    expect(progressOf(grouped, workerLabels(workers))).toEqual(progress);
   });
 
   it("carries the controller's estimate, in its words and as people read it", () => {

@@ -4,6 +4,7 @@
 import {
   grantEstimateText,
   reasonText,
+  reasonsByWorker,
   type CapacityReason,
   type GrantStage,
   type LeaseRequestObject,
@@ -82,7 +83,7 @@ export function progressOf(
     ...(status?.worker !== undefined ? { worker: label(status.worker) } : {}),
     workers:
       phase === 'Waiting'
-        ? (status?.workers ?? []).map((entry) => ({
+        ? reasonsByWorker(status).map((entry) => ({
             worker: entry.worker,
             label: label(entry.worker),
             reason: entry.reason,

@@ -5,6 +5,7 @@ import { eventually, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
 import { controllerStories, writesSettled } from '../test/cluster/controller.js';
 import { iosCapacity } from '../test/fixtures/workers.js';
+import { reasonsByWorker } from '../api/index.js';
 
 const cluster = useCluster('ctl-refusals');
 const { setup, metric } = controllerStories(cluster);
@@ -30,9 +31,9 @@ describe('refusals', () => {
     });
     const request = await fleet.requestWhere(
       'r1',
-      (r) => r.status?.phase === 'Waiting' && r.status.workers?.length === 1,
+      (r) => r.status?.phase === 'Waiting' && reasonsByWorker(r.status).length === 1,
     );
-    expect(request.status?.workers).toEqual([
+    expect(reasonsByWorker(request.status)).toEqual([
       { worker: a, reason: 'full', ...(listed ? { capacityReason: listed } : {}) },
     ]);
     await fleet.leaseGone('r1');
@@ -44,7 +45,10 @@ describe('refusals', () => {
     await start();
     await fleet.createRequest('r1', { platform: 'ios' });
     await fleet.refuse('r1', { code: 'NO_CAPACITY', capacityReason: 'ram-budget' });
-    await fleet.requestWhere('r1', (r) => r.status?.workers?.[0]?.capacityReason === 'ram-budget');
+    await fleet.requestWhere(
+      'r1',
+      (r) => reasonsByWorker(r.status)[0]?.capacityReason === 'ram-budget',
+    );
     await fleet.leaseGone('r1');
     await fleet.patchStatus('a', {
       queueDepth: 0,
@@ -69,9 +73,9 @@ describe('refusals', () => {
     await fleet.refuse('r1', { code, message: 'cannot' });
     const request = await fleet.requestWhere(
       'r1',
-      (r) => r.status?.phase === 'Waiting' && r.status.workers?.[0]?.reason === reason,
+      (r) => r.status?.phase === 'Waiting' && reasonsByWorker(r.status)[0]?.reason === reason,
     );
-    expect(request.status?.workers).toEqual([
+    expect(reasonsByWorker(request.status)).toEqual([
       { worker: a, reason },
       { worker: b, reason: 'full', capacityReason: 'platform-running-limit' },
     ]);
@@ -98,9 +102,9 @@ describe('refusals', () => {
     await eventually(() => fleet.lease('r1'));
     const request = await fleet.requestWhere(
       'r1',
-      (r) => r.status?.phase === 'Waiting' && r.status.workers?.length === 1,
+      (r) => r.status?.phase === 'Waiting' && reasonsByWorker(r.status).length === 1,
     );
-    expect(request.status?.workers).toEqual([{ worker: a, reason: 'disconnected' }]);
+    expect(reasonsByWorker(request.status)).toEqual([{ worker: a, reason: 'disconnected' }]);
     await fleet.leaseGone('r1');
   });
 
@@ -151,7 +155,7 @@ describe('DESIGN.md §4.5: never refuse while capacity exists elsewhere, never h
         names.map(async (name) => {
           const request = await fleet.request(name);
           const lease = await fleet.lease(name);
-          return `${name}: ${request?.status?.phase ?? '?'} ${JSON.stringify(request?.status?.workers ?? [])} lease=${lease ? `${lease.spec.worker}/${lease.status?.phase ?? 'unanswered'}` : 'none'}${granted.has(name) ? ' (answered)' : ''}`;
+          return `${name}: ${request?.status?.phase ?? '?'} ${JSON.stringify(reasonsByWorker(request?.status))} lease=${lease ? `${lease.spec.worker}/${lease.status?.phase ?? 'unanswered'}` : 'none'}${granted.has(name) ? ' (answered)' : ''}`;
         }),
       );
       throw new Error(`${String(error)}\n${states.join('\n')}`);
@@ -176,7 +180,7 @@ describe('DESIGN.md §4.5: never refuse while capacity exists elsewhere, never h
     for (const short of ['a', 'b', 'c']) await fleet.addWorker(short, { status: iosFullStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios' });
-    await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 3);
+    await fleet.requestWhere('r1', (r) => reasonsByWorker(r.status).length === 3);
     const freed = Date.now();
     await fleet.setStatus('b', iosStatus());
     const lease = await eventually(() => fleet.lease('r1'), { intervalMs: 10 });
@@ -202,7 +206,7 @@ describe('write economy', () => {
     await fleet.addWorker('b', { status: iosFullStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios' });
-    await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 2);
+    await fleet.requestWhere('r1', (r) => reasonsByWorker(r.status).length === 2);
     await writesSettled(reconciler);
     const writesBefore = await metric(metrics, 'simlock_api_writes_total');
     const walksBefore = await metric(metrics, 'simlock_walks_total');
@@ -226,16 +230,18 @@ describe('reason writes under churn', () => {
     await fleet.addWorker('a', { status: iosFullStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios' });
-    await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 1);
+    await fleet.requestWhere('r1', (r) => reasonsByWorker(r.status).length === 1);
     const before = await metric(metrics, 'simlock_status_writes_total');
     // Eleven changes of reason within a moment: drained, full, drained, …, drained.
     for (let flip = 0; flip < 11; flip++) await fleet.drain('a', flip % 2 === 0);
     const settled = await fleet.requestWhere(
       'r1',
-      (r) => r.status?.workers?.[0]?.reason === 'drained',
+      (r) => reasonsByWorker(r.status)[0]?.reason === 'drained',
       5000,
     );
-    expect(settled.status?.workers).toEqual([{ worker: fleet.name('a'), reason: 'drained' }]);
+    expect(reasonsByWorker(settled.status)).toEqual([
+      { worker: fleet.name('a'), reason: 'drained' },
+    ]);
     await writesSettled(reconciler);
     // At most one write per second of churn, never one per change.
     const writes = (await metric(metrics, 'simlock_status_writes_total')) - before;
@@ -249,10 +255,10 @@ describe('reason writes under churn', () => {
     await fleet.addWorker('b', { status: iosFullStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios' });
-    await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 2);
+    await fleet.requestWhere('r1', (r) => reasonsByWorker(r.status).length === 2);
     await fleet.removeWorker('a');
-    const request = await fleet.requestWhere('r1', (r) => r.status?.workers?.length === 1);
-    expect(request.status?.workers).toEqual([
+    const request = await fleet.requestWhere('r1', (r) => reasonsByWorker(r.status).length === 1);
+    expect(reasonsByWorker(request.status)).toEqual([
       { worker: fleet.name('b'), reason: 'full', capacityReason: 'platform-running-limit' },
     ]);
   });

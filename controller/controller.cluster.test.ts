@@ -7,6 +7,7 @@ import { eventually, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
 import { controllerStories, writesSettled } from '../test/cluster/controller.js';
 import { iosCapacity } from '../test/fixtures/workers.js';
+import { reasonsByWorker } from '../api/index.js';
 
 const cluster = useCluster('ctl');
 const { setup, metric } = controllerStories(cluster);
@@ -70,14 +71,19 @@ describe('a waiting request lists one reason per known worker', () => {
     await fleet.createRequest('r1', { platform: 'ios', model: 'iPhone 16' });
     const request = await fleet.requestWhere(
       'r1',
-      (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === 2,
+      (r) => r.status?.phase === 'Waiting' && reasonsByWorker(r.status).length === 2,
     );
-    expect(request.status?.workers).toEqual([
+    expect(reasonsByWorker(request.status)).toEqual([
       { worker: a, reason: 'drained' },
       { worker: b, reason: 'full', capacityReason: 'platform-running-limit' },
     ]);
     expect(request.status?.summary).toBe('2 workers: 1 drained, 1 full');
     expect(request.status?.position).toBe(1);
+    // Stored grouped by reason, each reason with the workers that have it (ADR 0033).
+    expect(request.status?.workers).toEqual([
+      { reason: 'drained', names: [a] },
+      { reason: 'full', capacityReason: 'platform-running-limit', names: [b] },
+    ]);
 
     const listed = await cluster.kubectl(['get', 'leaserequests', '-n', fleet.namespace]);
     expect(listed.stdout).toMatch(/r1\s+Waiting\s+ios\s+iPhone 16\s+2 workers: 1 drained, 1 full/);
@@ -93,8 +99,8 @@ describe('a waiting request lists one reason per known worker', () => {
     const full = await fleet.addWorker('d', { status: iosFullStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios' });
-    const request = await fleet.requestWhere('r1', (r) => (r.status?.workers?.length ?? 0) === 4);
-    expect(request.status?.workers).toEqual([
+    const request = await fleet.requestWhere('r1', (r) => reasonsByWorker(r.status).length === 4);
+    expect(reasonsByWorker(request.status)).toEqual([
       { worker: gone, reason: 'disconnected' },
       { worker: old, reason: 'incompatible' },
       { worker: fresh, reason: 'not-ready' },
@@ -108,14 +114,14 @@ describe('a waiting request lists one reason per known worker', () => {
     await fleet.addWorker('z', { status: iosFullStatus() });
     await start();
     await fleet.createRequest('r1', { platform: 'ios' });
-    await fleet.requestWhere('r1', (r) => r.status?.workers?.[0]?.reason === 'drained');
+    await fleet.requestWhere('r1', (r) => reasonsByWorker(r.status)[0]?.reason === 'drained');
     await fleet.setStatus('a', iosFullStatus());
     await fleet.drain('a', false);
     const request = await fleet.requestWhere(
       'r1',
-      (r) => r.status?.workers?.[0]?.reason === 'full',
+      (r) => reasonsByWorker(r.status)[0]?.reason === 'full',
     );
-    expect(request.status?.workers?.[0]?.capacityReason).toBe('platform-running-limit');
+    expect(reasonsByWorker(request.status)[0]?.capacityReason).toBe('platform-running-limit');
   });
 });
 

@@ -9,7 +9,7 @@
 // And a withdrawal that finds no Lease because its create is still held: the Lease that lands later
 // and is granted is the waiting request's (before, it held a device for nobody until it expired).
 import { afterEach, describe, expect, it } from 'vitest';
-import { LEASE_WITHDRAWN_ANNOTATION } from '../api/index.js';
+import { LEASE_WITHDRAWN_ANNOTATION, reasonsByWorker } from '../api/index.js';
 import { KubeClient, simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosStatus } from '../test/cluster/fleet.js';
@@ -119,7 +119,7 @@ describe('a dispatch given up while the API server holds its create', () => {
     await fleet.heartbeat('a', { durationSeconds: 2, ageMs: 1000 });
     await fleet.requestWhere(
       'r1',
-      (request) => request.status?.workers?.[0]?.reason === 'disconnected',
+      (request) => reasonsByWorker(request.status)[0]?.reason === 'disconnected',
       15_000,
     );
     expect((await fleet.request('r1')).status?.phase).toBe('Waiting');

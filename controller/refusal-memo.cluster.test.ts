@@ -4,7 +4,7 @@
 // refusal because every device of the request is taken holds while they stay taken, though the rest
 // of the view moves.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { WorkerStatus } from '../api/index.js';
+import { type WorkerStatus, reasonsByWorker } from '../api/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
 import { iosCapacity, iphoneSimulator } from '../test/fixtures/workers.js';
@@ -35,8 +35,8 @@ async function refusalTakenIn(fleet: TestFleet, capacityReason: string): Promise
     'r1',
     (request) =>
       request.status?.phase === 'Waiting' &&
-      request.status.workers?.[0]?.reason === 'full' &&
-      request.status.workers[0].capacityReason === capacityReason,
+      reasonsByWorker(request.status)[0]?.reason === 'full' &&
+      reasonsByWorker(request.status)[0]?.capacityReason === capacityReason,
   );
 }
 
@@ -134,7 +134,10 @@ describe('a worker whose only iPad is leased, among iPhones that come and go', (
     await fleet.createRequest('r2', { platform: 'ios', model: 'iPhone 16' });
     await eventually(() => fleet.lease('r2'), { what: 'the iPhone dispatch' });
     expect(await fleet.lease('r1')).toBeUndefined();
-    expect((await fleet.request('r1')).status?.workers?.[0]).toEqual({ worker: a, reason: 'full' });
+    expect(reasonsByWorker((await fleet.request('r1')).status)[0]).toEqual({
+      worker: a,
+      reason: 'full',
+    });
     // The iPad is ready again: asked at once, and granted.
     await fleet.setStatus('a', withIphones(1, 'ready'));
     await eventually(() => fleet.lease('r1'), { what: 'the iPad dispatch' });

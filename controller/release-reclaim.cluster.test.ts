@@ -4,7 +4,7 @@
 // move when it is given back, so such a refusal would hold for good. The test plays the agent
 // through the API and reads the order of the Lease events off one watch.
 import { afterEach, describe, expect, it } from 'vitest';
-import { LEASE_FINALIZER } from '../api/index.js';
+import { LEASE_FINALIZER, reasonsByWorker } from '../api/index.js';
 import { Informer, simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
@@ -52,7 +52,7 @@ describe('a device given back', () => {
       'r2',
       (request) =>
         request.status?.phase === 'Waiting' &&
-        request.status.workers?.[0]?.reason === 'no-free-physical',
+        reasonsByWorker(request.status)[0]?.reason === 'no-free-physical',
     );
 
     await fleet.admin.delete(

@@ -6,6 +6,7 @@ import { KubeClient, simlockPath } from '../runtime/index.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet, iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
 import { useCluster } from '../test/cluster/harness.js';
+import { reasonsByWorker } from '../api/index.js';
 
 const cluster = useCluster('sconf');
 
@@ -22,7 +23,8 @@ it('writes a status onto the version a change of someone else made, after a 409'
     await fleet.createRequest('r1', { platform: 'ios' });
     await fleet.requestWhere(
       'r1',
-      (request) => request.status?.phase === 'Waiting' && request.status.workers?.length === 1,
+      (request) =>
+        request.status?.phase === 'Waiting' && reasonsByWorker(request.status).length === 1,
     );
     // Its user labels the request: a new resourceVersion the controller has not written onto.
     await cluster.admin.patch(requestPath, { metadata: { labels: { team: 'qa' } } });

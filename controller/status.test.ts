@@ -1,11 +1,47 @@
 // Which changes of a waiting request's status are about presence (a worker away, or back), and
 // which write lane each change of a status goes in.
 import { describe, expect, it } from 'vitest';
-import { presenceChanged, presencePart, writeLaneFor } from './status.js';
+import type { WorkerReason } from '../api/index.js';
+import { desiredStatus, presenceChanged, presencePart, writeLaneFor } from './status.js';
 
 const waiting = (...reasons: [string, string][]) => ({
   phase: 'Waiting',
   workers: reasons.map(([worker, reason]) => ({ worker, reason })),
+});
+
+const grouped = (...items: [string, ...string[]][]) => ({
+  phase: 'Waiting',
+  workers: items.map(([reason, ...names]) => ({ reason, names })),
+});
+
+describe('desiredStatus', () => {
+  const reasons: WorkerReason[] = [
+    { worker: 'a', reason: 'full', capacityReason: 'ram-budget' },
+    { worker: 'b', reason: 'drained' },
+    { worker: 'c', reason: 'full', capacityReason: 'ram-budget' },
+  ];
+  const waitingState = (workers: readonly WorkerReason[]) => ({
+    phase: 'Waiting' as const,
+    workers,
+    conditions: [],
+  });
+
+  it('writes a waiting request’s reasons grouped by reason, its summary per worker', () => {
+    expect(desiredStatus(waitingState(reasons))).toEqual({
+      phase: 'Waiting',
+      workers: [
+        { reason: 'drained', names: ['b'] },
+        { reason: 'full', capacityReason: 'ram-budget', names: ['a', 'c'] },
+      ],
+      summary: '3 workers: 1 drained, 2 full',
+    });
+  });
+
+  it('groups a list of reasons that requests share once', () => {
+    const first = desiredStatus(waitingState(reasons)).workers;
+    expect(desiredStatus(waitingState(reasons)).workers).toBe(first);
+    expect(desiredStatus(waitingState([...reasons])).workers).not.toBe(first);
+  });
 });
 
 describe('presencePart', () => {
@@ -14,6 +50,12 @@ describe('presencePart', () => {
       'b c',
     );
     expect(presencePart(waiting(['a', 'full']))).toBe('');
+  });
+
+  it('reads grouped items, and items of one worker an older controller wrote', () => {
+    expect(presencePart(grouped(['disconnected', 'c', 'b'], ['full', 'a']))).toBe('b c');
+    const older = waiting(['b', 'disconnected'], ['a', 'full'], ['c', 'disconnected']);
+    expect(presenceChanged(older, grouped(['disconnected', 'b', 'c'], ['full', 'a']))).toBe(false);
   });
 
   it('is undefined for a status without reasons', () => {

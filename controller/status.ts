@@ -2,6 +2,7 @@
 // no timestamps, so a walk that changes nothing produces the same status, and writes nothing.
 import {
   DEVICE_RECOVERING,
+  groupReasons,
   summarizeReasons,
   type Condition,
   type DeviceRecovery,
@@ -11,6 +12,7 @@ import {
   type LeaseRequestStatus,
   type RequestPhase,
   type WorkerReason,
+  type WorkerReasonItem,
 } from '../api/index.js';
 import type { Estimate } from './estimate/index.js';
 
@@ -36,12 +38,24 @@ export interface RequestState {
   conditions: Condition[];
 }
 
+// A walk gives requests alike one list of reasons (walk.ts): grouped once per list, not per
+// request (5000 requests over a thousand workers share a few lists). The items are shared too, by
+// the statuses built from the list and those written: read, never changed.
+const groupedLists = new WeakMap<readonly WorkerReason[], WorkerReasonItem[]>();
+
+/** status.workers for a list of reasons: grouped by reason (ADR 0033), once per list. */
+function groupedOnce(reasons: readonly WorkerReason[]): WorkerReasonItem[] {
+  let items = groupedLists.get(reasons);
+  if (items === undefined) groupedLists.set(reasons, (items = groupReasons(reasons)));
+  return items;
+}
+
 export function desiredStatus(state: RequestState): LeaseRequestStatus {
   const status: LeaseRequestStatus = { phase: state.phase };
   if (state.queuedAt !== undefined) status.queuedAt = new Date(state.queuedAt).toISOString();
   if (state.phase === 'Waiting') {
     if (state.position !== undefined) status.position = state.position;
-    status.workers = [...state.workers];
+    status.workers = groupedOnce(state.workers);
     status.summary = summarizeReasons(state.workers);
     if (state.estimate !== undefined)
       status.estimate =
@@ -122,8 +136,12 @@ export function presencePart(status: Record<string, unknown> | undefined): strin
   const workers = status?.workers;
   if (!Array.isArray(workers)) return undefined;
   const away: string[] = [];
-  for (const entry of workers as WorkerReason[])
-    if (entry.reason === 'disconnected') away.push(entry.worker);
+  // Either form of item (an older controller wrote one per worker); only the away ones read.
+  for (const item of workers as WorkerReasonItem[]) {
+    if (item.reason !== 'disconnected') continue;
+    if (item.worker !== undefined) away.push(item.worker);
+    if (item.names !== undefined) away.push(...item.names);
+  }
   return away.sort().join(' ');
 }
 

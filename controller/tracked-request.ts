@@ -1,7 +1,7 @@
 // One request as the controller holds it in memory: its life (request-machine.ts), the status it
 // should have (status.ts), its memos, and the timers and retries of its key in the request work
 // queue. Built from the object on first sight, so a restarted controller starts from the API.
-import type { LeaseRequestSpec, LeaseRequestStatus } from '../api/index.js';
+import { reasonsByWorker, type LeaseRequestSpec, type LeaseRequestStatus } from '../api/index.js';
 import { emptyMemos, type RequestMemos } from './memos.js';
 import type { Lifetime, MachineTimer, RequestEvent, RequestLife } from './request-machine.js';
 import type { RequestState } from './status.js';
@@ -100,7 +100,7 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
     phase: status?.phase ?? 'Pending',
     queuedAt: status?.queuedAt ? Date.parse(status.queuedAt) : undefined,
     position: status?.position,
-    workers: status?.workers ?? [],
+    workers: reasonsByWorker(status),
     estimate: status?.estimate && {
       at: status.estimate.grantAt !== undefined ? Date.parse(status.estimate.grantAt) : undefined,
       basis: status.estimate.basis,

@@ -2,7 +2,7 @@
 // grants, refusals with each code, reclaim on delete, presence in the view, and a killed agent
 // shown disconnected by its lapsed heartbeat.
 import { afterEach, describe, expect, it } from 'vitest';
-import { heartbeatLeaseName } from '../api/index.js';
+import { heartbeatLeaseName, reasonsByWorker } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
 import { coordinationLeasePath, isNotFound, simlockPath } from '../runtime/index.js';
 import { controllerFor } from '../test/cluster/controller.js';
@@ -365,10 +365,13 @@ describe('an agent with the fake driver', () => {
     await fleet.createRequest('r1', { platform: 'ios' });
     const request = await fleet.requestWhere(
       'r1',
-      (r) => r.status?.workers?.[0]?.reason === 'disconnected',
+      (r) => reasonsByWorker(r.status)[0]?.reason === 'disconnected',
       15_000,
     );
-    expect(request.status?.workers?.[0]).toEqual({ worker: agent.name, reason: 'disconnected' });
+    expect(reasonsByWorker(request.status)[0]).toEqual({
+      worker: agent.name,
+      reason: 'disconnected',
+    });
     // The heartbeat lasts 5 s.
     expect(Date.now() - killedAt).toBeLessThan(8000);
   });

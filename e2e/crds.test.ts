@@ -143,6 +143,34 @@ describe('LeaseRequest as served by the API server', () => {
     );
   });
 
+  it('takes reasons grouped or one worker an item, and refuses an item naming both or neither', async () => {
+    const name = 'status-items';
+    await cluster.admin.create(
+      simlockPath('leaseRequest', { namespace: cluster.namespace }),
+      leaseRequest(name, { platform: 'ios' }),
+    );
+    const statusPath = simlockPath('leaseRequest', {
+      namespace: cluster.namespace,
+      name,
+      subresource: 'status',
+    });
+    const oneOf = /exactly one of worker and names/;
+    const write = (workers: unknown[]) =>
+      cluster.admin.patch(statusPath, { status: { phase: 'Waiting', workers } });
+    await expect(write([{ reason: 'busy' }])).rejects.toThrow(oneOf);
+    await expect(write([{ worker: 'a', names: ['b'], reason: 'busy' }])).rejects.toThrow(oneOf);
+    await expect(write([{ names: [], reason: 'busy' }])).rejects.toThrow(/names/);
+    await expect(
+      write([{ names: ['a'], reason: 'drained', capacityReason: 'ram-budget' }]),
+    ).rejects.toThrow(/capacityReason is allowed only with reason full/);
+    const mixed = [
+      { reason: 'full', capacityReason: 'ram-budget', names: ['a', 'c'] },
+      { worker: 'b', reason: 'busy' },
+    ];
+    const stored = (await write(mixed)) as { status: { workers: unknown } };
+    expect(stored.status.workers).toEqual(mixed);
+  });
+
   it('refuses a capacity reason on anything but full', async () => {
     const name = 'status-rules';
     await cluster.admin.create(

@@ -17,6 +17,7 @@ import {
   SimlockError,
   type Device,
   type LeaseRequestStatus,
+  reasonsByWorker,
 } from '../api/index.js';
 import { execThroughProxy } from '../runtime/index.js';
 import { readTestdata } from '../test/stand-ins/stand-in.js';
@@ -206,10 +207,10 @@ describe('a fleet that heals itself (simctl and adb over stand-ins)', () => {
 
       await fleet.createRequest('wants', { platform: 'ios', model: 'iPhone 16' });
       const waiting = await fleet.requestWhere('wants', (r) =>
-        (r.status?.workers ?? []).some((entry) => entry.capacityReason === 'disk-low'),
+        reasonsByWorker(r.status).some((entry) => entry.capacityReason === 'disk-low'),
       );
       expect(waiting.status?.phase).toBe('Waiting');
-      expect(waiting.status?.workers).toEqual([
+      expect(reasonsByWorker(waiting.status)).toEqual([
         expect.objectContaining({ worker: agent.name, reason: 'full', capacityReason: 'disk-low' }),
       ]);
       // What its holder reads: `kubectl simlock list --requests` gives the worker's reason.

@@ -9,7 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseRequestObject, reasonText } from '../api/index.js';
+import { LeaseRequestObject, reasonText, reasonsByWorker } from '../api/index.js';
 import { isNotFound, simlockPath } from '../runtime/index.js';
 import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
@@ -166,12 +166,13 @@ describe('kubectl simlock mcp', () => {
           return list.items
             .map((item) => LeaseRequestObject.parse(item))
             .find(
-              (request) => request.status?.phase === 'Waiting' && request.status.workers?.length,
+              (request) =>
+                request.status?.phase === 'Waiting' && reasonsByWorker(request.status).length,
             );
         },
         { timeoutMs: 20_000, what: 'a waiting request with reasons' },
       );
-      const entry = waiting.status?.workers?.[0];
+      const entry = reasonsByWorker(waiting.status)[0];
       expect(entry?.worker).toBe(env.fleet.name('a'));
       const expected = `worker-a: ${reasonText(entry ?? { reason: 'full' }, 'ios')}`;
       await eventually(() => (messages.some((m) => m.includes(expected)) ? true : undefined), {

@@ -33,6 +33,7 @@ import {
 import { Replicas } from '../test/cluster/replicas.js';
 import { startControlPlane, type ControlPlane } from '../tools/controlplane/start.js';
 import { aLeaseRequest } from '../test/fixtures/objects.js';
+import { reasonsByWorker, type WorkerReasonItem } from '../api/index.js';
 
 const crds = fileURLToPath(new URL('../crds/', import.meta.url));
 const NAMESPACE = 'reliability';
@@ -381,10 +382,10 @@ describe('reliability', () => {
           const status = requests.get(`${NAMESPACE}/${name}`)?.status as
             | {
                 phase?: string;
-                workers?: { worker: string; reason: string; capacityReason?: string }[];
+                workers?: WorkerReasonItem[];
               }
             | undefined;
-          const reasons = (status?.workers ?? []).map(
+          const reasons = reasonsByWorker(status).map(
             (entry) => `${entry.worker}: ${entry.reason} ${entry.capacityReason ?? ''}`,
           );
           return (

@@ -8,8 +8,9 @@ import type {
   DeviceSpec,
   LeaseRequestObject,
   RequestPhase,
-  WorkerReason,
+  WorkerReasonItem,
 } from '../lease-request-schema.js';
+import { reasonsByWorker } from '../worker-reasons.js';
 import { unblockLines, type WhyAnswer } from '../unblock.js';
 import { WorkerStatus, type WorkerObject } from '../worker-schema.js';
 import type { Connection, WorkerView } from './types.js';
@@ -20,7 +21,7 @@ export interface WhyRequest {
   readonly metadata: { readonly name: string; readonly namespace?: string | undefined };
   readonly spec: DeviceSpec;
   readonly status?:
-    | { readonly phase: RequestPhase; readonly workers?: readonly WorkerReason[] | undefined }
+    | { readonly phase: RequestPhase; readonly workers?: readonly WorkerReasonItem[] | undefined }
     | undefined;
 }
 
@@ -46,7 +47,7 @@ function connectionFrom(reason: string | undefined): Connection {
 /** The views of the workers the request's reasons name (the controller's known workers). */
 export function whyViews(request: WhyRequest, workers: readonly WorkerObject[]): WorkerView[] {
   const reasons = new Map(
-    (request.status?.workers ?? []).map((entry) => [entry.worker, entry.reason]),
+    reasonsByWorker(request.status).map((entry) => [entry.worker, entry.reason]),
   );
   return workers
     .filter((worker) => reasons.has(worker.metadata.name))
@@ -91,7 +92,7 @@ export function answerWhy(
   leases: readonly LeaseObject[],
   now: number,
 ): WhyAnswer {
-  const names = new Set((request.status?.workers ?? []).map((entry) => entry.worker));
+  const names = new Set(reasonsByWorker(request.status).map((entry) => entry.worker));
   return answerWhyOf(request, workers, heldLeases(leases, names), now);
 }
 

@@ -2,6 +2,7 @@
 // granted and where, the Leases made for it (by uid, and which were Granted), and snapshots of every
 // Lease (a LIST: consistent, which a relisting watch is not) to catch a device in two live Granted
 // Leases at once. The invariants are counted from this.
+import { reasonsByWorker, type WorkerReasonItem } from '../../api/index.js';
 import {
   Informer,
   coordinationLeasePath,
@@ -35,7 +36,7 @@ interface RequestStatus {
   phase?: string;
   worker?: string;
   error?: { code?: string };
-  workers?: { worker: string; reason: string; capacityReason?: string }[];
+  workers?: WorkerReasonItem[];
 }
 
 /** f: the agent's finalizer on it, w: withdrawn, d: being deleted. */
@@ -176,7 +177,7 @@ export class SoakWatch {
       if (status?.phase !== 'Waiting' || !status.workers?.length) return [];
       if ((this.updatedAt.get(object.metadata.name) ?? 0) <= since) return [];
       const reasons = new Map(
-        status.workers.map((entry) => [
+        reasonsByWorker(status).map((entry) => [
           entry.worker,
           entry.capacityReason ? `${entry.reason}/${entry.capacityReason}` : entry.reason,
         ]),

@@ -99,8 +99,8 @@ export function waitingGroupedStatus(
   write: number,
   position: number,
 ): Omit<LeaseRequestStatus, 'workers'> & { workerGroups: WorkerGroup[] } {
-  const { workers: entries = [], ...rest } = waitingStatus(workers, write, position);
-  return { ...rest, workerGroups: groupWorkers(entries) };
+  const { workers: _perWorker, ...rest } = waitingStatus(workers, write, position);
+  return { ...rest, workerGroups: groupWorkers(waitingWorkers(workers, write)) };
 }
 
 /** The status of a request just granted on `worker`: its outcome write. */

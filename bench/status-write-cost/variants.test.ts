@@ -20,12 +20,13 @@ describe('crdVariant', () => {
     expect(rulesOf(crd)).toBe(all);
   });
 
-  it('takes out the status item rule alone, or every rule', async () => {
+  it('takes out the status item rules alone, or every rule', async () => {
     const crd = await readCrd(crdPath);
     const all = rulesOf(crd);
     const noStatus = crdVariant(crd, 'no-status-cel');
-    expect(noStatus.removedRules).toBe(1);
-    expect(rulesOf(noStatus.crd)).toBe(all - 1);
+    // The capacity reason's, and exactly one of worker and names (ADR 0033).
+    expect(noStatus.removedRules).toBe(2);
+    expect(rulesOf(noStatus.crd)).toBe(all - 2);
     expect(JSON.stringify(noStatus.crd)).not.toContain("self.reason == 'full'");
     expect(JSON.stringify(noStatus.crd)).toContain('self >= oldSelf');
     const none = crdVariant(crd, 'no-cel');
@@ -65,9 +66,12 @@ describe('crdVariant', () => {
     expect(groups.items.required).toEqual(['reason', 'workers']);
     expect(groups.items.properties.reason).toEqual(workers.items.properties.reason);
     expect(groups.items.properties.capacityReason).toEqual(workers.items.properties.capacityReason);
-    expect(groups.items['x-kubernetes-validations']).toEqual(
-      workers.items['x-kubernetes-validations'],
-    );
+    expect(groups.items['x-kubernetes-validations']).toEqual([
+      {
+        rule: "!has(self.capacityReason) || self.reason == 'full'",
+        message: 'capacityReason is allowed only with reason full',
+      },
+    ]);
     expect(groups.items.properties.workers).toEqual({
       type: 'array',
       'x-kubernetes-list-type': 'atomic',

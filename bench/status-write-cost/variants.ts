@@ -113,7 +113,12 @@ function addWorkerGroups(properties: Json | undefined): number {
     },
     required: ['reason', 'workers'],
   };
-  if (item[RULES] !== undefined) group[RULES] = structuredClone(item[RULES]);
+  // The capacity reason's rule only: the item's rule on worker and names (ADR 0033) has no
+  // counterpart in a group, which names its workers in `workers`.
+  const rules = Array.isArray(item[RULES])
+    ? item[RULES].filter((rule) => !JSON.stringify(rule).includes('self.names'))
+    : [];
+  if (rules.length > 0) group[RULES] = structuredClone(rules);
   properties.workerGroups = {
     description: 'The reasons of status.workers grouped: the workers of each reason, by name.',
     type: 'array',

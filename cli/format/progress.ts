@@ -1,6 +1,11 @@
 // What `lease` shows while it waits, and the line it prints on a grant (DESIGN.md §7.2):
 // `Lease <name>: <device name> <device id> (physical) on <worker label or name>`.
-import { grantEstimateText, reasonLine, type LeaseRequestObject } from '../../api/index.js';
+import {
+  grantEstimateText,
+  reasonLine,
+  reasonsByWorker,
+  type LeaseRequestObject,
+} from '../../api/index.js';
 import { askedDevice } from '../../runtime/index.js';
 import { stageLine, waitingSeconds, type WorkerDisplay } from './requests.js';
 
@@ -26,7 +31,7 @@ export function progressLines(
       const lines = [
         `Request ${metadata.name}: queued at ${status.position ?? '-'}, ${waited}${estimate}`,
       ];
-      for (const entry of status.workers ?? []) {
+      for (const entry of reasonsByWorker(status)) {
         lines.push(`  ${options.worker(entry.worker)}: ${reasonLine(entry, spec.platform)}`);
       }
       return lines;

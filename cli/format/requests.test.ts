@@ -4,6 +4,8 @@ import { iosStatus } from '../../test/fixtures/workers.js';
 import {
   CAPACITY_REASONS,
   WAITING_REASONS,
+  groupReasons,
+  reasonsByWorker,
   type AgentQueueEntry,
   type CapacityReason,
   type LeaseRequestObject,
@@ -50,8 +52,14 @@ function request(
   };
 }
 
+/** A waiting status as the controller writes it: the reasons grouped (ADR 0033). */
 function waiting(workers: WorkerReason[], position = 1, queuedSecondsAgo = 42) {
-  return { phase: 'Waiting' as const, position, queuedAt: ago(queuedSecondsAgo), workers };
+  return {
+    phase: 'Waiting' as const,
+    position,
+    queuedAt: ago(queuedSecondsAgo),
+    workers: groupReasons(workers),
+  };
 }
 
 function worker(name: string, label?: string, queue: AgentQueueEntry[] = []): WorkerObject {
@@ -132,6 +140,13 @@ describe('list --requests (DESIGN.md §7.1)', () => {
         '  wrk_d: busy with its own queue',
         'Request req_9: local-agent on wrk_b, ios iPhone 16, queued at 1, waiting 5s — full: running limit for iOS',
       ].join('\n'),
+    );
+    // A status an older controller wrote, an item per worker, prints the same lines.
+    const perWorker = requests.map((r) =>
+      r.status ? { ...r, status: { ...r.status, workers: reasonsByWorker(r.status) } } : r,
+    );
+    expect(requestListLines(perWorker, workers, { now: NOW })).toEqual(
+      requestListLines(requests, workers, { now: NOW }),
     );
   });
 

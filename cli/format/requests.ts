@@ -8,6 +8,7 @@
 import {
   grantEstimateText,
   reasonLine,
+  reasonsByWorker,
   type AgentQueueEntry,
   type GrantProgress,
   type LeaseRequestObject,
@@ -121,7 +122,7 @@ export function controllerRequestLines(
     );
   const lines = [head];
   if (status?.phase === 'Waiting') {
-    for (const entry of status.workers ?? []) {
+    for (const entry of reasonsByWorker(status)) {
       lines.push(`  ${options.worker(entry.worker)}: ${reasonLine(entry, spec.platform)}`);
     }
   }

@@ -2,7 +2,7 @@
 // lines and tables (cli/format/), their structured content the objects as the contract parses
 // them. By default a session sees its own requests and leases (those naming its holder session).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { SimlockError, answerWhy, type LeaseObject } from '../../api/index.js';
+import { SimlockError, answerWhy, reasonsByWorker, type LeaseObject } from '../../api/index.js';
 import { readableLeases } from '../../client/index.js';
 import { isUnfinished, requestListLines } from '../format/requests.js';
 import { deviceColumns, deviceRows, leaseColumns, renderTable } from '../format/tables.js';
@@ -50,7 +50,7 @@ export async function whyWaitingTool(
       name: request.metadata.name,
       phase: request.status?.phase ?? 'Pending',
       position: request.status?.position,
-      workers: request.status?.workers ?? [],
+      workers: reasonsByWorker(request.status),
       // While Waiting: when the controller expects to grant it, and how it worked that out.
       estimate: request.status?.phase === 'Waiting' ? request.status.estimate : undefined,
       // While Dispatched to a worker that makes or boots the device: the stage and its estimate.

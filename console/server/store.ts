@@ -10,6 +10,7 @@ import {
   LeaseRequestObject,
   RESOURCES,
   WorkerObject,
+  reasonsByWorker,
   type WorkerReason,
 } from '../../api/index.js';
 import {
@@ -310,7 +311,7 @@ export class ConsoleStore {
           : undefined,
       ),
     });
-    const reasons = status?.workers ?? [];
+    const reasons = reasonsByWorker(status);
     this.reasons.set(key, reasons);
     this.emit('request', key);
     if (JSON.stringify(previousReasons ?? []) !== JSON.stringify(reasons)) this.emit('detail', key);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useCluster } from '../../test/cluster/harness.js';
 import { waitingWithReasons } from '../../test/cluster/plugin.js';
 import { errorOf, startAcceptanceFleet, type AcceptanceFleet } from './fleet.js';
+import { reasonsByWorker } from '../../api/index.js';
 
 const cluster = useCluster('cap');
 let fleet: AcceptanceFleet;
@@ -73,7 +74,11 @@ describe('capacity across the fleet (DESIGN.md §4.5)', () => {
 
     const waiting = fleet.leaseIos('--name', 'late', '--timeout', '6s');
     const request = await waitingWithReasons(fleet.fleet, 'late', 3);
-    expect(request.status?.workers?.map((entry) => entry.reason)).toEqual(['full', 'full', 'full']);
+    expect(reasonsByWorker(request.status).map((entry) => entry.reason)).toEqual([
+      'full',
+      'full',
+      'full',
+    ]);
     const result = await waiting;
     expect(result.exitCode).toBe(16);
     expect(errorOf(result).code).toBe('TIMEOUT');

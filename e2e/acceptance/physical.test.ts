@@ -1,7 +1,7 @@
 // DESIGN.md §3.3's end-to-end list, through the controller, with the plugin as a user runs it: worker-a has
 // only iOS simulators, worker-b an enrolled iPhone 15 Pro on iOS 18.4.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkerObject, type Device } from '../../api/index.js';
+import { WorkerObject, type Device, reasonsByWorker } from '../../api/index.js';
 import { simlockPath } from '../../runtime/index.js';
 import { eventually, useCluster } from '../../test/cluster/harness.js';
 import {
@@ -68,7 +68,7 @@ async function untilWorkerBLists(check: (devices: Device[]) => boolean): Promise
 /** Waits until request `name` waits, and answers worker-b's reason for it. */
 async function reasonOfWorkerB(name: string): Promise<string | undefined> {
   const request = await fleet.fleet.requestWhere(name, (r) => r.status?.phase === 'Waiting');
-  return request.status?.workers?.find((entry) => entry.worker === fleet.worker('worker-b'))
+  return reasonsByWorker(request.status).find((entry) => entry.worker === fleet.worker('worker-b'))
     ?.reason;
 }
 

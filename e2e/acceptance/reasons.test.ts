@@ -11,6 +11,7 @@ import {
   startAcceptanceFleet,
   type AcceptanceFleet,
 } from './fleet.js';
+import { reasonsByWorker } from '../../api/index.js';
 
 const cluster = useCluster('why');
 let fleet: AcceptanceFleet;
@@ -44,7 +45,7 @@ describe('why a request waits (DESIGN.md §3.2)', () => {
         ...(other === 'worker-b' ? {} : { capacityReason: 'platform-running-limit' }),
       },
     ];
-    expect(request.status?.workers).toEqual(expected);
+    expect(reasonsByWorker(request.status)).toEqual(expected);
 
     const listed = await fleet.kubectlSimlock(['list', '--requests']);
     expect(listed.exitCode, listed.stderr).toBe(0);

@@ -2,7 +2,7 @@
 // their heartbeat Leases, and answers simlock Leases by writing their status, all through the real
 // API server. Worker names are prefixed with the test's namespace (Workers are cluster-scoped) and
 // labelled with it, so a controller started with that label selector sees only this file's fleet.
-import type { GrantProgress, WorkerStatus } from '../../api/index.js';
+import type { GrantProgress, WorkerReasonItem, WorkerStatus } from '../../api/index.js';
 import { heartbeatLeaseName, LEASE_FINALIZER } from '../../api/index.js';
 import {
   Informer,
@@ -333,7 +333,8 @@ export interface RequestView {
   metadata: { name: string; finalizers?: string[]; uid: string };
   status?: {
     phase: string;
-    workers?: { worker: string; reason: string; capacityReason?: string }[];
+    /** The wire form: read it per worker with reasonsByWorker (ADR 0033). */
+    workers?: WorkerReasonItem[];
     summary?: string;
     position?: number;
     worker?: string;

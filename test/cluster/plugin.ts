@@ -5,6 +5,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { reasonsByWorker } from '../../api/index.js';
 import { controllerStories } from './controller.js';
 import type { TestFleet } from './fleet.js';
 import { runCommand, type ClusterTestContext, type CommandResult } from './harness.js';
@@ -80,6 +81,6 @@ export function pluginStories(cluster: ClusterTestContext) {
 export function waitingWithReasons(fleet: TestFleet, name: string, workers: number) {
   return fleet.requestWhere(
     name,
-    (r) => r.status?.phase === 'Waiting' && (r.status.workers?.length ?? 0) === workers,
+    (r) => r.status?.phase === 'Waiting' && reasonsByWorker(r.status).length === workers,
   );
 }
