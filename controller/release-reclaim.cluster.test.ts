@@ -7,27 +7,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LEASE_FINALIZER, reasonsByWorker } from '../api/index.js';
 import { Informer, simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
-import { TestFleet, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import { controllerFor } from '../test/cluster/controller.js';
-import type { Reconciler } from './index.js';
+import { iosStatus, physicalIphone } from '../test/cluster/fleet.js';
+import { controllerStories } from '../test/cluster/controller.js';
 
 const cluster = useCluster('reclaim');
-const running: Reconciler[] = [];
-const fleets: TestFleet[] = [];
+const { setup } = controllerStories(cluster);
 const watches: Informer[] = [];
 
 afterEach(async () => {
   await Promise.all(watches.splice(0).map((watch) => watch.stop()));
-  await Promise.all(running.splice(0).map((reconciler) => reconciler.stop()));
-  await Promise.all(fleets.splice(0).map((fleet) => fleet.cleanup()));
 });
 
 describe('a device given back', () => {
   it('physical: a request waiting for the only iPhone is dispatched once the Lease of its release is gone, not before, and granted', async () => {
-    const fleet = await TestFleet.create(cluster);
-    fleets.push(fleet);
-    const reconciler = controllerFor(cluster, fleet);
-    running.push(reconciler);
+    const { fleet, start } = await setup();
     const iphone = physicalIphone();
     // The view the agent wrote before the grant, and never again: the iPhone was taken and given
     // back within the agent's wait.
@@ -41,7 +34,7 @@ describe('a device given back', () => {
       if (type !== 'updated') order.push(`${object.metadata.name} ${type}`);
     });
     watch.start();
-    await reconciler.start();
+    await start();
 
     const spec = { platform: 'ios', physical: true, model: 'iPhone 15 Pro' };
     await fleet.createRequest('r1', spec);

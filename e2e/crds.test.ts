@@ -24,6 +24,15 @@ function leaseRequest(name: string, spec: Record<string, unknown>) {
   return aLeaseRequest(name).specAsGiven(spec).obj();
 }
 
+/** Creates an iOS request named `name`; answers the path of its status subresource. */
+async function statusPathOfNew(name: string): Promise<string> {
+  await cluster.admin.create(
+    simlockPath('leaseRequest', { namespace: cluster.namespace }),
+    leaseRequest(name, { platform: 'ios' }),
+  );
+  return simlockPath('leaseRequest', { namespace: cluster.namespace, name, subresource: 'status' });
+}
+
 async function refusal(name: string, spec: Record<string, unknown>): Promise<string> {
   try {
     await cluster.admin.create(
@@ -145,15 +154,7 @@ describe('LeaseRequest as served by the API server', () => {
 
   it('takes reasons grouped or one worker an item, and refuses an item naming both or neither', async () => {
     const name = 'status-items';
-    await cluster.admin.create(
-      simlockPath('leaseRequest', { namespace: cluster.namespace }),
-      leaseRequest(name, { platform: 'ios' }),
-    );
-    const statusPath = simlockPath('leaseRequest', {
-      namespace: cluster.namespace,
-      name,
-      subresource: 'status',
-    });
+    const statusPath = await statusPathOfNew(name);
     const oneOf = /exactly one of worker and names/;
     const write = (workers: unknown[]) =>
       cluster.admin.patch(statusPath, { status: { phase: 'Waiting', workers } });
@@ -173,15 +174,7 @@ describe('LeaseRequest as served by the API server', () => {
 
   it('refuses a capacity reason on anything but full', async () => {
     const name = 'status-rules';
-    await cluster.admin.create(
-      simlockPath('leaseRequest', { namespace: cluster.namespace }),
-      leaseRequest(name, { platform: 'ios' }),
-    );
-    const statusPath = simlockPath('leaseRequest', {
-      namespace: cluster.namespace,
-      name,
-      subresource: 'status',
-    });
+    const statusPath = await statusPathOfNew(name);
     await expect(
       cluster.admin.patch(statusPath, {
         status: {
