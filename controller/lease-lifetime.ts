@@ -4,21 +4,32 @@
 // force release by an operator. Pure: the facts come in the context's `lifetime` and the Lease's
 // facts, the moments go out as timers (ADR 0008).
 import { LIFETIME_REASONS } from '../api/index.js';
-import type {
-  Effect,
-  LeaseFacts,
-  MachineContext,
-  MachineTimer,
-  RequestLife,
-  Step,
+import {
+  ended,
+  endingOf,
+  type Effect,
+  type Ending,
+  type LeaseFacts,
+  type MachineContext,
+  type MachineTimer,
+  type RequestLife,
+  type Step,
 } from './request-life.js';
 
 type Granted = Extract<RequestLife, { kind: 'granted' }>;
 
 const stay = (life: RequestLife, effects: Effect[] = []): Step => ({ life, effects });
 
-/** Ends the request Released with the reason; a granted one's Lease is deleted too. */
-export function release(reason: string, message: string, deleteLease = false): Step {
+/**
+ * Ends the request Released with the reason; a granted one's Lease is deleted too. `ending`: what
+ * the ended life keeps of the one it left (its worker, its grant's time).
+ */
+export function release(
+  reason: string,
+  message: string,
+  deleteLease = false,
+  ending?: Ending,
+): Step {
   const effects: Effect[] = [
     { type: 'cancel', timers: 'all' },
     { type: 'writeStatus', change: { kind: 'released', reason, message } },
@@ -26,7 +37,7 @@ export function release(reason: string, message: string, deleteLease = false): S
     { type: 'walk' },
   ];
   if (deleteLease) effects.push({ type: 'deleteLease' });
-  return { life: { kind: 'ended', outcome: 'Released' }, effects };
+  return { life: ended('Released', ending), effects };
 }
 
 /** A granted request's Lease, seen: as granted on first sight, its expiry and activity after. */
@@ -37,6 +48,7 @@ export function grantedLeaseSeen(life: Granted, lease: LeaseFacts, context: Mach
       status.phase,
       status.message ?? `the worker marked the lease ${status.phase}`,
       true,
+      endingOf(life),
     );
   }
   let changed: Granted = life;
@@ -49,7 +61,7 @@ export function grantedLeaseSeen(life: Granted, lease: LeaseFacts, context: Mach
       ...changed,
       expiresAt: lease.expiresAt,
       startedAt: lease.expiresAt - durationMs,
-      grantedAt: life.grantedAt ?? context.now,
+      idleFrom: life.idleFrom ?? context.now,
     };
   }
   if (!sameActivity(life.activity, lease.activity))
@@ -107,12 +119,12 @@ export function requestChanged(life: RequestLife, context: MachineContext): Step
     switch (life.kind) {
       case 'granted':
       case 'dispatched':
-        return forceRelease(by, true);
+        return forceRelease(by, true, life);
       // A withdrawal in flight deletes the Lease; one that loses to a grant deletes it then.
       case 'waiting':
       case 'withdrawing':
       case 'admitting':
-        return forceRelease(by, false);
+        return forceRelease(by, false, life);
       // The create is in flight: let go once it answers (see `unlessForced`).
       default:
         return stay(life);
@@ -133,12 +145,13 @@ export function unlessForced(step: Step, context: MachineContext): Step {
   const by = context.lifetime?.forceReleasedBy;
   if (by === undefined || (step.life.kind !== 'dispatched' && step.life.kind !== 'granted'))
     return step;
-  const released = forceRelease(by, true);
+  const released = forceRelease(by, true, step.life);
   return { life: released.life, effects: [...step.effects, ...released.effects] };
 }
 
-function forceRelease(by: string, deleteLease: boolean): Step {
-  return release(LIFETIME_REASONS.forceReleased, `force-released by ${by}`, deleteLease);
+function forceRelease(by: string, deleteLease: boolean, from: RequestLife): Step {
+  const message = `force-released by ${by}`;
+  return release(LIFETIME_REASONS.forceReleased, message, deleteLease, endingOf(from));
 }
 
 /** The holder renewed: its deadline moves. */
@@ -173,6 +186,7 @@ export function lifetimeTimerDue(
         LIFETIME_REASONS.holderGone,
         `its holder did not renew its session within ${seconds}s`,
         life.kind === 'granted',
+        endingOf(life),
       );
     }
     case 'idle': {
@@ -181,7 +195,8 @@ export function lifetimeTimerDue(
       if (deadline === undefined) return stay(life);
       if (now < deadline) return stay(life, [{ type: 'wakeAt', timer: 'idle', at: deadline }]);
       const seconds = Math.round((lifetime?.idleTimeoutMs ?? 0) / 1000);
-      return release(LIFETIME_REASONS.idle, `no exec on it for ${seconds}s`, true);
+      const message = `no exec on it for ${seconds}s`;
+      return release(LIFETIME_REASONS.idle, message, true, endingOf(life));
     }
     case 'expiringSoon': {
       if (life.kind !== 'granted' || life.warned === true || life.expiresAt === undefined)
@@ -238,7 +253,7 @@ function idleDeadline(life: Granted, context: MachineContext): number | undefine
   if (timeout === undefined) return undefined;
   const activity = life.activity;
   const since = Math.max(
-    life.grantedAt ?? context.now,
+    life.idleFrom ?? context.now,
     activity?.lastExecAt ?? 0,
     activity?.runningUntil ?? 0,
   );

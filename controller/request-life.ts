@@ -1,5 +1,7 @@
 // A request's life: the states, events and effects of the request machine (request-machine.ts),
-// and TRANSITIONS, the table docs/ARCHITECTURE.md draws. Types only, and the table.
+// and TRANSITIONS, the table docs/ARCHITECTURE.md draws. Types, the table, and what a request's
+// status shows of its life (its phase, its worker, its grant): read from the life, stored nowhere
+// else.
 import type {
   Condition,
   DeviceRecovery,
@@ -51,17 +53,36 @@ export type RequestLife =
       expiresAt?: number;
       /** When the lease started (its dispatch): an extension counts from here (lease-lifetime.ts). */
       startedAt?: number;
-      /** When this process saw the grant: idle time counts from here before any exec. */
+      /**
+       * When this process saw its agent grant it; none for a grant it found made (a restart). The
+       * wait and the lease's time count from here (usage, estimates), and routing assumes the
+       * device taken from here for a while (assume-cache.ts).
+       */
       grantedAt?: number;
+      /** When this process first saw it granted: idle time counts from here before any exec. */
+      idleFrom?: number;
       activity?: LeaseActivityFacts | undefined;
       /** The expiring-soon warning was given for the current expiry. */
       warned?: boolean;
       /** The device's recovery after a crash, as the request's status shows it (device-recovery.ts). */
       recovery?: RecoveryFacts | undefined;
     }
-  | { kind: 'ended'; outcome: Outcome }
-  /** The request is being deleted: its Lease goes, then its finalizer. */
-  | { kind: 'releasing' };
+  /**
+   * Failed or Released. It keeps what its status still shows and what the usage counts of the life
+   * it left: the worker of its last dispatch, and when this process saw it granted.
+   */
+  | ({ kind: 'ended'; outcome: Outcome } & Ending)
+  /**
+   * The request is being deleted: its Lease goes, then its finalizer. `was`: the life it left, which
+   * it shows until it is gone (its status is no longer written).
+   */
+  | { kind: 'releasing'; was: Exclude<RequestLife, { kind: 'releasing' }> };
+
+/** What an ended life keeps of the one it ended from (`endingOf`). */
+export interface Ending {
+  worker?: string | undefined;
+  grantedAt?: number | undefined;
+}
 
 export type LifeKind = RequestLife['kind'];
 
@@ -208,8 +229,12 @@ export type Effect =
   | { type: 'recordLifetimeEvent'; reason: string; message: string; warning?: boolean }
   /** Move the Lease's expiry (an extension); the agent honours it. */
   | { type: 'extendLease'; expiresAt: number; durationSeconds: number }
-  /** Remember the worker for this request (memos.ts): a refusal, or a silence. */
-  | { type: 'remember'; memo: { kind: 'refusal'; refusal: unknown } | { kind: 'unanswered' } }
+  /** Remember the worker of the dispatch for this request (memos.ts): a refusal, or a silence. */
+  | {
+      type: 'remember';
+      worker: string;
+      memo: { kind: 'refusal'; refusal: unknown } | { kind: 'unanswered' };
+    }
   | { type: 'wakeAt'; timer: MachineTimer; at: number }
   /** Cancel timers: the ones named, or all of them (the request ended). */
   | { type: 'cancel'; timers: readonly MachineTimer[] | 'all' }
@@ -302,7 +327,7 @@ export const TRANSITIONS: readonly (readonly [LifeKind, RequestEvent['type'], Li
   ['ended', 'requestDeleting', 'releasing'],
 ];
 
-/** The phase a request's status shows in each kind of life (undefined: as it last was). */
+/** The phase a request's status shows in each kind of life (undefined: as it was first seen). */
 export function phaseOf(life: RequestLife): RequestPhase | undefined {
   switch (life.kind) {
     case 'admitting':
@@ -317,8 +342,9 @@ export function phaseOf(life: RequestLife): RequestPhase | undefined {
       return 'Granted';
     case 'ended':
       return life.outcome;
-    case 'new':
     case 'releasing':
+      return phaseOf(life.was);
+    case 'new':
       return undefined;
   }
 }
@@ -328,4 +354,43 @@ export function workerOf(life: RequestLife): string | undefined {
   return life.kind === 'creatingLease' || life.kind === 'dispatched' || life.kind === 'granted'
     ? life.worker
     : undefined;
+}
+
+/**
+ * The worker a request's status names: the current dispatch's, or once it ended, its last one's
+ * (a Lease that named none: none).
+ */
+export function shownWorkerOf(life: RequestLife): string | undefined {
+  const shown = life.kind === 'releasing' ? life.was : life;
+  return (shown.kind === 'ended' ? shown.worker : workerOf(shown)) || undefined;
+}
+
+/** The grant while the request holds it (also while it is being deleted from it). */
+export function grantOf(life: RequestLife): Extract<RequestLife, { kind: 'granted' }> | undefined {
+  const shown = life.kind === 'releasing' ? life.was : life;
+  return shown.kind === 'granted' ? shown : undefined;
+}
+
+/** When this process saw its agent grant it, kept once the lease ended (the granted life's). */
+export function grantedAtOf(life: RequestLife): number | undefined {
+  const shown = life.kind === 'releasing' ? life.was : life;
+  return shown.kind === 'granted' || shown.kind === 'ended' ? shown.grantedAt : undefined;
+}
+
+/** What a life ending now keeps of `life`: its dispatch's worker, its grant's time. */
+export function endingOf(life: RequestLife): Ending {
+  return {
+    worker: workerOf(life),
+    grantedAt: life.kind === 'granted' ? life.grantedAt : undefined,
+  };
+}
+
+/** The life a request ends in, keeping what its status and its usage still need (`Ending`). */
+export function ended(outcome: Outcome, { worker, grantedAt }: Ending = {}): RequestLife {
+  return {
+    kind: 'ended',
+    outcome,
+    ...(worker ? { worker } : {}),
+    ...(grantedAt !== undefined ? { grantedAt } : {}),
+  };
 }

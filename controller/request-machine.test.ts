@@ -182,6 +182,7 @@ describe('a dispatch', () => {
     expect(phaseOf(step.life)).toBe('Waiting');
     expect(step.effects).toContainEqual({
       type: 'remember',
+      worker: 'mac-1',
       memo: { kind: 'refusal', refusal },
     });
     expect(types(step.effects)).toContain('withdrawLease');
@@ -195,7 +196,7 @@ describe('a dispatch', () => {
       [{ type: 'leaseSeen', lease: lease({ phase: 'Refused' }) }],
       pastDeadline,
     );
-    expect(life).toEqual({ kind: 'ended', outcome: 'Failed' });
+    expect(life).toEqual({ kind: 'ended', outcome: 'Failed', worker: 'mac-1' });
     expect(effects).toContainEqual({ type: 'writeStatus', change: { kind: 'timedOut' } });
     expect(types(effects)).toContain('withdrawLease');
   });
@@ -214,6 +215,7 @@ describe('a dispatch', () => {
     const { effects } = run(dispatched, [{ type: 'leaseSeen', lease: lease({ phase: 'Lost' }) }]);
     expect(effects).toContainEqual({
       type: 'remember',
+      worker: 'mac-1',
       memo: { kind: 'refusal', refusal: { code: 'LOST', message: 'the worker marked it Lost' } },
     });
   });
@@ -249,12 +251,12 @@ describe('a dispatch', () => {
   it('unanswered within the timeout is remembered as a silence and withdrawn', () => {
     const { life, effects } = run(dispatched, [{ type: 'timerDue', timer: 'dispatch' }]);
     expect(life.kind).toBe('withdrawing');
-    expect(effects[0]).toEqual({ type: 'remember', memo: { kind: 'unanswered' } });
+    expect(effects[0]).toEqual({ type: 'remember', worker: 'mac-1', memo: { kind: 'unanswered' } });
   });
 
   it('unanswered past the wait deadline fails TIMEOUT', () => {
     const { life } = run(dispatched, [{ type: 'timerDue', timer: 'dispatch' }], pastDeadline);
-    expect(life).toEqual({ kind: 'ended', outcome: 'Failed' });
+    expect(life).toEqual({ kind: 'ended', outcome: 'Failed', worker: 'mac-1' });
   });
 
   it('to a worker that disconnects is given up at once', () => {
@@ -464,7 +466,7 @@ describe('races found so far', () => {
       change: { kind: 'released', reason: 'LeaseGone', message: 'its Lease no longer exists' },
     });
     expect(types(seen('Failed', lease()).effects)).toEqual(['deleteLease']);
-    expect(seen('Released').life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(seen('Released').life).toEqual({ kind: 'ended', outcome: 'Released', worker: 'mac-1' });
   });
 
   it('adoption after a restart of a request refused past its deadline fails it', () => {
@@ -532,7 +534,7 @@ describe('endings', () => {
 
   it('a granted lease is released at its expiry, and its Lease deleted', () => {
     const { life, effects } = run(granted, [{ type: 'timerDue', timer: 'expiry' }]);
-    expect(life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(life).toEqual({ kind: 'ended', outcome: 'Released', worker: 'mac-1' });
     expect(types(effects)).toContain('deleteLease');
   });
 
@@ -552,6 +554,7 @@ describe('endings', () => {
     expect(run(granted, [{ type: 'leaseGone', uid: 'uid-1' }]).life).toEqual({
       kind: 'ended',
       outcome: 'Released',
+      worker: 'mac-1',
     });
   });
 
@@ -719,7 +722,12 @@ describe("a lease's lifetime", () => {
       [{ type: 'timerDue', timer: 'holder' }],
       at(NOW + 2700, { ...renewing, holderRenewedAt: NOW + 700 }),
     );
-    expect(gone.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(gone.life).toEqual({
+      kind: 'ended',
+      outcome: 'Released',
+      worker: 'mac-1',
+      grantedAt: NOW,
+    });
     expect(gone.effects).toContainEqual({
       type: 'writeStatus',
       change: {
@@ -777,7 +785,12 @@ describe("a lease's lifetime", () => {
       [{ type: 'requestChanged' }],
       at(NOW, { forceReleasedBy: 'ops-olga' }),
     );
-    expect(forced.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(forced.life).toEqual({
+      kind: 'ended',
+      outcome: 'Released',
+      worker: 'mac-1',
+      grantedAt: NOW,
+    });
     expect(forced.effects).toContainEqual({
       type: 'writeStatus',
       change: { kind: 'released', reason: 'ForceReleased', message: 'force-released by ops-olga' },
@@ -796,7 +809,7 @@ describe("a lease's lifetime", () => {
     const changed = { type: 'requestChanged' } as const;
     // Dispatched: the Lease exists, and goes.
     const onDispatched = run(dispatched, [changed], forcedBy);
-    expect(onDispatched.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(onDispatched.life).toEqual({ kind: 'ended', outcome: 'Released', worker: 'mac-1' });
     expect(types(onDispatched.effects)).toContain('deleteLease');
     // Admitting or withdrawing: no Lease to delete (the withdrawal in flight deletes its own).
     for (const life of [{ kind: 'admitting' }, { kind: 'withdrawing' }] as const) {
@@ -812,7 +825,7 @@ describe("a lease's lifetime", () => {
       [{ type: 'leaseCreated', worker: 'mac-1', uid: 'uid-1', watched: true }],
       forcedBy,
     );
-    expect(created.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(created.life).toEqual({ kind: 'ended', outcome: 'Released', worker: 'mac-1' });
     expect(types(created.effects)).toContain('deleteLease');
     expect(created.effects).toContainEqual({
       type: 'writeStatus',
@@ -824,7 +837,12 @@ describe("a lease's lifetime", () => {
       [{ type: 'leaseSeen', lease: lease({ phase: 'Granted' }) }],
       forcedBy,
     );
-    expect(grantedAfter.life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(grantedAfter.life).toEqual({
+      kind: 'ended',
+      outcome: 'Released',
+      worker: 'mac-1',
+      grantedAt: NOW,
+    });
   });
 });
 
@@ -915,7 +933,7 @@ describe('a device that crashes under the lease', () => {
     const lost = lease({ status: { phase: 'Lost', message: 'crashed 3 times in 10 minutes' } });
     const started = run(granted, [{ type: 'leaseSeen', lease: recovering }]);
     const { life, effects } = run(started.life, [{ type: 'leaseSeen', lease: lost }]);
-    expect(life).toEqual({ kind: 'ended', outcome: 'Released' });
+    expect(life).toEqual({ kind: 'ended', outcome: 'Released', worker: 'mac-1' });
     expect(effects).toContainEqual({
       type: 'writeStatus',
       change: { kind: 'released', reason: 'Lost', message: 'crashed 3 times in 10 minutes' },

@@ -18,25 +18,27 @@
 //   - the agent's time to answer counts from when our watch delivers the Lease, not the create;
 //   - the agent's progress (provisioning, booting) may come before the create answers: it is
 //     written at once, its stage told once the dispatch has been; so is a crashed device's recovery.
-import type { ErrorBody, GrantProgress } from '../api/index.js';
-import type {
-  Effect,
-  LeaseFacts,
-  MachineContext,
-  MachineTimer,
-  RequestEvent,
-  RequestLife,
-  Step,
+import type { GrantProgress } from '../api/index.js';
+import {
+  ended,
+  endingOf,
+  type Effect,
+  type LeaseFacts,
+  type MachineContext,
+  type MachineTimer,
+  type RequestEvent,
+  type RequestLife,
+  type Step,
 } from './request-life.js';
 import { acknowledge, progressed } from './dispatch-progress.js';
 import { grantedSeen } from './device-recovery.js';
+import { backToQueue, enqueue, fail, giveUp, refused, requeue } from './queue-steps.js';
 import {
   holderRenewed,
   lifetimeTimerDue,
   release,
   requestChanged,
   unlessForced,
-  waitingWakes,
 } from './lease-lifetime.js';
 
 export * from './request-life.js';
@@ -48,10 +50,10 @@ export function next(life: RequestLife, event: RequestEvent, context: MachineCon
 }
 
 function nextStep(life: RequestLife, event: RequestEvent, context: MachineContext): Step {
-  if (life.kind === 'releasing') return whileReleasing(event);
+  if (life.kind === 'releasing') return whileReleasing(life, event);
   if (event.type === 'requestDeleting') {
     return {
-      life: { kind: 'releasing' },
+      life: { kind: 'releasing', was: life },
       effects: [
         { type: 'cancel', timers: 'all' },
         { type: 'walk' },
@@ -106,7 +108,7 @@ function nextStep(life: RequestLife, event: RequestEvent, context: MachineContex
         (life.kind === 'creatingLease' || life.kind === 'dispatched') &&
         life.worker === event.worker
       )
-        return giveUp(context);
+        return giveUp(life, context);
       return stay(life);
     case 'timerDue':
       return timerDue(life, event.timer, context);
@@ -117,8 +119,7 @@ function nextStep(life: RequestLife, event: RequestEvent, context: MachineContex
   }
 }
 
-function whileReleasing(event: RequestEvent): Step {
-  const releasing: RequestLife = { kind: 'releasing' };
+function whileReleasing(releasing: RequestLife, event: RequestEvent): Step {
   // Its Lease is gone: nothing holds the request any more.
   if (event.type === 'leaseGone') return stay(releasing, [{ type: 'removeFinalizer' }]);
   if (event.type === 'leaseDeleteAnswered' && event.outright)
@@ -141,9 +142,12 @@ function recover(
     case 'Waiting':
       return lease ? adopt(lease, context) : enqueue(context);
     case 'Dispatched':
-      return lease ? adopt(lease, context, event.progress) : requeue(context);
+      return lease
+        ? adopt(lease, context, event.progress)
+        : requeue(context, false, { worker: event.worker });
     case 'Granted': {
-      if (!lease) return release('LeaseGone', 'its Lease no longer exists');
+      if (!lease)
+        return release('LeaseGone', 'its Lease no longer exists', false, { worker: event.worker });
       const granted: RequestLife = {
         kind: 'granted',
         worker: event.worker ?? lease.worker ?? '',
@@ -155,7 +159,7 @@ function recover(
     case 'Failed':
     case 'Released':
       return {
-        life: { kind: 'ended', outcome: event.phase },
+        life: ended(event.phase, { worker: event.worker }),
         effects: lease ? [{ type: 'deleteLease' }] : [],
       };
   }
@@ -180,76 +184,6 @@ function adopt(lease: LeaseFacts, context: MachineContext, progress?: GrantProgr
   ];
   const then = leaseSeen(dispatched, lease, context);
   return { life: then.life, effects: [...first, ...then.effects] };
-}
-
-function enqueue(context: MachineContext): Step {
-  const effects: Effect[] = [{ type: 'writeStatus', change: { kind: 'queued' } }];
-  if (context.waitDeadline !== undefined)
-    effects.push({ type: 'wakeAt', timer: 'wait', at: context.waitDeadline });
-  effects.push(...waitingWakes(context), { type: 'walk' });
-  return { life: { kind: 'waiting' }, effects };
-}
-
-/** Back to the queue after a dispatch that came to nothing; past its deadline, it times out. */
-function requeue(context: MachineContext, withdrawing = false): Step {
-  if (context.waitDeadline !== undefined && context.now >= context.waitDeadline) {
-    const failed = fail();
-    return withdrawing
-      ? { life: failed.life, effects: [...failed.effects, { type: 'withdrawLease' }] }
-      : failed;
-  }
-  const queued = enqueue(context);
-  return withdrawing
-    ? {
-        life: { kind: 'withdrawing' },
-        effects: [
-          { type: 'cancel', timers: ['dispatch'] },
-          ...queued.effects,
-          { type: 'withdrawLease' },
-        ],
-      }
-    : { life: queued.life, effects: [{ type: 'cancel', timers: ['dispatch'] }, ...queued.effects] };
-}
-
-/** The worker will not answer (silent past the timeout, or disconnected): remember, withdraw. */
-function giveUp(context: MachineContext): Step {
-  const back = requeue(context, true);
-  return {
-    life: back.life,
-    effects: [{ type: 'remember', memo: { kind: 'unanswered' } }, ...back.effects],
-  };
-}
-
-function refused(refusal: unknown, context: MachineContext): Step {
-  const back = requeue(context, true);
-  return {
-    life: back.life,
-    effects: [{ type: 'remember', memo: { kind: 'refusal', refusal } }, ...back.effects],
-  };
-}
-
-/** Fails with the error; without one, TIMEOUT. */
-function fail(error?: ErrorBody): Step {
-  return {
-    life: { kind: 'ended', outcome: 'Failed' },
-    effects: [
-      { type: 'cancel', timers: 'all' },
-      {
-        type: 'writeStatus',
-        change: error ? { kind: 'failed', error } : { kind: 'timedOut' },
-      },
-      { type: 'recordEvent', event: 'failed' },
-      { type: 'walk' },
-    ],
-  };
-}
-
-/** A dispatch that could not be made: back in the queue, dispatched again after a backoff. */
-function backToQueue(): Step {
-  return {
-    life: { kind: 'waiting' },
-    effects: [{ type: 'writeStatus', change: { kind: 'queued' } }, { type: 'retryDispatch' }],
-  };
 }
 
 function leaseCreated(
@@ -319,7 +253,12 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
     switch (status.phase) {
       case 'Granted': {
         const leaseUid = life.kind === 'dispatched' ? (life.leaseUid ?? lease.uid) : lease.uid;
-        const granted: RequestLife = { kind: 'granted', worker: life.worker, leaseUid };
+        const granted: RequestLife = {
+          kind: 'granted',
+          worker: life.worker,
+          leaseUid,
+          grantedAt: context.now,
+        };
         const settled = grantedSeen(granted, lease, context);
         return {
           life: settled.life,
@@ -333,11 +272,15 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
         };
       }
       case 'Refused':
-        return refused(status.refusal, context);
+        return refused(status.refusal, life, context);
       case 'Pending':
         return progressed(acknowledge(life, context), status.progress);
       default:
-        return refused({ code: 'LOST', message: `the worker marked it ${status.phase}` }, context);
+        return refused(
+          { code: 'LOST', message: `the worker marked it ${status.phase}` },
+          life,
+          context,
+        );
     }
   }
   if (life.kind === 'granted') return grantedSeen(life, lease, context);
@@ -375,9 +318,9 @@ function leaseGone(life: RequestLife, uid: string | undefined, context: MachineC
     case 'withdrawing':
       return { life: { kind: 'waiting' }, effects: [{ type: 'walk' }] };
     case 'dispatched':
-      return requeue(context);
+      return requeue(context, false, endingOf(life));
     case 'granted':
-      return release('LeaseDeleted', 'its Lease was deleted');
+      return release('LeaseDeleted', 'its Lease was deleted', false, endingOf(life));
     default:
       return stay(life, [{ type: 'walk' }]);
   }
@@ -389,11 +332,11 @@ function timerDue(life: RequestLife, timer: MachineTimer, context: MachineContex
       return life.kind === 'waiting' || life.kind === 'withdrawing' ? fail() : stay(life);
     case 'dispatch':
       return life.kind === 'creatingLease' || life.kind === 'dispatched'
-        ? giveUp(context)
+        ? giveUp(life, context)
         : stay(life);
     case 'expiry':
       if (life.kind !== 'granted') return stay(life);
-      return release('Expired', 'the lease reached its expiry', true);
+      return release('Expired', 'the lease reached its expiry', true, endingOf(life));
     default:
       return lifetimeTimerDue(life, timer, context) ?? stay(life);
   }
