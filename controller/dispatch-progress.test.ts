@@ -154,11 +154,24 @@ describe("a dispatch's progress", () => {
 });
 
 describe('the status shows progress', () => {
-  const state = (phase: RequestState['phase']): RequestState => ({
-    phase,
+  // A life of each phase, on mac-1 where it has a worker.
+  const lives = {
+    Dispatched: {
+      kind: 'dispatched',
+      worker: 'mac-1',
+      leaseUid: 'u',
+      seen: true,
+      acknowledged: true,
+    },
+    Waiting: { kind: 'waiting' },
+    Granted: { kind: 'granted', worker: 'mac-1', leaseUid: 'u' },
+    Failed: { kind: 'ended', outcome: 'Failed', worker: 'mac-1' },
+    Released: { kind: 'ended', outcome: 'Released', worker: 'mac-1' },
+  } satisfies Record<string, RequestLife>;
+  const state = (phase: keyof typeof lives): RequestState => ({
+    life: lives[phase],
     workers: [],
     conditions: [],
-    worker: 'mac-1',
     progress: booting,
   });
 

@@ -39,6 +39,7 @@ import { createRoutingPolicy, type RoutingPolicy, type WorkerView } from '../api
 
 export type { ReconcilerOptions } from './options.js';
 import { StatusWriter } from './status-writer.js';
+import { phaseShown } from './status.js';
 import type { TrackedRequest } from './tracked-request.js';
 import { UsageHistory } from './usage-history.js';
 import { UsageObserver } from './usage-observer.js';
@@ -321,7 +322,7 @@ export class Reconciler {
     return {
       workers: [...this.fleet.current().views],
       waiting: requests
-        .filter((request) => request.phase === 'Waiting')
+        .filter((request) => phaseShown(request) === 'Waiting')
         .map((request) => request.key),
       pendingWrites:
         queued +

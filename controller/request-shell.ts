@@ -11,7 +11,14 @@ import type { ParsedLease } from './parsed-lease.js';
 import { RequestWrites, type RequestWritesOptions } from './request-writes.js';
 import { endSilences, rememberAnswer, takenDevicesKey, type Answer } from './memos.js';
 import type { ControllerMetrics } from './metrics.js';
-import { next, type Effect, type RequestEvent } from './request-machine.js';
+import {
+  grantedAtOf,
+  next,
+  workerOf,
+  type Effect,
+  type RequestEvent,
+  type RequestLife,
+} from './request-machine.js';
 import { recoveryOf } from './device-recovery.js';
 import type { RequestTimers } from './request-timers.js';
 import type { StatusWriter } from './status-writer.js';
@@ -171,11 +178,17 @@ export class RequestShell {
       lifetime: lifetimeOf(request, this.options.limits),
     });
     request.life = step.life;
-    for (const effect of step.effects) this.carryOut(request, effect);
+    // The life the status showed before each change: the one before the step, until the step's
+    // first change shows its own.
+    let shown = previous;
+    for (const effect of step.effects) {
+      this.carryOut(request, effect, shown);
+      if (effect.type === 'writeStatus') shown = step.life;
+    }
     if (step.life.kind !== previous.kind) this.syncAssumption(request);
   }
 
-  private carryOut(request: TrackedRequest, effect: Effect): void {
+  private carryOut(request: TrackedRequest, effect: Effect, shown: RequestLife): void {
     switch (effect.type) {
       case 'admit':
         return this.answer(request, this.requestWrites.admit(request));
@@ -197,7 +210,7 @@ export class RequestShell {
         }
         // Routed by an earlier process, on a view this one may never have seen.
         if (effect.change.kind === 'adopted') request.routedOn = undefined;
-        return this.status.change(request, effect.change);
+        return this.status.change(request, effect.change, shown);
       case 'recordEvent':
         return this.recordEvent(request, effect.event);
       case 'recordProgress':
@@ -221,6 +234,7 @@ export class RequestShell {
       case 'remember':
         return this.remember(
           request,
+          effect.worker,
           effect.memo.kind === 'unanswered'
             ? {
                 kind: 'unanswered',
@@ -259,16 +273,11 @@ export class RequestShell {
   /** What routing counts of this request on its worker (assume-cache.ts). */
   private syncAssumption(request: TrackedRequest): void {
     const { life, key, spec } = request;
+    const grantedAt = grantedAtOf(life);
     if (life.kind === 'creatingLease' || life.kind === 'dispatched')
       this.options.assumptions.assume(key, life.worker, spec);
-    else if (life.kind === 'granted' && request.grantedAt !== undefined)
-      this.options.assumptions.confirm(
-        key,
-        life.worker,
-        spec,
-        request.device?.id,
-        request.grantedAt,
-      );
+    else if (life.kind === 'granted' && grantedAt !== undefined)
+      this.options.assumptions.confirm(key, life.worker, spec, request.device?.id, grantedAt);
     else if (!this.reclaimPending(request)) this.options.assumptions.forget(key);
   }
 
@@ -299,7 +308,8 @@ export class RequestShell {
         this.options.metrics.dispatches.inc({ stage });
         status.flush(request);
         const physical = request.spec.physical === true ? ', physical' : '';
-        return events.holdDispatch(request, `${request.worker ?? ''} (${stage}${physical})`);
+        const worker = workerOf(request.life) ?? '';
+        return events.holdDispatch(request, `${worker} (${stage}${physical})`);
       }
       default:
         return events.recordOutcome(request, event, status.label(request));
@@ -307,8 +317,7 @@ export class RequestShell {
   }
 
   /** A refusal, or a silence, held against the view revision the dispatch was routed on. */
-  private remember(request: TrackedRequest, answer: Answer): void {
-    const worker = request.worker ?? '';
+  private remember(request: TrackedRequest, worker: string, answer: Answer): void {
     // For a dispatch this process did not route (adopted after a restart): the current revision.
     const { routedOn } = request;
     const viewRevision = routedOn?.revision ?? this.options.fleet.revision(worker) ?? 0;

@@ -22,9 +22,9 @@ import {
 } from '../runtime/index.js';
 import { classKey, type GrantHistory } from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
-import { phaseOf } from './request-life.js';
+import { grantedAtOf, shownWorkerOf, type RequestLife } from './request-life.js';
 import type { StatusChange } from './request-machine.js';
-import { copyCondition, desiredStatus, setCondition, writeLaneFor } from './status.js';
+import { copyCondition, desiredStatus, phaseShown, setCondition, writeLaneFor } from './status.js';
 import type { RequestTimers } from './request-timers.js';
 import type { TrackedRequest } from './tracked-request.js';
 import type { WritePriority, WriteQueue } from './write-queue.js';
@@ -68,24 +68,24 @@ export class StatusWriter {
   constructor(private readonly options: StatusWriterOptions) {}
 
   /**
-   * Applies a change of the machine's to the request's status, and writes it when due. The phase
-   * is the machine's life's (`phaseOf`; the shell sets the life before it carries out the step's
-   * effects, so every change of a step sees the phase the step ends in); the rest is the change's.
+   * Applies a change of the machine's to the request's status, and writes it when due. The phase,
+   * the worker and the expiry are read from the machine's life (status.ts; the shell sets the life
+   * before it carries out the step's effects, so every change of a step sees the life the step
+   * ends in); the rest is the change's. `shown`: the life the status showed before this change
+   * (the step's first change: the life before the step; a later one: the step's own).
    */
-  change(request: TrackedRequest, change: StatusChange): void {
+  change(request: TrackedRequest, change: StatusChange, shown: RequestLife): void {
     const now = this.options.clock.now();
-    const shown = request.phase;
-    request.phase = phaseOf(request.life) ?? shown;
     switch (change.kind) {
       case 'queued':
-        if (shown !== 'Waiting') request.settleUntil = now + this.options.reasonWriteIntervalMs;
+        if (phaseShown({ life: shown, written: request.written }) !== 'Waiting')
+          request.settleUntil = now + this.options.reasonWriteIntervalMs;
         if (request.queuedAt === undefined) {
           // Its first sight, not now: admissions' writes come back in any order, and the queue is
           // first come, first served.
           request.queuedAt = request.seenAt;
           this.options.requeued();
         }
-        request.worker = undefined;
         request.stage = undefined;
         request.lease = undefined;
         request.progress = undefined;
@@ -93,7 +93,6 @@ export class StatusWriter {
       case 'dispatched':
         request.settleUntil =
           now + Math.max(this.options.reasonWriteIntervalMs, this.options.dispatchHoldMs ?? 0);
-        request.worker = change.worker;
         request.stage = change.stage;
         request.progress = undefined;
         request.workers = [];
@@ -103,11 +102,9 @@ export class StatusWriter {
         break;
       case 'adopted':
         // Its progress stays as the status shows it: the machine compares the Lease's with it.
-        request.worker = change.worker;
         request.workers = [];
         break;
       case 'granted': {
-        request.grantedAt = now;
         this.remember(request, now);
         request.lease = request.name;
         request.device = change.device;
@@ -137,7 +134,6 @@ export class StatusWriter {
         break;
       }
       case 'expiry': {
-        request.expiresAt = change.expiresAt;
         const had = request.conditions.some((c) => c.type === EXPIRING_SOON_CONDITION);
         if (change.expiringSoon || had) {
           const at = new Date(change.expiresAt).toISOString();
@@ -175,10 +171,11 @@ export class StatusWriter {
           change.facts.condition,
         );
         break;
-      case 'released':
-        // Only a granted request has grantedAt, and it is released once.
-        if (request.grantedAt !== undefined)
-          this.options.history?.record(classKey(request.spec), 'leaseMs', now - request.grantedAt);
+      case 'released': {
+        // Only a life ended from a grant this process saw keeps its time, and it is released once.
+        const grantedAt = grantedAtOf(request.life);
+        if (grantedAt !== undefined)
+          this.options.history?.record(classKey(request.spec), 'leaseMs', now - grantedAt);
         request.releasedBecause = change.message;
         request.releasedReason = change.reason;
         // A device still recovering when the lease ended (its Lease Lost past the crash budget)
@@ -207,6 +204,7 @@ export class StatusWriter {
         );
         this.end(request);
         break;
+      }
     }
     this.flush(request);
   }
@@ -217,13 +215,13 @@ export class StatusWriter {
    * Dispatched status written already holds nothing.
    */
   holdDispatched(request: TrackedRequest, until: number): void {
-    if (request.phase !== 'Dispatched' || request.written?.phase === 'Dispatched') return;
+    if (phaseShown(request) !== 'Dispatched' || request.written?.phase === 'Dispatched') return;
     request.settleUntil = Math.max(request.settleUntil, until);
   }
 
   /** The held dispatch was told (its agent answered, or the hold ended): written as ADR 0004 has it. */
   dispatchTold(request: TrackedRequest): void {
-    if (request.phase !== 'Dispatched') return;
+    if (phaseShown(request) !== 'Dispatched') return;
     const dispatchedAt = request.dispatchedAt ?? this.options.clock.now();
     request.settleUntil = dispatchedAt + this.options.reasonWriteIntervalMs;
     this.options.timers.clear(request, 'write');
@@ -242,7 +240,7 @@ export class StatusWriter {
 
   /** The worker's label (or name) a request is granted on, for conditions and Events. */
   label(request: TrackedRequest): string {
-    const worker = request.worker ?? '';
+    const worker = shownWorkerOf(request.life) ?? '';
     return this.options.labelOf(worker) ?? worker;
   }
 

@@ -21,7 +21,7 @@ describe('desiredStatus', () => {
     { worker: 'c', reason: 'full', capacityReason: 'ram-budget' },
   ];
   const waitingState = (workers: readonly WorkerReason[]) => ({
-    phase: 'Waiting' as const,
+    life: { kind: 'waiting' as const },
     workers,
     conditions: [],
   });

@@ -1,5 +1,7 @@
-// The status a request should have, from the controller's memory of it. Per-worker reasons carry
-// no timestamps, so a walk that changes nothing produces the same status, and writes nothing.
+// The status a request should have, from the controller's memory of it: its phase, its worker and
+// its expiry read from its life (request-life.ts), the rest from what the walks, the writes and its
+// Lease told (RequestState). Per-worker reasons carry no timestamps, so a walk that changes nothing
+// produces the same status, and writes nothing.
 import {
   DEVICE_RECOVERING,
   groupReasons,
@@ -15,9 +17,13 @@ import {
   type WorkerReasonItem,
 } from '../api/index.js';
 import type { Estimate } from './estimate/index.js';
+import { grantOf, phaseOf, shownWorkerOf, type RequestLife } from './request-life.js';
 
 export interface RequestState {
-  phase: RequestPhase;
+  /** Its life (request-machine.ts): the phase, the worker and the expiry its status shows. */
+  life: RequestLife;
+  /** The status last known to be on the server (on first sight: the one it was found with). */
+  written?: Record<string, unknown> | undefined;
   generation?: number | undefined;
   queuedAt?: number | undefined;
   position?: number | undefined;
@@ -25,11 +31,8 @@ export interface RequestState {
   estimate?: Estimate | undefined;
   /** Possibly shared with other requests of a walk (walk.ts): read, never changed. */
   workers: readonly WorkerReason[];
-  worker?: string | undefined;
   lease?: string | undefined;
   device?: GrantedDevice | undefined;
-  /** Once granted: when the lease ends (moves on extend). */
-  expiresAt?: number | undefined;
   /** While Dispatched: the agent's progress making or booting the device, from its Lease. */
   progress?: GrantProgress | undefined;
   /** While Granted: the device crashed and is booted again, from its Lease. */
@@ -50,10 +53,21 @@ function groupedOnce(reasons: readonly WorkerReason[]): WorkerReasonItem[] {
   return items;
 }
 
+/**
+ * The phase a request's status shows: its life's; a life that says none (first sight) shows the
+ * phase of the status it was found with.
+ */
+export function phaseShown(state: Pick<RequestState, 'life' | 'written'>): RequestPhase {
+  return phaseOf(state.life) ?? (state.written?.phase as RequestPhase | undefined) ?? 'Pending';
+}
+
 export function desiredStatus(state: RequestState): LeaseRequestStatus {
-  const status: LeaseRequestStatus = { phase: state.phase };
+  const phase = phaseShown(state);
+  const worker = shownWorkerOf(state.life);
+  const expiresAt = grantOf(state.life)?.expiresAt;
+  const status: LeaseRequestStatus = { phase };
   if (state.queuedAt !== undefined) status.queuedAt = new Date(state.queuedAt).toISOString();
-  if (state.phase === 'Waiting') {
+  if (phase === 'Waiting') {
     if (state.position !== undefined) status.position = state.position;
     status.workers = groupedOnce(state.workers);
     status.summary = summarizeReasons(state.workers);
@@ -63,16 +77,15 @@ export function desiredStatus(state: RequestState): LeaseRequestStatus {
           ? { basis: state.estimate.basis }
           : { grantAt: new Date(state.estimate.at).toISOString(), basis: state.estimate.basis };
   }
-  if (state.worker !== undefined && state.phase !== 'Waiting') status.worker = state.worker;
+  if (worker !== undefined && phase !== 'Waiting') status.worker = worker;
   if (state.lease !== undefined) status.lease = state.lease;
   if (state.device !== undefined) status.device = state.device;
-  if (state.expiresAt !== undefined && state.phase === 'Granted')
-    status.expiresAt = new Date(state.expiresAt).toISOString();
+  if (expiresAt !== undefined && phase === 'Granted')
+    status.expiresAt = new Date(expiresAt).toISOString();
   // Only on the way to a grant: an outcome, or the queue again, never shows a stage left over.
-  if (state.progress !== undefined && state.phase === 'Dispatched')
-    status.progress = state.progress;
+  if (state.progress !== undefined && phase === 'Dispatched') status.progress = state.progress;
   // Only while the lease is held: a request released meanwhile (its Lease Lost) shows none.
-  if (state.recovery !== undefined && state.phase === 'Granted') status.recovery = state.recovery;
+  if (state.recovery !== undefined && phase === 'Granted') status.recovery = state.recovery;
   if (state.error !== undefined) status.error = state.error;
   if (state.conditions.length > 0) status.conditions = state.conditions;
   if (state.generation !== undefined) status.observedGeneration = state.generation;

@@ -1,6 +1,7 @@
-// One request as the controller holds it in memory: its life (request-machine.ts), the status it
-// should have (status.ts), its memos, and the timers and retries of its key in the request work
-// queue. Built from the object on first sight, so a restarted controller starts from the API.
+// One request as the controller holds it in memory: its life (request-machine.ts), which alone says
+// its phase, its worker and its grant; the rest of the status it should have (status.ts); its
+// memos; and the timers and retries of its key in the request work queue. Built from the object on
+// first sight, so a restarted controller starts from the API.
 import { reasonsByWorker, type LeaseRequestSpec, type LeaseRequestStatus } from '../api/index.js';
 import { emptyMemos, type RequestMemos } from './memos.js';
 import type { Lifetime, MachineTimer, RequestEvent, RequestLife } from './request-machine.js';
@@ -39,8 +40,6 @@ export interface TrackedRequest extends RequestState {
    * view, not the one the answer arrived at). None for a dispatch adopted from an earlier process.
    */
   routedOn?: { revision: number | undefined; takenDevices: string | undefined } | undefined;
-  /** When this process saw the grant (assumed in its worker's view for a while: assume-cache.ts). */
-  grantedAt?: number | undefined;
   /** When this process dispatched it (how long a dispatch took to be granted: estimate/history.ts). */
   dispatchedAt?: number | undefined;
   hasFinalizer: boolean;
@@ -59,13 +58,12 @@ export interface TrackedRequest extends RequestState {
   forceReleasedBy?: string | undefined;
   /** When this process last saw the holder's session renewed (first sight counts as one). */
   holderRenewedAt?: number | undefined;
-  /** The status last known to be on the server, and when reasons were last written. */
-  written?: Record<string, unknown> | undefined;
   /**
    * The request's resourceVersion as this process last wrote or read it: its next status write is
    * made onto it (a PUT; a 409 reads the request again). Until then, the informer's.
    */
   writtenVersion?: string | undefined;
+  /** When reasons were last written. */
   lastReasonWriteAt: number;
   /**
    * Until then only an outcome is written at once: a request that waits or is dispatched only
@@ -97,7 +95,6 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
     createdAt: input.createdAt,
     seenAt: input.seenAt,
     life: { kind: 'new' },
-    phase: status?.phase ?? 'Pending',
     queuedAt: status?.queuedAt ? Date.parse(status.queuedAt) : undefined,
     position: status?.position,
     workers: reasonsByWorker(status),
@@ -105,7 +102,6 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
       at: status.estimate.grantAt !== undefined ? Date.parse(status.estimate.grantAt) : undefined,
       basis: status.estimate.basis,
     },
-    worker: status?.worker,
     lease: status?.lease,
     device: status?.device,
     progress: status?.progress,

@@ -57,7 +57,7 @@ describe('the usage observer', () => {
     usage.statusWritten(r1, undefined, { phase: 'Pending' });
     usage.statusWritten(r1, { phase: 'Pending' }, { phase: 'Waiting' });
     clock.advance(90_000);
-    r1.grantedAt = clock.now();
+    r1.life = { kind: 'granted', worker: 'w1', leaseUid: 'u1', grantedAt: clock.now() };
     r1.device = { ...iphoneSimulator('s1'), class: 'phone' };
     const status = { phase: 'Granted', conditions: [granted(clock.now())] };
     usage.statusWritten(r1, { phase: 'Waiting' }, status);
@@ -81,7 +81,9 @@ describe('the usage observer', () => {
     const { clock, usage, sample } = setup();
     const grantedAt = clock.now();
     clock.advance(60_000);
-    const r1 = request(clock, { phase: 'Granted', conditions: [granted(grantedAt)] });
+    // Found granted (a restart): no grant seen by this process.
+    const life = { kind: 'granted', worker: 'w1', leaseUid: 'u1' } as const;
+    const r1 = request(clock, { life, conditions: [granted(grantedAt)] });
     clock.advance(60_000);
     usage.grantedRequestDeleting(r1);
     expect(await sample('simlock_lease_duration_seconds', '_sum')).toEqual([

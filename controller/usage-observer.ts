@@ -6,6 +6,8 @@
 import type { Clock } from '../runtime/index.js';
 import type { FleetCache } from './fleet-cache.js';
 import type { ControllerMetrics } from './metrics.js';
+import { grantedAtOf } from './request-life.js';
+import { phaseShown } from './status.js';
 import type { TrackedRequest } from './tracked-request.js';
 import {
   DELETED_REASON,
@@ -52,7 +54,8 @@ export class UsageObserver {
   /** A request this process holds granted is being deleted: its holder let the device go. */
   grantedRequestDeleting(request: TrackedRequest): void {
     const facts = factsOf(request);
-    const started = grantStart({ phase: request.phase, conditions: request.conditions }, facts);
+    const status = { phase: phaseShown(request), conditions: request.conditions };
+    const started = grantStart(status, facts);
     const end = leaseEnded(facts, DELETED_REASON, started, this.clock.now(), this.labels);
     if (end) this.metrics.leaseDuration.observe(end.labels, end.seconds);
   }
@@ -84,6 +87,6 @@ function factsOf(request: TrackedRequest): UsageFacts {
     model: request.spec.model,
     deviceModel: request.device?.model,
     createdAt: request.createdAt,
-    grantedAt: request.grantedAt,
+    grantedAt: grantedAtOf(request.life),
   };
 }

@@ -10,6 +10,7 @@ import {
   type HeldLease,
 } from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
+import { grantOf } from './request-life.js';
 import type { RoutingPolicy } from '../api/index.js';
 import type { TrackedRequest } from './tracked-request.js';
 import { walk, type Fleet, type WaitingRequest, type WalkOutcome } from './walk.js';
@@ -125,18 +126,17 @@ export class WaitingQueue {
     const { history, now: clockNow } = this.estimator;
     const now = clockNow();
     const leases: HeldLease[] = [];
-    for (const request of requests.values())
-      if (
-        request.phase === 'Granted' &&
-        request.worker !== undefined &&
-        request.expiresAt !== undefined
-      )
+    for (const request of requests.values()) {
+      // Held until it is gone: being deleted from a grant too.
+      const grant = grantOf(request.life);
+      if (grant?.worker && grant.expiresAt !== undefined)
         leases.push({
-          worker: request.worker,
+          worker: grant.worker,
           spec: request.spec,
-          expiresAt: request.expiresAt,
+          expiresAt: grant.expiresAt,
           session: request.spec.holderSession !== undefined,
         });
+    }
     const waiting = [];
     for (const request of queue) {
       const outcome = outcomes.get(request.key);
