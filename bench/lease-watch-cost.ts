@@ -1,14 +1,16 @@
 // What the agents' Lease watches cost kube-apiserver, with a label selector (as the agents watch)
-// or a field selector on spec.worker (selectableFields, Kubernetes 1.32+). Each agent watches the
-// Leases of its own worker; with W agents every Lease event is offered to W watches, and the
-// question is whether the API server matches a field selector more cheaply than a label one. On a
+// or a field selector on spec.worker (selectableFields, Kubernetes 1.32+), or with every worker's
+// Leases in a namespace of its own that its agent watches. Each agent watches the Leases of its own
+// worker; with W agents and a selector every Lease event is offered to W watches (a selector filters,
+// it does not index), while the watch cache keys watchers by namespace: the question is what each
+// costs the API server per Lease. On a
 // control plane of its own, per run and variant: W watches are opened (none under `none`), and N
 // Leases spread over the W workers are created, granted and deleted; kube-apiserver's CPU per Lease
 // (3 writes, 3 events) is the figure. The variants alternate within a run (their order turns from
 // run to run). Prints; asserts nothing but that every watch saw only its own Leases.
 //
 //   node --import tsx bench/lease-watch-cost.ts [--watchers 1000] [--leases 2000] [--in-flight 32] [--runs 3]
-//     [--variants label,field,none] [--json PATH]
+//     [--variants label,field,namespace,none] [--json PATH]
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +18,7 @@ import {
   CommandLine,
   REPO_ROOT,
   createNamespace,
+  inParallel,
   log,
   machineName,
   median,
@@ -27,10 +30,11 @@ import { applyLeaseCrd } from './lease-watch-cost/apply-crd.js';
 import {
   WATCH_VARIANTS,
   leaseCrdFor,
+  leaseNamespaceOf,
   selectsWorkerField,
   type WatchVariant,
 } from './lease-watch-cost/variants.js';
-import { measureWatches, type WatchMeasurement } from './lease-watch-cost/workload.js';
+import { measureWatches, workerName, type WatchMeasurement } from './lease-watch-cost/workload.js';
 
 const line = new CommandLine();
 line.only(['--watchers', '--leases', '--in-flight', '--runs', '--variants', '--json']);
@@ -56,6 +60,16 @@ async function main(): Promise<void> {
   const measurements: WatchMeasurement[] = [];
   try {
     await createNamespace(admin, namespace);
+    if (variants.includes('namespace')) {
+      const started = performance.now();
+      const workers = Array.from({ length: watchers }, (_, index) => workerName(index));
+      await inParallel(workers, 8, (worker) =>
+        createNamespace(admin, leaseNamespaceOf('namespace', worker, namespace)),
+      );
+      log(
+        `${watchers} namespaces of workers' Leases made (${seconds(performance.now() - started)})`,
+      );
+    }
     // The control plane starts with crds/ as generated.
     let selectable = selectsWorkerField(generated);
     for (let run = 0; run < runs; run++) {
@@ -107,11 +121,11 @@ async function main(): Promise<void> {
   process.stdout.write(
     `Lease watch cost: ${watchers} watches, ${leases} Leases created, granted and deleted, ` +
       `${inFlight} in flight, medians of ${runs} runs; ${machineName()}; ${startedAt} – ${finishedAt}\n\n` +
-      'variant  runs  apiserver CPU ms/Lease (min–max)  etcd ms  client ms  misdelivered  load1\n' +
+      'variant    runs  apiserver CPU ms/Lease (min–max)  etcd ms  client ms  misdelivered  load1\n' +
       rows
         .map(
           (r) =>
-            `${r.variant.padEnd(7)}  ${String(r.runs).padEnd(4)}  ` +
+            `${r.variant.padEnd(9)}  ${String(r.runs).padEnd(4)}  ` +
             `${`${r.apiserverCpuMsPerLease.toFixed(2)} (${r.min.toFixed(2)}–${r.max.toFixed(2)})`.padEnd(32)}  ` +
             `${r.etcdCpuMsPerLease.toFixed(2).padEnd(7)}  ${r.clientCpuMsPerLease.toFixed(2).padEnd(9)}  ` +
             `${String(r.misdelivered).padEnd(12)}  ${r.loadAverage.toFixed(1)}`,

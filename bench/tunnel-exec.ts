@@ -115,7 +115,8 @@ async function tokenKubeconfig(adminPath: string, dir: string, token: string): P
 /** The exec proxy in this process: tunnels held here, TLS agents verified by `caFile`. */
 async function startProxy(admin: KubeClient, token: string, caFile: string) {
   const metrics = new ProxyMetrics();
-  const tunnels = new AgentTunnels(metrics.registry);
+  const tunnels = new AgentTunnels();
+  metrics.watchTunnels(tunnels);
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;

@@ -4,6 +4,13 @@ export { CONTROLLER_DEFAULTS } from './options.js';
 export { ControllerMetrics } from './metrics.js';
 export { walk, type WaitingRequest, type Fleet, type WalkOutcome } from './walk.js';
 export { reasonsFor } from './reasons.js';
+// The grant estimates of a walk, for bench/estimates.ts.
+export {
+  estimateQueue,
+  type ClassHistory,
+  type HeldLease,
+  type WaitingForEstimate,
+} from './estimate/index.js';
 export { buildWorker, parseHeartbeat } from './views.js';
 // Routing is pure and shared (api/routing/, ADR 0026); re-exported for the benchmarks and tests.
 export {

@@ -13,7 +13,8 @@ export async function startReplica(
   proxyToken: string,
 ): Promise<{ server: Server; url: string; held: AgentTunnels }> {
   const metrics = new ProxyMetrics();
-  const held = new AgentTunnels(metrics.registry);
+  const held = new AgentTunnels();
+  metrics.watchTunnels(held);
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

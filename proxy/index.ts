@@ -1,5 +1,6 @@
 // The exec proxy.
-export { createProxyApp, ProxyMetrics, type ProxyOptions } from './server.js';
+export { createProxyApp, type ProxyOptions } from './server.js';
+export { ProxyMetrics, type ExecOutcome } from './metrics.js';
 export { reviewToken, mayExec, bearerToken, type Caller } from './auth.js';
 export {
   ActivityRecorder,

@@ -7,7 +7,8 @@ import { hideBin } from 'yargs/helpers';
 import { KubeClient, createLogger, startupRefusal } from '../runtime/index.js';
 import { ActivityRecorder, leaseStatusActivityStore } from './activity.js';
 import { proxyPermissions } from './permissions.js';
-import { ProxyMetrics, TOKEN_REVIEW_CACHE_MS, createProxyApp } from './server.js';
+import { ProxyMetrics } from './metrics.js';
+import { TOKEN_REVIEW_CACHE_MS, createProxyApp } from './server.js';
 import { AgentTunnels, serveTunnels } from './tunnel-server.js';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -60,7 +61,8 @@ async function main(): Promise<void> {
   const client = KubeClient.fromOptions({ kubeconfig: argv.kubeconfig, context: argv.context });
   const metrics = new ProxyMetrics(true);
   // Agents behind NAT connect here (ADR 0024); their execs go through their tunnels.
-  const tunnels = new AgentTunnels(metrics.registry);
+  const tunnels = new AgentTunnels();
+  metrics.watchTunnels(tunnels);
   const app = createProxyApp({
     client,
     log,

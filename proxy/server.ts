@@ -8,7 +8,6 @@ import { ExecRequest, LeaseObject, MAX_EXEC_BODY_BYTES, WorkerObject } from '../
 import {
   KubeUnavailableError,
   isNotFound,
-  MetricSet,
   metricsHandler,
   sendError,
   simlockPath,
@@ -21,6 +20,7 @@ import {
 import type { ActivityRecorder } from './activity.js';
 import { agentReachable, reachAgent } from './agent-dial.js';
 import type { AgentTunnels } from './tunnel-server.js';
+import { ProxyMetrics, type ExecOutcome } from './metrics.js';
 import { forwardExec, forwardTarget } from './tunnel-forward.js';
 import { bearerToken, mayExec, reviewToken, type Caller } from './auth.js';
 import { isLeaseLostFrame, leaseLostFrame, SseFrames } from './lease-end.js';
@@ -54,23 +54,6 @@ export interface ProxyOptions {
 /** The default of `tokenReviewCacheMs`: as long as the agent remembers the proxy's token. */
 export const TOKEN_REVIEW_CACHE_MS = 10_000;
 
-export class ProxyMetrics extends MetricSet {
-  readonly requests = this.counter(
-    'simlock_proxy_exec_requests_total',
-    'Exec requests by outcome.',
-    ['outcome'],
-  );
-  readonly tokenReviews = this.counter(
-    'simlock_proxy_token_reviews_total',
-    "TokenReviews of callers' tokens asked of the API server (a token remembered is not asked again).",
-  );
-  readonly seconds = this.histogram(
-    'simlock_proxy_exec_duration_seconds',
-    'Duration of exec streams.',
-    [0.1, 0.5, 1, 5, 30, 120, 600],
-  );
-}
-
 export function createProxyApp(options: ProxyOptions): express.Express {
   const { log } = options;
   const metrics = options.metrics ?? new ProxyMetrics();
@@ -95,7 +78,7 @@ export function createProxyApp(options: ProxyOptions): express.Express {
     express.json({ limit: MAX_EXEC_BODY_BYTES, type: () => true }),
     (req: Request<{ namespace: string; name: string }>, res: Response) => {
       const started = performance.now();
-      const outcome = (label: string) => {
+      const outcome = (label: ExecOutcome) => {
         metrics.requests.inc({ outcome: label });
         metrics.seconds.observe((performance.now() - started) / 1000);
       };
@@ -136,7 +119,7 @@ async function handleExec(
   callerOf: CallerOf,
   req: Request<{ namespace: string; name: string }>,
   res: Response,
-  outcome: (label: string) => void,
+  outcome: (label: ExecOutcome) => void,
 ): Promise<void> {
   const { client, log } = options;
   const { namespace, name } = req.params;

@@ -5,6 +5,7 @@
 // never forwarded again (the holder answers it, or says UNAVAILABLE).
 import type { Request, Response } from 'express';
 import { sendError, writeWithBackpressure, type Logger } from '../runtime/index.js';
+import type { ExecOutcome } from './metrics.js';
 
 /** The header a replica's upgrade answer names itself in, and the mark of a forwarded call. */
 export { TUNNEL_PROXY_HEADER as PROXY_HEADER } from '../api/index.js';
@@ -27,7 +28,7 @@ export async function forwardExec(
   req: Request,
   res: Response,
   log: Logger,
-): Promise<string> {
+): Promise<ExecOutcome> {
   const upstream = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) upstream.abort();

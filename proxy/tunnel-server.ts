@@ -5,7 +5,6 @@
 // that worker's route: agent-dial.ts opens a stream over it per exec.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Gauge, type Registry } from 'prom-client';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { SimlockError, httpStatusFor, tunnelAccess } from '../api/index.js';
 import { PROXY_HEADER } from './tunnel-forward.js';
@@ -29,17 +28,9 @@ const MAX_MESSAGE_BYTES = 128 * 1024;
 export class AgentTunnels {
   private readonly byWorker = new Map<string, { mux: TunnelMux; socket: WebSocket }>();
 
-  constructor(registry?: Registry) {
-    if (!registry) return;
-    const held = this.byWorker;
-    new Gauge({
-      name: 'simlock_proxy_agent_tunnels',
-      help: 'Agents connected to this proxy through a tunnel.',
-      registers: [registry],
-      collect() {
-        this.set(held.size);
-      },
-    });
+  /** How many workers' tunnels are held (ProxyMetrics.watchTunnels reads it at a scrape). */
+  get size(): number {
+    return this.byWorker.size;
   }
 
   get(worker: string): TunnelMux | undefined {

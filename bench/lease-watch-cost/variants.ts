@@ -3,11 +3,14 @@
 //          ADR 0018, and do on an older CRD), on the Lease CRD without selectableFields
 //   field  every agent watches with a field selector on spec.worker (as they do), on the Lease
 //          CRD with selectableFields: [.spec.worker] (Kubernetes 1.32+), as generated
+//   namespace  every worker's Leases live in a namespace of its own, which its agent watches with no
+//          selector: the watch cache keys watchers by namespace, so an event is offered to one watch
+//          (the candidate of issue 36 point 2), on the CRD without selectableFields
 //   none   no agent watches: the writes alone, what the watches add to is measured against it
 import { WORKER_LABEL } from '../../api/index.js';
 import type { Crd } from '../harness/index.js';
 
-export const WATCH_VARIANTS = ['label', 'field', 'none'] as const;
+export const WATCH_VARIANTS = ['label', 'field', 'namespace', 'none'] as const;
 export type WatchVariant = (typeof WATCH_VARIANTS)[number];
 
 const SELECTABLE_WORKER = { jsonPath: '.spec.worker' };
@@ -42,7 +45,14 @@ export function watchQuery(
       return { labelSelector: `${WORKER_LABEL}=${worker}` };
     case 'field':
       return { fieldSelector: `spec.worker=${worker}` };
+    case 'namespace':
+      return {};
     case 'none':
       return undefined;
   }
+}
+
+/** The namespace a variant puts a worker's Leases in: its own under `namespace`, else the shared one. */
+export function leaseNamespaceOf(variant: WatchVariant, worker: string, shared: string): string {
+  return variant === 'namespace' ? `${shared}-${worker}` : shared;
 }

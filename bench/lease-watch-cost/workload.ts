@@ -13,7 +13,7 @@ import {
   type KubeClient,
 } from '../../runtime/index.js';
 import { cpuBetween, cpuSeconds, inParallel, waitUntil } from '../harness/index.js';
-import { watchQuery, type WatchVariant } from './variants.js';
+import { leaseNamespaceOf, watchQuery, type WatchVariant } from './variants.js';
 
 const WATCH_IDLE_MS = 30 * 60_000;
 
@@ -63,13 +63,14 @@ export async function measureWatches(context: WatchContext): Promise<WatchMeasur
   let misdelivered = 0;
   // A watch that ends before the measurement does makes it worthless: said at the next wait.
   const broken: unknown[] = [];
+  const namespaceOf = (worker: string) => leaseNamespaceOf(variant, worker, namespace);
   const open = workers.flatMap((worker) => {
     const query = watchQuery(variant, worker);
     if (query === undefined) return [];
     return [
       admin
         .watch(
-          simlockPath('lease', { namespace }),
+          simlockPath('lease', { namespace: namespaceOf(worker) }),
           { ...query, resourceVersion: '0' },
           (event) => {
             if (event.type === 'BOOKMARK') return;
@@ -99,7 +100,7 @@ export async function measureWatches(context: WatchContext): Promise<WatchMeasur
     await waitForWatches(admin, open.length, unbroken);
     const cpuBefore = await cpuSeconds();
     const started = performance.now();
-    await writeLeases(admin, namespace, context.leases, context.inFlight, workers);
+    await writeLeases(admin, namespaceOf, context.leases, context.inFlight, workers);
     if (open.length > 0)
       await waitUntil(
         () => {
@@ -139,7 +140,7 @@ export async function measureWatches(context: WatchContext): Promise<WatchMeasur
 /** Creates, grants and deletes each Lease in turn, `inFlight` Leases at a time. */
 async function writeLeases(
   admin: KubeClient,
-  namespace: string,
+  namespaceOf: (worker: string) => string,
   count: number,
   inFlight: number,
   workers: readonly string[],
@@ -148,6 +149,7 @@ async function writeLeases(
   await inParallel(indexes, inFlight, async (index) => {
     const name = leaseName(index);
     const worker = workers[index % workers.length] ?? workerName(0);
+    const namespace = namespaceOf(worker);
     const created = await admin.create(simlockPath('lease', { namespace }), {
       apiVersion: API_VERSION,
       kind: RESOURCES.lease.kind,

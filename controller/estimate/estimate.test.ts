@@ -1,20 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { estimateGrant, median, type ClassHistory, type EstimateInput } from './estimate.js';
+import {
+  estimateGrant,
+  historyMedians,
+  leaseEnds,
+  median,
+  type ClassHistory,
+  type EstimateInput,
+  type LeaseEnd,
+} from './estimate.js';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const MIN = 60_000;
 const none: ClassHistory = { leaseMs: [], waitMs: [], readyMs: [] };
 
-function input(overrides: Partial<EstimateInput>): EstimateInput {
+type Given = Omit<Partial<EstimateInput>, 'ends' | 'history'> & {
+  ends?: LeaseEnd[];
+  history?: ClassHistory;
+};
+
+function input({ ends = [], history = none, ...overrides }: Given): EstimateInput {
   return {
     now: NOW,
     queuedAt: NOW - 40_000,
     label: 'iPhone 16',
     ahead: 0,
-    ends: [],
     capacityBlocked: 1,
-    history: none,
     ...overrides,
+    ends: leaseEnds(ends),
+    history: historyMedians(history),
   };
 }
 

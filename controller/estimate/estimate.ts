@@ -13,6 +13,23 @@ export interface LeaseEnd {
   session: boolean;
 }
 
+/**
+ * The leases a request can wait for, in the order they end, with how many a session holds: built
+ * once (`leaseEnds`) for all the requests that wait on the same workers, not sorted per request.
+ */
+export interface LeaseEnds {
+  /** Earliest expiry first. */
+  inOrder: readonly LeaseEnd[];
+  sessions: number;
+}
+
+export function leaseEnds(ends: readonly LeaseEnd[]): LeaseEnds {
+  return {
+    inOrder: [...ends].sort((a, b) => a.expiresAt - b.expiresAt),
+    sessions: ends.filter((end) => end.session).length,
+  };
+}
+
 /** What the last hour says of this device class (history.ts); each list may be empty. */
 export interface ClassHistory {
   /** How long leases lasted, from grant to release. */
@@ -21,6 +38,27 @@ export interface ClassHistory {
   waitMs: readonly number[];
   /** How long a dispatch took to be granted (making and booting a device). */
   readyMs: readonly number[];
+}
+
+/**
+ * The medians of a class's history, worked out once a walk for all its requests (each sorts its
+ * samples); undefined where there are too few samples to say anything.
+ */
+export interface HistoryMedians {
+  leaseMs: number | undefined;
+  waitMs: number | undefined;
+  readyMs: number | undefined;
+  /** How many waits the wait median is of. */
+  waits: number;
+}
+
+export function historyMedians(history: ClassHistory): HistoryMedians {
+  return {
+    leaseMs: median(history.leaseMs, MIN_SAMPLES.lease),
+    waitMs: median(history.waitMs, MIN_SAMPLES.wait),
+    readyMs: median(history.readyMs, MIN_SAMPLES.ready),
+    waits: history.waitMs.length,
+  };
 }
 
 export interface EstimateInput {
@@ -36,10 +74,10 @@ export interface EstimateInput {
   /** Waiting requests ahead of it in queue order that the same workers could serve. */
   ahead: number;
   /** Leases on the workers that are full or busy for it (the only ones whose end helps). */
-  ends: readonly LeaseEnd[];
+  ends: LeaseEnds;
   /** Workers that would serve it but are full or busy now; 0: it waits for something else. */
   capacityBlocked: number;
-  history: ClassHistory;
+  history: HistoryMedians;
 }
 
 export interface Estimate {
@@ -56,13 +94,13 @@ export function estimateGrant(input: EstimateInput): Estimate {
   if (input.capacityBlocked === 0)
     return { basis: 'no basis: no worker that would serve it is busy; it waits for the fleet' };
 
-  const ready = median(history.readyMs, MIN_SAMPLES.ready);
+  const ready = history.readyMs;
   const readyText = ready !== undefined && ready >= 1000 ? `, ${seconds(ready)} to get ready` : '';
   const plusReady = (at: number): number => Math.max(now, at) + (ready ?? 0);
 
-  if (ends.length > 0) {
-    const sorted = [...ends].sort((a, b) => a.expiresAt - b.expiresAt);
-    const sessions = ends.filter((end) => end.session).length;
+  if (ends.inOrder.length > 0) {
+    const sorted = ends.inOrder;
+    const sessions = ends.sessions;
     const sooner = sessions > 0 ? ` (${sessions} held by a session, which may end sooner)` : '';
     const needed = ahead + 1;
     const noun = input.leaseNoun ?? { one: `lease of ${label}`, many: `leases of ${label}` };
@@ -77,7 +115,7 @@ export function estimateGrant(input: EstimateInput): Estimate {
     }
     // More ahead than leases end: the devices freed are taken again, for as long as leases of
     // this class last.
-    const lasts = median(history.leaseMs, MIN_SAMPLES.lease);
+    const lasts = history.leaseMs;
     if (lasts === undefined)
       return {
         basis: `no basis: ${ahead} ahead of you and only ${leases(sorted.length)} at a known time; no lease of ${label} ended in the last hour`,
@@ -92,7 +130,7 @@ export function estimateGrant(input: EstimateInput): Estimate {
 
   // Full or busy, but no lease of ours to wait for (an agent busy with its own queue): only the
   // last hour's waits say anything.
-  const waited = median(history.waitMs, MIN_SAMPLES.wait);
+  const waited = history.waitMs;
   if (waited === undefined)
     return {
       basis: `no basis: no lease with a known end holds a device it could use, and too few ${label} requests were granted in the last hour`,
@@ -104,7 +142,7 @@ export function estimateGrant(input: EstimateInput): Estimate {
     };
   return {
     at,
-    basis: `${label} requests were granted in ${seconds(waited)} (median of ${history.waitMs.length} in the last hour)`,
+    basis: `${label} requests were granted in ${seconds(waited)} (median of ${history.waits} in the last hour)`,
   };
 }
 
