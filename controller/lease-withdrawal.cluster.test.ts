@@ -85,6 +85,11 @@ describe('a dispatch withdrawn while its agent acknowledges and then grants it',
     expect(lease?.metadata.deletionTimestamp).toBeUndefined();
     expect(lease?.status?.phase).toBe('Granted');
     expect(granted.status?.device?.id).toBe('sim-1');
+    // The grant that won names its worker, in the status and in its condition.
+    expect(granted.status?.worker).toBe(fleet.name('a'));
+    expect(
+      granted.status?.conditions?.find((condition) => condition.type === 'Granted')?.message,
+    ).toContain(fleet.name('a'));
     expect(deletes).toBe(0);
   });
 });
