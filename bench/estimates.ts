@@ -4,10 +4,12 @@
 // CPU in the grants benchmark. The fleet here is that benchmark's at its end: every worker full with
 // `--leases-per-worker` granted leases, every waiting request of one of `--specs` specs, requests of
 // a spec sharing one list of reasons (as controller/walk.ts hands them out), the history of each
-// class full (200 samples of each kind, history.ts's bound). Pure: no cluster.
+// class full (200 samples of each kind, history.ts's bound). `--lists own` gives every request a
+// list of its own instead, as the walk does for a request with something remembered of its own (a
+// refusal, a silence): most of them, in the grants benchmark's burst. Pure: no cluster.
 //
 //   node --import tsx bench/estimates.ts [--workers 1000] [--requests 5000] [--specs 1]
-//     [--leases-per-worker 5] [--runs 7] [--json PATH]
+//     [--leases-per-worker 5] [--lists shared|own] [--runs 7] [--json PATH]
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import v8 from 'node:v8';
@@ -22,11 +24,20 @@ import {
 import { CommandLine, machineName, median } from './harness/index.js';
 
 const line = new CommandLine();
-line.only(['--workers', '--requests', '--specs', '--leases-per-worker', '--runs', '--json']);
+line.only([
+  '--workers',
+  '--requests',
+  '--specs',
+  '--leases-per-worker',
+  '--lists',
+  '--runs',
+  '--json',
+]);
 const workers = line.integer('--workers', 1000);
 const requests = line.integer('--requests', 5000);
 const specs = line.integer('--specs', 1);
 const leasesPerWorker = line.integer('--leases-per-worker', 5);
+const listModes = line.choices('--lists', ['shared', 'own'] as const, 'lists');
 const runs = line.integer('--runs', 7);
 const jsonPath = line.optionalValue('--json');
 
@@ -50,15 +61,16 @@ const reasons: readonly WorkerReason[] = Array.from({ length: workers }, (_, ind
   capacityReason: 'platform-running-limit',
 }));
 const listOf = new Map(allSpecs.map((spec) => [spec, [...reasons]]));
-const waiting: WaitingForEstimate[] = Array.from({ length: requests }, (_, index) => {
-  const spec = allSpecs[index % specs] ?? specOf(0);
-  return {
-    key: `ns/r-${index}`,
-    spec,
-    queuedAt: NOW - 60_000 + index,
-    workers: listOf.get(spec) ?? reasons,
-  };
-});
+const waitingWith = (lists: 'shared' | 'own'): WaitingForEstimate[] =>
+  Array.from({ length: requests }, (_, index) => {
+    const spec = allSpecs[index % specs] ?? specOf(0);
+    return {
+      key: `ns/r-${index}`,
+      spec,
+      queuedAt: NOW - 60_000 + index,
+      workers: lists === 'own' ? [...reasons] : (listOf.get(spec) ?? reasons),
+    };
+  });
 // Leases end over the next hour, in no order.
 const leases: HeldLease[] = Array.from({ length: workers * leasesPerWorker }, (_, index) => ({
   worker: workerName(index % workers),
@@ -74,27 +86,46 @@ const history: ClassHistory = {
   readyMs: samples(20_000),
 };
 
-const times: number[] = [];
-let estimated = 0;
-for (let run = 0; run < runs; run++) {
-  collectGarbage();
-  const started = performance.now();
-  estimated = estimateQueue(waiting, leases, () => history, NOW).size;
-  times.push(performance.now() - started);
-}
-const result = {
-  machine: machineName(),
-  at: new Date().toISOString(),
-  options: { workers, requests, specs, leasesPerWorker, runs },
-  estimated,
-  msPerWalk: median(times),
-  minMs: Math.min(...times),
-  maxMs: Math.max(...times),
-};
+const results = listModes.map((lists) => {
+  const waiting = waitingWith(lists);
+  const times: number[] = [];
+  let estimated = 0;
+  for (let run = 0; run < runs; run++) {
+    collectGarbage();
+    const started = performance.now();
+    estimated = estimateQueue(waiting, leases, () => history, NOW).size;
+    times.push(performance.now() - started);
+  }
+  return {
+    lists,
+    estimated,
+    msPerWalk: median(times),
+    minMs: Math.min(...times),
+    maxMs: Math.max(...times),
+  };
+});
 process.stdout.write(
   `grant estimates of one walk: ${requests} waiting requests of ${specs} spec(s), ${workers} workers full, ` +
-    `${leases.length} leases; ${os.cpus().length} CPUs, load ${os.loadavg()[0]?.toFixed(1)}\n` +
-    `${result.msPerWalk.toFixed(1)} ms a walk (${result.minMs.toFixed(1)}–${result.maxMs.toFixed(1)}, median of ${runs}), ` +
-    `${estimated} estimates\n`,
+    `${leases.length} leases; median of ${runs}; ${os.cpus().length} CPUs, load ${os.loadavg()[0]?.toFixed(1)}\n` +
+    results
+      .map(
+        (r) =>
+          `lists ${r.lists.padEnd(6)} ${r.msPerWalk.toFixed(1)} ms a walk (${r.minMs.toFixed(1)}–${r.maxMs.toFixed(1)}), ${r.estimated} estimates`,
+      )
+      .join('\n') +
+    '\n',
 );
-if (jsonPath !== undefined) await writeFile(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+if (jsonPath !== undefined)
+  await writeFile(
+    jsonPath,
+    `${JSON.stringify(
+      {
+        machine: machineName(),
+        at: new Date().toISOString(),
+        options: { workers, requests, specs, leasesPerWorker, runs },
+        results,
+      },
+      null,
+      2,
+    )}\n`,
+  );

@@ -14,19 +14,24 @@ export interface LeaseEnd {
 }
 
 /**
- * The leases a request can wait for, in the order they end, with how many a session holds: built
- * once (`leaseEnds`) for all the requests that wait on the same workers, not sorted per request.
+ * The leases a request can wait for, in the order they end: how many, how many a session holds,
+ * and the one that ends `index`-th. The walk's estimates (queue-estimates.ts) read them off the
+ * class's leases sorted once a walk, without a list of their own per request.
  */
 export interface LeaseEnds {
-  /** Earliest expiry first. */
-  inOrder: readonly LeaseEnd[];
+  count: number;
   sessions: number;
+  /** The lease that ends `index`-th, earliest first (0 ≤ index < count). */
+  nth(index: number): LeaseEnd;
 }
 
+/** The lease ends of a list in any order. */
 export function leaseEnds(ends: readonly LeaseEnd[]): LeaseEnds {
+  const inOrder = [...ends].sort((a, b) => a.expiresAt - b.expiresAt);
   return {
-    inOrder: [...ends].sort((a, b) => a.expiresAt - b.expiresAt),
+    count: inOrder.length,
     sessions: ends.filter((end) => end.session).length,
+    nth: (index) => inOrder[index] as LeaseEnd,
   };
 }
 
@@ -98,16 +103,15 @@ export function estimateGrant(input: EstimateInput): Estimate {
   const readyText = ready !== undefined && ready >= 1000 ? `, ${seconds(ready)} to get ready` : '';
   const plusReady = (at: number): number => Math.max(now, at) + (ready ?? 0);
 
-  if (ends.inOrder.length > 0) {
-    const sorted = ends.inOrder;
+  if (ends.count > 0) {
     const sessions = ends.sessions;
     const sooner = sessions > 0 ? ` (${sessions} held by a session, which may end sooner)` : '';
     const needed = ahead + 1;
     const noun = input.leaseNoun ?? { one: `lease of ${label}`, many: `leases of ${label}` };
     const leases = (count: number): string =>
       count === 1 ? `1 ${noun.one} ends` : `${count} ${noun.many} end`;
-    if (needed <= sorted.length) {
-      const end = sorted[needed - 1] as LeaseEnd;
+    if (needed <= ends.count) {
+      const end = ends.nth(needed - 1);
       return {
         at: plusReady(end.expiresAt),
         basis: `${leases(needed)} before${sooner}${behind}${readyText}`,
@@ -118,13 +122,13 @@ export function estimateGrant(input: EstimateInput): Estimate {
     const lasts = history.leaseMs;
     if (lasts === undefined)
       return {
-        basis: `no basis: ${ahead} ahead of you and only ${leases(sorted.length)} at a known time; no lease of ${label} ended in the last hour`,
+        basis: `no basis: ${ahead} ahead of you and only ${leases(ends.count)} at a known time; no lease of ${label} ended in the last hour`,
       };
-    const rounds = Math.floor(ahead / sorted.length);
-    const end = sorted[ahead % sorted.length] as LeaseEnd;
+    const rounds = Math.floor(ahead / ends.count);
+    const end = ends.nth(ahead % ends.count);
     return {
       at: plusReady(end.expiresAt + rounds * lasts),
-      basis: `${leases(sorted.length)} before${sooner}${behind}, each taken again for ${seconds(lasts)} (median lease of ${label})${readyText}`,
+      basis: `${leases(ends.count)} before${sooner}${behind}, each taken again for ${seconds(lasts)} (median lease of ${label})${readyText}`,
     };
   }
 

@@ -41,6 +41,47 @@ describe('estimateQueue', () => {
     expect(estimates.get('ns/tablet')?.at).toBeUndefined();
   });
 
+  it('requests with lists of their own wait on their own full workers, alike or not', () => {
+    const leases: HeldLease[] = [
+      { worker: 'worker-a', spec: iphone, expiresAt: NOW + 2 * MIN, session: false },
+      { worker: 'worker-b', spec: iphone, expiresAt: NOW + MIN, session: true },
+    ];
+    const bothFull = (): WorkerReason[] => [
+      { worker: 'worker-a', reason: 'full', capacityReason: 'platform-running-limit' },
+      { worker: 'worker-b', reason: 'full', capacityReason: 'platform-running-limit' },
+    ];
+    const history = () => ({
+      leaseMs: Array(5).fill(2 * MIN) as number[],
+      waitMs: [],
+      readyMs: [],
+    });
+    const estimates = estimateQueue(
+      [
+        { key: 'ns/first', spec: iphone, queuedAt: NOW - 3000, workers: bothFull() },
+        // Worker b drained for it alone: only a's lease helps it.
+        { key: 'ns/second', spec: iphone, queuedAt: NOW - 2000, workers: full },
+        { key: 'ns/third', spec: iphone, queuedAt: NOW - 1000, workers: bothFull() },
+      ],
+      leases,
+      history,
+      NOW,
+    );
+    expect(estimates.get('ns/first')).toEqual({
+      at: NOW + MIN,
+      basis: '1 lease of iPhone 16 ends before (1 held by a session, which may end sooner)',
+    });
+    expect(estimates.get('ns/second')).toEqual({
+      at: NOW + 4 * MIN,
+      basis:
+        '1 lease of iPhone 16 ends before; 1 ahead of you, each taken again for 2m (median lease of iPhone 16)',
+    });
+    expect(estimates.get('ns/third')).toEqual({
+      at: NOW + 3 * MIN,
+      basis:
+        '2 leases of iPhone 16 end before (1 held by a session, which may end sooner); 2 ahead of you, each taken again for 2m (median lease of iPhone 16)',
+    });
+  });
+
   it('a running slot freed by a lease of another model: named by its platform', () => {
     const estimates = estimateQueue(
       [{ key: 'ns/r', spec: iphone, queuedAt: NOW, workers: full }],

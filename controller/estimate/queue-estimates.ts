@@ -8,11 +8,9 @@ import { PLATFORM_NAMES, type DeviceSpec, type WorkerReason } from '../../api/in
 import {
   estimateGrant,
   historyMedians,
-  leaseEnds,
   type ClassHistory,
   type Estimate,
   type HistoryMedians,
-  type LeaseEnd,
   type LeaseEnds,
 } from './estimate.js';
 
@@ -52,10 +50,11 @@ function capacityBlocked(entry: WorkerReason): boolean {
   );
 }
 
-/** A held lease with its class, worked out once a walk rather than once per request. */
+/** A held lease with its class and its worker's number, worked out once a walk. */
 interface ClassedLease {
   lease: HeldLease;
   classKey: string;
+  worker: number;
 }
 
 /** A lease whose end frees what the request needs: its physical device, or a running slot. */
@@ -75,24 +74,67 @@ interface Gathered {
   leaseNoun: { one: string; many: string };
 }
 
+/**
+ * The ends of the leases among `freeing` (sorted by expiry) whose worker is marked in `on`: read
+ * off the sorted list, not gathered and sorted again per list of reasons. Sorting per request was
+ * a third of the controller's CPU at 5000 requests over 1000 workers, most with a list of their own.
+ */
+function endsAmong(freeing: readonly ClassedLease[], on: Uint8Array, key: string) {
+  let count = 0;
+  let sessions = 0;
+  let sameClass = true;
+  for (const held of freeing)
+    if (on[held.worker] === 1) {
+      count++;
+      if (held.lease.session) sessions++;
+      sameClass &&= held.classKey === key;
+    }
+  // Listed only when an estimate reads one, then once for every request that shares these ends.
+  let inOrder: HeldLease[] | undefined;
+  const ends: LeaseEnds = {
+    count,
+    sessions,
+    nth: (index) => {
+      inOrder ??= freeing.filter((held) => on[held.worker] === 1).map((held) => held.lease);
+      const end = inOrder[index];
+      if (end === undefined) throw new RangeError(`no lease ends ${index}-th of ${count}`);
+      return end;
+    },
+  };
+  return { ends, sameClass };
+}
+
 export function estimateQueue(
   waiting: readonly WaitingForEstimate[],
   leases: readonly HeldLease[],
   historyOf: (classKey: string) => ClassHistory,
   now: number,
 ): Map<string, Estimate> {
-  const leasesOn = new Map<string, ClassedLease[]>();
-  for (const lease of leases) {
-    const held = { lease, classKey: classKey(lease.spec) };
-    const list = leasesOn.get(lease.worker);
-    if (list) list.push(held);
-    else leasesOn.set(lease.worker, [held]);
-  }
-  // A class's medians and a list's lease ends are worked out once, not per request: sorting them
-  // per request was a third of the controller's CPU at 5000 requests over 1000 workers.
+  // Once a walk: each lease's class and worker number, each class's freeing leases in the order
+  // they end, each class's medians.
+  const workerNumbers = new Map<string, number>();
+  const classed = leases.map((lease): ClassedLease => {
+    let worker = workerNumbers.get(lease.worker);
+    if (worker === undefined) workerNumbers.set(lease.worker, (worker = workerNumbers.size));
+    return { lease, classKey: classKey(lease.spec), worker };
+  });
+  const freeingOf = new Map<string, ClassedLease[]>();
+  const freeing = (spec: DeviceSpec, key: string): ClassedLease[] => {
+    let list = freeingOf.get(key);
+    if (!list) {
+      list = classed.filter((held) => frees(held, spec, key));
+      list.sort((a, b) => a.lease.expiresAt - b.lease.expiresAt);
+      freeingOf.set(key, list);
+    }
+    return list;
+  };
   const histories = new Map<string, HistoryMedians>();
-  // Requests of one spec share their reasons: their leases are gathered once.
+  // Requests of one spec share their reasons: their leases are gathered once. A request with a
+  // list of its own (something remembered of its own) mostly has the same workers full as others
+  // of its class: their leases are gathered once too, by the set of those workers.
   const gathered = new Map<readonly WorkerReason[], Map<string, Gathered>>();
+  const gatheredBySet = new Map<string, Gathered>();
+  const text = new TextDecoder('latin1');
   const aheadIn = new Map<string, number>();
   const estimates = new Map<string, Estimate>();
 
@@ -104,24 +146,27 @@ export function estimateQueue(
     if (!byClass) gathered.set(request.workers, (byClass = new Map<string, Gathered>()));
     let found = byClass.get(key);
     if (!found) {
-      const ends: LeaseEnd[] = [];
+      // The workers full or busy for it, marked by number: kept with its ends (a byte a worker).
+      const on = new Uint8Array(workerNumbers.size);
       let blocked = 0;
-      let sameClass = true;
       for (const entry of request.workers) {
         if (!capacityBlocked(entry)) continue;
         blocked++;
-        for (const held of leasesOn.get(entry.worker) ?? [])
-          if (frees(held, request.spec, key)) {
-            ends.push({ expiresAt: held.lease.expiresAt, session: held.lease.session });
-            sameClass &&= held.classKey === key;
-          }
+        const worker = workerNumbers.get(entry.worker);
+        if (worker !== undefined) on[worker] = 1;
       }
-      const label = classLabel(request.spec);
-      const platform = PLATFORM_NAMES[request.spec.platform];
-      const leaseNoun = sameClass
-        ? { one: `lease of ${label}`, many: `leases of ${label}` }
-        : { one: `${platform} lease`, many: `${platform} leases` };
-      byClass.set(key, (found = { ends: leaseEnds(ends), blocked, label, leaseNoun }));
+      const set = `${key}\n${blocked}\n${text.decode(on)}`;
+      found = gatheredBySet.get(set);
+      if (!found) {
+        const { ends, sameClass } = endsAmong(freeing(request.spec, key), on, key);
+        const label = classLabel(request.spec);
+        const platform = PLATFORM_NAMES[request.spec.platform];
+        const leaseNoun = sameClass
+          ? { one: `lease of ${label}`, many: `leases of ${label}` }
+          : { one: `${platform} lease`, many: `${platform} leases` };
+        gatheredBySet.set(set, (found = { ends, blocked, label, leaseNoun }));
+      }
+      byClass.set(key, found);
     }
     let history = histories.get(key);
     if (!history) histories.set(key, (history = historyMedians(historyOf(key))));
