@@ -14,24 +14,20 @@ export interface LeaseEnd {
 }
 
 /**
- * The leases a request can wait for, in the order they end: how many, how many a session holds,
- * and the one that ends `index`-th. The walk's estimates (queue-estimates.ts) read them off the
- * class's leases sorted once a walk, without a list of their own per request.
+ * The leases a request can wait for, in the order they end, and how many a session holds. The
+ * walk's estimates (queue-estimates.ts) read them off the class's leases sorted once a walk.
  */
 export interface LeaseEnds {
-  count: number;
+  /** Earliest expiry first. */
+  inOrder: readonly LeaseEnd[];
   sessions: number;
-  /** The lease that ends `index`-th, earliest first (0 ≤ index < count). */
-  nth(index: number): LeaseEnd;
 }
 
 /** The lease ends of a list in any order. */
 export function leaseEnds(ends: readonly LeaseEnd[]): LeaseEnds {
-  const inOrder = [...ends].sort((a, b) => a.expiresAt - b.expiresAt);
   return {
-    count: inOrder.length,
+    inOrder: [...ends].sort((a, b) => a.expiresAt - b.expiresAt),
     sessions: ends.filter((end) => end.session).length,
-    nth: (index) => inOrder[index] as LeaseEnd,
   };
 }
 
@@ -103,15 +99,16 @@ export function estimateGrant(input: EstimateInput): Estimate {
   const readyText = ready !== undefined && ready >= 1000 ? `, ${seconds(ready)} to get ready` : '';
   const plusReady = (at: number): number => Math.max(now, at) + (ready ?? 0);
 
-  if (ends.count > 0) {
+  const sorted = ends.inOrder;
+  if (sorted.length > 0) {
     const sessions = ends.sessions;
     const sooner = sessions > 0 ? ` (${sessions} held by a session, which may end sooner)` : '';
     const needed = ahead + 1;
     const noun = input.leaseNoun ?? { one: `lease of ${label}`, many: `leases of ${label}` };
     const leases = (count: number): string =>
       count === 1 ? `1 ${noun.one} ends` : `${count} ${noun.many} end`;
-    if (needed <= ends.count) {
-      const end = ends.nth(needed - 1);
+    if (needed <= sorted.length) {
+      const end = sorted[needed - 1] as LeaseEnd;
       return {
         at: plusReady(end.expiresAt),
         basis: `${leases(needed)} before${sooner}${behind}${readyText}`,
@@ -122,13 +119,13 @@ export function estimateGrant(input: EstimateInput): Estimate {
     const lasts = history.leaseMs;
     if (lasts === undefined)
       return {
-        basis: `no basis: ${ahead} ahead of you and only ${leases(ends.count)} at a known time; no lease of ${label} ended in the last hour`,
+        basis: `no basis: ${ahead} ahead of you and only ${leases(sorted.length)} at a known time; no lease of ${label} ended in the last hour`,
       };
-    const rounds = Math.floor(ahead / ends.count);
-    const end = ends.nth(ahead % ends.count);
+    const rounds = Math.floor(ahead / sorted.length);
+    const end = sorted[ahead % sorted.length] as LeaseEnd;
     return {
       at: plusReady(end.expiresAt + rounds * lasts),
-      basis: `${leases(ends.count)} before${sooner}${behind}, each taken again for ${seconds(lasts)} (median lease of ${label})${readyText}`,
+      basis: `${leases(sorted.length)} before${sooner}${behind}, each taken again for ${seconds(lasts)} (median lease of ${label})${readyText}`,
     };
   }
 

@@ -80,28 +80,16 @@ interface Gathered {
  * a third of the controller's CPU at 5000 requests over 1000 workers, most with a list of their own.
  */
 function endsAmong(freeing: readonly ClassedLease[], on: Uint8Array, key: string) {
-  let count = 0;
+  const inOrder: HeldLease[] = [];
   let sessions = 0;
   let sameClass = true;
   for (const held of freeing)
     if (on[held.worker] === 1) {
-      count++;
+      inOrder.push(held.lease);
       if (held.lease.session) sessions++;
       sameClass &&= held.classKey === key;
     }
-  // Listed only when an estimate reads one, then once for every request that shares these ends.
-  let inOrder: HeldLease[] | undefined;
-  const ends: LeaseEnds = {
-    count,
-    sessions,
-    nth: (index) => {
-      inOrder ??= freeing.filter((held) => on[held.worker] === 1).map((held) => held.lease);
-      const end = inOrder[index];
-      if (end === undefined) throw new RangeError(`no lease ends ${index}-th of ${count}`);
-      return end;
-    },
-  };
-  return { ends, sameClass };
+  return { ends: { inOrder, sessions }, sameClass };
 }
 
 export function estimateQueue(
