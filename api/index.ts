@@ -1,5 +1,6 @@
 // The contract: shapes, reasons, errors and the pure rules controller and agent share.
 export * from './names.js';
+export * from './lease-namespace.js';
 export * from './reasons.js';
 export * from './errors.js';
 export * from './schemas.js';

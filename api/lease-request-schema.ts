@@ -226,7 +226,16 @@ export const LeaseRequestStatus = z.object({
     'While Waiting: when it should be granted and how that was worked out; rewritten only when it moves.',
   ),
   worker: z.string().max(253).optional(),
-  lease: z.string().max(253).optional(),
+  lease: z
+    .string()
+    .max(253)
+    .optional()
+    .describe("The name of the request's Lease, once dispatched."),
+  leaseNamespace: z
+    .string()
+    .max(63)
+    .optional()
+    .describe("The namespace of the request's Lease: its worker's (ADR 0034)."),
   device: GrantedDevice.optional(),
   expiresAt: timestamp.optional().describe('When the lease ends, once granted (moves on extend).'),
   progress: GrantProgress.optional().describe(

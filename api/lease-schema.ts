@@ -5,8 +5,19 @@ import { Condition, DeviceSpec, GrantedDevice } from './lease-request-schema.js'
 import { GrantProgress } from './grant-progress.js';
 import { DeviceRecovery } from './device-recovery.js';
 
+/** The request a Lease dispatches: in another namespace than the Lease (ADR 0034). */
+export const LeaseRequestRef = z.object({
+  namespace: name,
+  name,
+  uid: z.string().min(1).max(64),
+});
+export type LeaseRequestRef = z.infer<typeof LeaseRequestRef>;
+
 const LeaseSpecFields = z.object({
   worker: name,
+  request: LeaseRequestRef.optional().describe(
+    "The request this Lease dispatches. The controller always sets it; the Lease lives in its worker's namespace, named by the request's UID.",
+  ),
   device: DeviceSpec,
   expiresAt: timestamp.describe('When the lease ends; the controller moves it later on extend.'),
   durationSeconds: z
@@ -20,7 +31,7 @@ const LeaseSpecFields = z.object({
 });
 export const LeaseSpec = LeaseSpecFields.meta(
   celRules({
-    rule: unchanged(['worker', 'device', 'holder'], ['worker', 'device']),
+    rule: unchanged(['worker', 'request', 'device', 'holder'], ['worker', 'device']),
     message: 'spec is immutable after creation, except expiresAt and durationSeconds (extend)',
   }),
 );
