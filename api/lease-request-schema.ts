@@ -238,6 +238,15 @@ export const LeaseRequestStatus = z.object({
     .describe("The namespace of the request's Lease: its worker's (ADR 0034)."),
   device: GrantedDevice.optional(),
   expiresAt: timestamp.optional().describe('When the lease ends, once granted (moves on extend).'),
+  durationSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(604_800)
+    .optional()
+    .describe(
+      "The length expiresAt counts from the dispatch, once granted: spec.durationSeconds, or the controller's --max-lease-duration when less.",
+    ),
   progress: GrantProgress.optional().describe(
     "While Dispatched: the agent's progress making or booting the device, copied from its Lease.",
   ),
