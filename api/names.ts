@@ -15,7 +15,10 @@ export const RESOURCES = {
   lease: { kind: 'Lease', plural: 'leases', singular: 'lease', shortNames: ['dl'] },
 } as const;
 
-/** Label on a simlock Lease naming the worker it was dispatched to (for the controller and people). */
+/**
+ * Label on a simlock Lease naming the worker it was dispatched to (for the controller and people),
+ * and on that worker's Lease namespace.
+ */
 export const WORKER_LABEL = 'simlock.dev/worker';
 /**
  * A Lease's field naming its worker, selectable (the Lease CRD's selectableFields, Kubernetes

@@ -7,7 +7,7 @@ import { eventually, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
 import { controllerStories, writesSettled } from '../test/cluster/controller.js';
 import { iosCapacity } from '../test/fixtures/workers.js';
-import { reasonsByWorker } from '../api/index.js';
+import { leaseNamespaceOf, reasonsByWorker } from '../api/index.js';
 
 const cluster = useCluster('ctl');
 const { setup, metric } = controllerStories(cluster);
@@ -126,7 +126,7 @@ describe('a waiting request lists one reason per known worker', () => {
 });
 
 describe('dispatch and grant', () => {
-  it('creates a Lease named as the request, labelled and owned, and grants it on the answer', async () => {
+  it("creates a Lease in its worker's namespace, named by the request's UID and naming the request, and grants it on the answer", async () => {
     const { fleet, start } = await setup();
     const a = await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
     await start();
@@ -139,11 +139,19 @@ describe('dispatch and grant', () => {
     expect(lease.metadata.labels?.['simlock.dev/worker']).toBe(a);
     // Made holding the agent's finalizer, so that the agent's grant is one status write.
     expect(lease.metadata.finalizers).toEqual(['simlock.dev/reclaim']);
-    expect(lease.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'LeaseRequest', name: 'r1' });
+    const uid = (await fleet.request('r1')).metadata.uid;
+    expect(lease.metadata).toMatchObject({ namespace: leaseNamespaceOf(a), name: uid });
+    expect(lease.spec.request).toEqual({ namespace: fleet.namespace, name: 'r1', uid });
     expect(Date.parse(lease.spec.expiresAt) - Date.now()).toBeGreaterThan(590_000);
 
     const request = await fleet.phase('r1', 'Granted');
-    expect(request.status).toMatchObject({ worker: a, lease: 'r1', device: { id: 'sim-42' } });
+    expect(request.status).toMatchObject({
+      worker: a,
+      lease: uid,
+      leaseNamespace: leaseNamespaceOf(a),
+      durationSeconds: 600,
+      device: { id: 'sim-42' },
+    });
     expect(request.status?.workers).toBeUndefined();
     expect(request.metadata.finalizers).toContain('simlock.dev/release');
     const events = await eventually(async () => {

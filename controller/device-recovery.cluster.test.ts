@@ -4,10 +4,10 @@
 // device past its crash budget (the agent marks the Lease Lost) ends the request, and says so.
 import { describe, expect, it } from 'vitest';
 import { DEVICE_RECOVERING, type LeaseRequestStatus } from '../api/index.js';
-import { simlockPath } from '../runtime/index.js';
 import { makeRecoveryWrites } from '../test/fixtures/device-recovery.js';
 import { controllerStories } from '../test/cluster/controller.js';
 import { iosStatus, type TestFleet } from '../test/cluster/fleet.js';
+import { pathOfLease } from '../test/cluster/leases.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 
 const cluster = useCluster('recovery');
@@ -17,10 +17,9 @@ const { recovery, crashed, back } = makeRecoveryWrites('2026-12-01T12:00:00Z');
 
 /** Writes the Lease's status as the agent would (a merge patch: null takes a field off). */
 async function agentWrites(fleet: TestFleet, name: string, status: Record<string, unknown>) {
-  await fleet.admin.patch(
-    simlockPath('lease', { namespace: fleet.namespace, name, subresource: 'status' }),
-    { status },
-  );
+  const lease = await fleet.lease(name);
+  if (!lease) throw new Error(`no Lease of ${name}`);
+  await fleet.admin.patch(pathOfLease(lease, 'status'), { status });
 }
 
 /** The request's status as the contract has it (the fleet's view of it is narrower). */

@@ -1,7 +1,12 @@
 // The Lease a dispatch creates, and a Lease as the controller reads it.
 import { describe, expect, it } from 'vitest';
 import { grantedIphone } from '../test/fixtures/objects.js';
-import { LEASE_FINALIZER, LEASE_WITHDRAWN_ANNOTATION, WORKER_LABEL } from '../api/index.js';
+import {
+  LEASE_FINALIZER,
+  LEASE_WITHDRAWN_ANNOTATION,
+  REQUEST_NAMESPACE_LABEL,
+  WORKER_LABEL,
+} from '../api/index.js';
 import { leaseFor } from './lease-dispatcher.js';
 import { parseLease } from './parsed-lease.js';
 
@@ -21,29 +26,20 @@ const request = {
 };
 
 describe('leaseFor', () => {
-  it('names the Lease as its request, holds the agent finalizer, and is owned by the request', () => {
+  it("puts the Lease in its worker's namespace, named by the request's UID and naming the request, with the agent finalizer", () => {
     const lease = leaseFor(request, 'mac-1', Date.parse('2026-01-01T00:00:00Z'));
     expect(lease).toEqual({
       apiVersion: 'simlock.dev/v1alpha1',
       kind: 'Lease',
       metadata: {
-        name: 'r1',
-        namespace: 'ci',
-        labels: { [WORKER_LABEL]: 'mac-1' },
+        name: 'uid-r1',
+        namespace: 'simlock-w-mac-1',
+        labels: { [WORKER_LABEL]: 'mac-1', [REQUEST_NAMESPACE_LABEL]: 'ci' },
         finalizers: [LEASE_FINALIZER],
-        ownerReferences: [
-          {
-            apiVersion: 'simlock.dev/v1alpha1',
-            kind: 'LeaseRequest',
-            name: 'r1',
-            uid: 'uid-r1',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
       },
       spec: {
         worker: 'mac-1',
+        request: { namespace: 'ci', name: 'r1', uid: 'uid-r1' },
         device: { platform: 'ios', model: 'iPhone 16', physical: false },
         expiresAt: '2026-01-01T01:00:00.000Z',
         durationSeconds: 3600,
@@ -78,7 +74,9 @@ describe('parseLease', () => {
       },
     });
     expect(parsed).toMatchObject({
-      key: 'ci/r1',
+      key: 'simlock-w-mac-1/uid-r1',
+      requestKey: 'ci/r1',
+      requestUid: 'uid-r1',
       uid: 'uid-l1',
       worker: 'mac-1',
       finalizers: [LEASE_FINALIZER],

@@ -1,12 +1,16 @@
 // The lease dispatcher: the Lease a dispatch creates (`leaseFor`, pure), and the writes on Leases:
-// create, withdraw or delete, and letting go of a Lease no agent will ever let go of. Every Lease
-// read off the API is parsed with its schema before use (parsed-lease.ts).
+// create, withdraw or delete, and letting go of a Lease no agent will ever let go of. A Lease lives
+// in its worker's namespace, named by its request's UID (ADR 0034): the dispatcher finds a
+// request's Lease by that UID (its index of the Lease informer), or where the request's worker puts
+// it. Every Lease read off the API is parsed with its schema before use (parsed-lease.ts).
 import {
   API_VERSION,
   LEASE_FINALIZER,
   LEASE_WITHDRAWN_ANNOTATION,
+  REQUEST_NAMESPACE_LABEL,
   RESOURCES,
   WORKER_LABEL,
+  leaseNamespaceOf,
   type DeviceSpec,
   type LeaseRequestSpec,
 } from '../api/index.js';
@@ -23,6 +27,7 @@ import {
   type Logger,
   type WorkQueueObserver,
 } from '../runtime/index.js';
+import { LeaseNamespaces } from './lease-namespaces.js';
 import { parseLease, type ParsedLease } from './parsed-lease.js';
 import type { WriteQueue } from './write-queue.js';
 
@@ -40,6 +45,17 @@ export interface DispatchedRequest {
   namespace: string;
   uid: string;
   spec: LeaseRequestSpec;
+}
+
+/** Where a Lease is: its namespace and name. */
+export interface LeasePlace {
+  namespace: string;
+  name: string;
+}
+
+/** Where the Lease of `request` dispatched to `worker` is made: the worker's namespace, its UID. */
+export function leasePlaceOf(request: { uid: string }, worker: string): LeasePlace {
+  return { namespace: leaseNamespaceOf(worker), name: request.uid };
 }
 
 /**
@@ -64,25 +80,16 @@ export function leaseFor(
     apiVersion: API_VERSION,
     kind: RESOURCES.lease.kind,
     metadata: {
-      name: request.name,
-      namespace: request.namespace,
-      labels: { [WORKER_LABEL]: worker },
+      ...leasePlaceOf(request, worker),
+      labels: { [WORKER_LABEL]: worker, [REQUEST_NAMESPACE_LABEL]: request.namespace },
       // The agent's finalizer from the start: its grant is then one status write, and a granted
-      // Lease cannot go before its device is reclaimed.
+      // Lease cannot go before its device is reclaimed. No ownerReference: the request is in
+      // another namespace; the request's release finalizer deletes its Lease (ADR 0031, 0034).
       finalizers: [LEASE_FINALIZER],
-      ownerReferences: [
-        {
-          apiVersion: API_VERSION,
-          kind: RESOURCES.leaseRequest.kind,
-          name: request.name,
-          uid: request.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
     },
     spec: {
       worker,
+      request: { namespace: request.namespace, name: request.name, uid: request.uid },
       device,
       expiresAt: new Date(now + durationSeconds * 1000).toISOString(),
       durationSeconds,
@@ -109,6 +116,8 @@ export interface LeaseDispatcherOptions {
   leases: Informer;
   /** Whether our Worker informer knows the worker (it sees only the workers we select). */
   workerKnown: (name: string) => boolean;
+  /** The UID of the Worker of this name, as our informer has it (its namespace's owner). */
+  workerUid: (name: string) => string | undefined;
   observer?: WorkQueueObserver | undefined;
   /** The controller's --max-lease-duration. */
   maxLeaseMs?: number | undefined;
@@ -119,8 +128,20 @@ export class LeaseDispatcher {
   private readonly orphanChecks = new Set<string>();
   /** Leases whose letting go failed, retried with backoff. */
   private readonly retries: WorkQueue;
+  /** The key of each request's Lease, by the request's UID (spec.request), as the informer has it. */
+  private readonly byRequest = new Map<string, string>();
+  private readonly namespaces: LeaseNamespaces;
 
   constructor(private readonly options: LeaseDispatcherOptions) {
+    this.namespaces = new LeaseNamespaces(options);
+    // Before any other handler of the informer: theirs look Leases up by their requests.
+    options.leases.on((event) => {
+      const lease = parseLease(event.object);
+      if (lease?.requestUid === undefined) return;
+      if (event.type !== 'deleted') this.byRequest.set(lease.requestUid, lease.key);
+      else if (this.byRequest.get(lease.requestUid) === lease.key)
+        this.byRequest.delete(lease.requestUid);
+    });
     this.retries = new WorkQueue({
       name: 'leases',
       clock: options.clock,
@@ -132,34 +153,58 @@ export class LeaseDispatcher {
     });
   }
 
-  /** The Lease of this name, as our watch has it. */
-  watched(key: string): ParsedLease | undefined {
-    const object = this.options.leases.get(key);
+  /** The request's Lease, as our watch has it. */
+  watched(request: { uid: string }): ParsedLease | undefined {
+    const key = this.byRequest.get(request.uid);
+    const object = key === undefined ? undefined : this.options.leases.get(key);
     return object ? parseLease(object) : undefined;
   }
 
   async create(request: DispatchedRequest, worker: string): Promise<CreateAnswer> {
     const lease = leaseFor(request, worker, this.options.clock.now(), this.options.maxLeaseMs);
-    try {
-      const created = await this.options.writes.run('dispatch', () =>
-        this.options.client.create(simlockPath('lease', { namespace: request.namespace }), lease),
+    const place = leasePlaceOf(request, worker);
+    const create = () =>
+      this.options.writes.run('dispatch', () =>
+        this.options.client.create(simlockPath('lease', { namespace: place.namespace }), lease),
       );
+    try {
+      let created;
+      try {
+        created = await create();
+      } catch (error) {
+        // The worker's first Lease (or its namespace was deleted with an earlier Worker).
+        if (!isNotFound(error)) throw error;
+        await this.namespaces.make(worker);
+        created = await create();
+      }
       return { kind: 'created', uid: parseLease(created)?.uid };
     } catch (error) {
       if (!isAlreadyExists(error)) return { kind: 'failed', error };
       // The informer may not have it yet; the API server has.
-      const key = `${request.namespace}/${request.name}`;
-      return { kind: 'existed', lease: this.watched(key) ?? (await this.read(request)) };
+      return { kind: 'existed', lease: this.watched(request) ?? (await this.read(place)) };
     }
+  }
+
+  /**
+   * Where the request's Lease is: as our watch has it, else where its dispatch to `worker` made it;
+   * none when neither is known (never dispatched).
+   */
+  private placeOf(request: DispatchedRequest, worker: string | undefined): LeasePlace | undefined {
+    const lease = this.watched(request);
+    if (lease) return { namespace: lease.namespace, name: lease.name };
+    return worker === undefined ? undefined : leasePlaceOf(request, worker);
   }
 
   /** Moves the Lease's expiry (an extension); its agent honours spec.expiresAt. Throws on failure. */
   async extend(
     request: DispatchedRequest,
+    worker: string | undefined,
     expiresAt: number,
     durationSeconds: number,
   ): Promise<void> {
-    const path = simlockPath('lease', { namespace: request.namespace, name: request.name });
+    const place = this.placeOf(request, worker);
+    if (!place) return;
+    const path = simlockPath('lease', place);
     const spec = { expiresAt: new Date(expiresAt).toISOString(), durationSeconds };
     await this.options.writes.run('bookkeeping', () => this.options.client.patch(path, { spec }));
   }
@@ -169,8 +214,11 @@ export class LeaseDispatcher {
    * Answers whether it is gone already (no finalizer held it, or it was not there); throws when
    * the delete failed.
    */
-  async delete(request: DispatchedRequest): Promise<{ outright: boolean }> {
-    const found = await this.letGoOfUnheldLease(request);
+  async delete(
+    request: DispatchedRequest,
+    worker: string | undefined,
+  ): Promise<{ outright: boolean }> {
+    const found = await this.letGoOfUnheldLease(request, worker);
     if (found.kind === 'absent') return { outright: true };
     return this.deleteOnly(found.lease);
   }
@@ -179,8 +227,8 @@ export class LeaseDispatcher {
    * Withdraws the Lease of a dispatch that came to nothing: as `delete`, except that a Lease its
    * agent granted after all (the grant was written first) is kept, and answered.
    */
-  async withdraw(request: DispatchedRequest): Promise<WithdrawAnswer> {
-    const found = await this.letGoOfUnheldLease(request);
+  async withdraw(request: DispatchedRequest, worker: string | undefined): Promise<WithdrawAnswer> {
+    const found = await this.letGoOfUnheldLease(request, worker);
     if (found.kind === 'granted') return { kind: 'grantWon', lease: found.lease };
     if (found.kind === 'absent') return { kind: 'deleted', outright: true };
     return { kind: 'deleted', ...(await this.deleteOnly(found.lease)) };
@@ -252,16 +300,12 @@ export class LeaseDispatcher {
     await this.retries.shutDown();
   }
 
-  private async read(request: DispatchedRequest): Promise<ParsedLease | undefined> {
+  private async read(place: LeasePlace): Promise<ParsedLease | undefined> {
     try {
-      return parseLease(
-        await this.options.client.get(
-          simlockPath('lease', { namespace: request.namespace, name: request.name }),
-        ),
-      );
+      return parseLease(await this.options.client.get(simlockPath('lease', place)));
     } catch (error) {
       if (!isNotFound(error))
-        this.options.log.warn('could not read the lease', { request: request.name, error });
+        this.options.log.warn('could not read the lease', { lease: place.name, error });
       return undefined;
     }
   }
@@ -299,13 +343,17 @@ export class LeaseDispatcher {
    * by the caller). Finding none, nothing is to be deleted: a create still in flight may make the
    * Lease a moment later, and a delete by name would take that one, granted or not.
    */
-  private async letGoOfUnheldLease(request: DispatchedRequest): Promise<LetGo> {
+  private async letGoOfUnheldLease(
+    request: DispatchedRequest,
+    worker: string | undefined,
+  ): Promise<LetGo> {
     const isGranted = (lease: ParsedLease): boolean =>
       !lease.deleting && lease.status?.phase === 'Granted';
     // Our watch may not have delivered a Lease just created (a dispatch timed out before it did).
     // A read that fails throws: taken as "no Lease", it would delete one its agent just granted.
-    const key = `${request.namespace}/${request.name}`;
-    let lease = this.watched(key) ?? (await this.readOrThrow(request));
+    const place = this.placeOf(request, worker);
+    if (!place) return { kind: 'absent' };
+    let lease = this.watched(request) ?? (await this.readOrThrow(place));
     for (let attempt = 1; ; attempt++) {
       if (!lease) return { kind: 'absent' };
       if (isGranted(lease)) return { kind: 'granted', lease };
@@ -324,19 +372,15 @@ export class LeaseDispatcher {
       }
       // The Lease changed since we read it: its agent acknowledged it, or granted it meanwhile.
       // Look again, and withdraw the version there (the agent's grant is made the same way).
-      // (A Lease is named after its request, so whatever is there is the request's Lease.)
-      lease = await this.readOrThrow(request);
+      // (A Lease is named by its request's UID, so whatever is there is the request's Lease.)
+      lease = await this.readOrThrow(place);
     }
   }
 
   /** The request's Lease as the API server has it; undefined when there is none; throws else. */
-  private async readOrThrow(request: DispatchedRequest): Promise<ParsedLease | undefined> {
+  private async readOrThrow(place: LeasePlace): Promise<ParsedLease | undefined> {
     try {
-      return parseLease(
-        await this.options.client.get(
-          simlockPath('lease', { namespace: request.namespace, name: request.name }),
-        ),
-      );
+      return parseLease(await this.options.client.get(simlockPath('lease', place)));
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;

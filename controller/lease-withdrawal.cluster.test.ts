@@ -9,7 +9,8 @@
 // And a withdrawal that finds no Lease because its create is still held: the Lease that lands later
 // and is granted is the waiting request's (before, it held a device for nobody until it expired).
 import { afterEach, describe, expect, it } from 'vitest';
-import { LEASE_WITHDRAWN_ANNOTATION, reasonsByWorker } from '../api/index.js';
+import { LEASE_WITHDRAWN_ANNOTATION, leaseNamespaceOf, reasonsByWorker } from '../api/index.js';
+import { pathOfLease } from '../test/cluster/leases.js';
 import { KubeClient, simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosStatus } from '../test/cluster/fleet.js';
@@ -33,16 +34,17 @@ describe('a dispatch withdrawn while its agent acknowledges and then grants it',
     const fleet = await TestFleet.create(cluster);
     fleets.push(fleet);
     await fleet.addWorker('a', { status: iosStatus() });
-    const leasePath = simlockPath('lease', { namespace: fleet.namespace, name: 'r1' });
-    const statusPath = simlockPath('lease', {
-      namespace: fleet.namespace,
-      name: 'r1',
-      subresource: 'status',
-    });
-    const acknowledge = () =>
-      cluster.admin.patch(statusPath, {
+    // The Lease of r1 is in a's namespace, named by r1's UID (ADR 0034): the one Lease there.
+    const leases = simlockPath('lease', { namespace: leaseNamespaceOf(fleet.name('a')) });
+    const isLeasePath = (path: string) =>
+      path.startsWith(`${leases}/`) && !path.endsWith('/status');
+    const acknowledge = async () => {
+      const lease = await fleet.lease('r1');
+      if (!lease) throw new Error('no Lease of r1');
+      await cluster.admin.patch(pathOfLease(lease, 'status'), {
         status: { phase: 'Pending', message: 'accepted: preparing the device' },
       });
+    };
     let stage: 'dispatched' | 'acknowledged' | 'granted' = 'dispatched';
     let deletes = 0;
 
@@ -52,7 +54,7 @@ describe('a dispatch withdrawn while its agent acknowledges and then grants it',
     const get = client.get.bind(client);
     const remove = client.delete.bind(client);
     client.patch = async (path, body, ...rest) => {
-      if (path === leasePath && isWithdrawal(body) && stage === 'dispatched') {
+      if (isLeasePath(path) && isWithdrawal(body) && stage === 'dispatched') {
         await acknowledge(); // the agent's acknowledgment lands first: this write conflicts
         stage = 'acknowledged';
       }
@@ -60,7 +62,7 @@ describe('a dispatch withdrawn while its agent acknowledges and then grants it',
     };
     client.get = async (path, ...rest) => {
       const answer = await get(path, ...rest);
-      if (path === leasePath && stage === 'acknowledged') {
+      if (isLeasePath(path) && stage === 'acknowledged') {
         // The agent grants the very version the controller has just read again.
         stage = 'granted';
         await fleet.grant('r1');
@@ -68,7 +70,7 @@ describe('a dispatch withdrawn while its agent acknowledges and then grants it',
       return answer;
     };
     client.delete = (path, ...rest) => {
-      if (path === leasePath) deletes++;
+      if (isLeasePath(path)) deletes++;
       return remove(path, ...rest);
     };
 
@@ -102,7 +104,7 @@ describe('a dispatch given up while the API server holds its create', () => {
     const fleet = await TestFleet.create(cluster);
     fleets.push(fleet);
     await fleet.addWorker('a', { status: iosStatus() });
-    const leases = simlockPath('lease', { namespace: fleet.namespace });
+    const leases = simlockPath('lease', { namespace: leaseNamespaceOf(fleet.name('a')) });
 
     // The controller's own client; its first Lease create is held, as an API server waiting on
     // etcd holds it, until the test lets it go.
@@ -110,10 +112,16 @@ describe('a dispatch given up while the API server holds its create', () => {
     const create = client.create.bind(client);
     let letGo: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (letGo = resolve));
+    // Tried (the first is held) and made: the worker's first create also makes its namespace
+    // (ADR 0034) and is tried again then, as one create.
     let creates = 0;
+    let made = 0;
     client.create = async (path, ...rest) => {
-      if (path === leases && creates++ === 0) await held;
-      return create(path, ...rest);
+      if (path !== leases) return create(path, ...rest);
+      if (creates++ === 0) await held;
+      const answer = await create(path, ...rest);
+      made++;
+      return answer;
     };
 
     const reconciler = controllerFor(cluster, fleet, { client });
@@ -143,6 +151,6 @@ describe('a dispatch given up while the API server holds its create', () => {
     const lease = await fleet.lease('r1');
     expect(lease?.metadata.uid).toBe(landed.metadata.uid);
     expect(lease?.metadata.deletionTimestamp).toBeUndefined();
-    expect(creates).toBe(1);
+    expect(made).toBe(1);
   });
 });

@@ -6,7 +6,11 @@ import type { LeaseFacts } from './request-machine.js';
 
 /** A Lease as the controller reads it: the object parsed, its status parsed on its own. */
 export interface ParsedLease extends LeaseFacts {
+  /** The Lease's own key (its worker's namespace / its request's UID: ADR 0034). */
   key: string;
+  /** Its request's key (namespace/name) and UID, from spec.request; none on a Lease not ours. */
+  requestKey: string | undefined;
+  requestUid: string | undefined;
   namespace: string;
   name: string;
   finalizers: string[];
@@ -34,6 +38,8 @@ export function parseLease(object: unknown): ParsedLease | undefined {
   const deleting = metadata.deletionTimestamp !== undefined;
   return {
     key: `${namespace}/${metadata.name}`,
+    requestKey: spec.request ? `${spec.request.namespace}/${spec.request.name}` : undefined,
+    requestUid: spec.request?.uid,
     namespace,
     name: metadata.name,
     uid: metadata.uid,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { controllerPermissions } from './permissions.js';
 
 describe('controllerPermissions', () => {
-  it('asks about requests, Leases, Events and holder sessions where it watches, the rest where it is', () => {
+  it('asks about requests, Events and holder sessions where it watches, Leases in every namespace, the rest where it is', () => {
     const scoped = controllerPermissions({
       systemNamespace: 'simlock-system',
       watchNamespace: 'mobile-ci',
@@ -16,7 +16,9 @@ describe('controllerPermissions', () => {
       ),
     ];
     expect(where('leaserequests', 'simlock.dev')).toEqual(['mobile-ci']);
-    expect(where('leases', 'simlock.dev')).toEqual(['mobile-ci']);
+    // Leases live in their workers' namespaces (ADR 0034), and so do the namespaces it makes.
+    expect(where('leases', 'simlock.dev')).toEqual(['*']);
+    expect(where('namespaces', '')).toEqual(['*']);
     expect(where('events', '')).toEqual(['mobile-ci']);
     expect(where('workers', 'simlock.dev')).toEqual(['*']);
     expect(where('leases', 'coordination.k8s.io').sort()).toEqual(['mobile-ci', 'simlock-system']);

@@ -28,7 +28,8 @@ export function controllerPermissions(scope: ControllerScope): Permission[] {
       group: GROUP,
       resource,
       ...(subresource ? { subresource } : {}),
-      ...(resource === RESOURCES.worker.plural ? {} : requests),
+      // Workers are cluster-wide; Leases live in their workers' namespaces (ADR 0034).
+      ...(resource === RESOURCES.leaseRequest.plural ? requests : {}),
       why,
     }));
   const coordination = (verbs: string[], where: object, why: string, name?: string) =>
@@ -60,6 +61,12 @@ export function controllerPermissions(scope: ControllerScope): Permission[] {
       ['create', 'delete', 'get', 'list', 'watch', 'patch'],
       'the Leases it dispatches',
     ),
+    {
+      verb: 'create',
+      group: '',
+      resource: 'namespaces',
+      why: "a worker's Lease namespace, at its first dispatch (ADR 0034)",
+    },
     { verb: 'create', group: '', resource: 'events', ...requests, why: 'Events on requests' },
     ...coordination(['list', 'watch'], system, 'the agents’ heartbeats'),
     ...coordination(['list', 'watch'], requests, 'holder sessions'),

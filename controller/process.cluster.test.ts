@@ -4,9 +4,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../tools/controlplane/start.js';
-import { Informer, simlockPath } from '../runtime/index.js';
+import { Informer } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosStatus } from '../test/cluster/fleet.js';
+import { leasesOfRequestsIn, requestNameOf } from '../test/cluster/leases.js';
 import { launchArgs } from '../test/launch.js';
 
 const cluster = useCluster('proc');
@@ -89,19 +90,16 @@ describe('the controller process', () => {
     }
     // Watch every Lease ever created: a request dispatched twice shows up as two Lease uids.
     const leaseUids = new Map<string, Set<string>>();
-    const leases = new Informer(fleet.admin, {
-      path: simlockPath('lease', { namespace: fleet.namespace }),
-    });
+    const leases = new Informer(fleet.admin, leasesOfRequestsIn(fleet.namespace));
     leases.on((event) => {
       const uid = String(event.object.metadata.uid);
-      const uids = leaseUids.get(event.object.metadata.name) ?? new Set<string>();
+      const request = requestNameOf(event.object);
+      const uids = leaseUids.get(request) ?? new Set<string>();
       uids.add(uid);
-      leaseUids.set(event.object.metadata.name, uids);
+      leaseUids.set(request, uids);
       // Play the agents: grant every new Lease at once.
       if (event.type === 'added' && !event.object.status) {
-        void fleet
-          .grant(event.object.metadata.name, `sim-${event.object.metadata.name}`)
-          .catch(() => undefined);
+        void fleet.grant(request, `sim-${request}`).catch(() => undefined);
       }
     });
     leases.start();

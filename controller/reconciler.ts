@@ -13,6 +13,7 @@ import {
   HOLDER_SESSION_LABEL,
   takesRequests,
   WORKER_LABEL,
+  REQUEST_NAMESPACE_LABEL,
   type DeviceSpec,
 } from '../api/index.js';
 import {
@@ -99,7 +100,15 @@ export class Reconciler {
     this.heartbeatInformer = informer('heartbeats', coordinationLeasePath(options.systemNamespace));
     const namespace = { namespace: options.watchNamespace };
     this.requestInformer = informer('lease requests', simlockPath('leaseRequest', namespace));
-    this.leaseInformer = informer('leases', simlockPath('lease', namespace), WORKER_LABEL);
+    // Leases live in their workers' namespaces (ADR 0034): watched in all, and a controller
+    // confined to one namespace's requests watches only the Leases of that namespace's requests.
+    this.leaseInformer = informer(
+      'leases',
+      simlockPath('lease'),
+      options.watchNamespace === undefined
+        ? WORKER_LABEL
+        : `${WORKER_LABEL},${REQUEST_NAMESPACE_LABEL}=${options.watchNamespace}`,
+    );
     this.sessionInformer = informer(
       'holder sessions',
       options.watchNamespace !== undefined
@@ -167,6 +176,7 @@ export class Reconciler {
       log,
       leases: this.leaseInformer,
       workerKnown: (name) => this.workerInformer.get(name) !== undefined,
+      workerUid: (name) => this.workerInformer.get(name)?.metadata.uid as string | undefined,
       observer: observers.observer('Lease'),
       maxLeaseMs: options.maxLeaseMs ?? defaults.maxLeaseMs,
     });

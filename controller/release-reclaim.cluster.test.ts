@@ -8,6 +8,7 @@ import { LEASE_FINALIZER, reasonsByWorker } from '../api/index.js';
 import { Informer, simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { iosStatus, physicalIphone } from '../test/cluster/fleet.js';
+import { leasesOfRequestsIn, pathOfLease, requestNameOf } from '../test/cluster/leases.js';
 import { controllerStories } from '../test/cluster/controller.js';
 
 const cluster = useCluster('reclaim');
@@ -26,12 +27,10 @@ describe('a device given back', () => {
     // back within the agent's wait.
     await fleet.addWorker('a', { status: iosStatus({ devices: [iphone] }) });
     const order: string[] = [];
-    const watch = new Informer(fleet.admin, {
-      path: simlockPath('lease', { namespace: fleet.namespace }),
-    });
+    const watch = new Informer(fleet.admin, leasesOfRequestsIn(fleet.namespace));
     watches.push(watch);
     watch.on(({ type, object }) => {
-      if (type !== 'updated') order.push(`${object.metadata.name} ${type}`);
+      if (type !== 'updated') order.push(`${requestNameOf(object)} ${type}`);
     });
     watch.start();
     await start();
@@ -60,7 +59,7 @@ describe('a device given back', () => {
     );
     // The agent resets the iPhone, which takes a while; then it lets the Lease go.
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    await fleet.admin.patch(simlockPath('lease', { namespace: fleet.namespace, name: 'r1' }), {
+    await fleet.admin.patch(pathOfLease(deleting), {
       metadata: {
         finalizers: (deleting.metadata.finalizers ?? []).filter((f) => f !== LEASE_FINALIZER),
         resourceVersion: deleting.metadata.resourceVersion,

@@ -108,13 +108,13 @@ export class RequestShell {
     request.hasFinalizer = (metadata.finalizers ?? []).includes(REQUEST_FINALIZER);
     request.generation = metadata.generation;
     if (metadata.deletionTimestamp !== undefined) {
-      const leaseExists = this.options.leases.watched(key) !== undefined;
+      const leaseExists = this.options.leases.watched(request) !== undefined;
       if (request.life.kind === 'granted') this.options.grantedDeleting(request);
       this.apply(request, { type: 'requestDeleting', leaseExists });
     } else if (changed) {
       this.apply(request, { type: 'requestChanged' });
     } else if (!tracked) {
-      const lease = this.options.leases.watched(key);
+      const lease = this.options.leases.watched(request);
       this.apply(request, {
         type: 'requestSeen',
         phase: status?.phase ?? 'Pending',
@@ -127,7 +127,11 @@ export class RequestShell {
   }
 
   onLease(lease: ParsedLease, deleted: boolean): void {
-    const request = this.requests.get(lease.key);
+    if (lease.requestKey === undefined) return;
+    const tracked = this.requests.get(lease.requestKey);
+    // A Lease of an earlier request of the same name (deleted, its device still being reclaimed)
+    // is not this one's: only its going frees what it held.
+    const request = tracked?.uid === lease.requestUid ? tracked : undefined;
     if (deleted) {
       // A granted Lease gone for good: its agent reclaimed the device (it removed its finalizer).
       if (lease.worker && lease.deviceId && this.options.fleet.has(lease.worker)) {
@@ -141,7 +145,8 @@ export class RequestShell {
       if (request) {
         this.apply(request, { type: 'leaseGone', uid: lease.uid });
         this.syncAssumption(request);
-      } else this.options.assumptions.forget(lease.key);
+      } else if (tracked) this.syncAssumption(tracked);
+      else this.options.assumptions.forget(lease.requestKey);
       return;
     }
     // The requests informer may not have delivered it yet (start-up); its first sight looks again.
@@ -291,7 +296,7 @@ export class RequestShell {
     const { kind } = request.life;
     return (
       (kind === 'releasing' || kind === 'ended') &&
-      this.options.leases.watched(request.key) !== undefined
+      this.options.leases.watched(request) !== undefined
     );
   }
 
@@ -361,7 +366,7 @@ export class RequestShell {
   private forget(request: TrackedRequest): void {
     this.timers.forget(request);
     this.requests.delete(request.key);
-    if (this.options.leases.watched(request.key) === undefined)
+    if (this.options.leases.watched(request) === undefined)
       this.options.assumptions.forget(request.key);
     this.options.queueChanged();
     this.options.walk();

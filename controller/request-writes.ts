@@ -15,6 +15,7 @@ import {
 import { failOnAdmission } from './fail-now.js';
 import type { FleetCache } from './fleet-cache.js';
 import type { LeaseDispatcher, WithdrawAnswer } from './lease-dispatcher.js';
+import { shownWorkerOf } from './request-life.js';
 import type { RequestEvent } from './request-machine.js';
 import type { RequestTimers } from './request-timers.js';
 import type { TrackedRequest } from './tracked-request.js';
@@ -71,7 +72,7 @@ export class RequestWrites {
       case 'created': {
         this.timers.succeeded(request);
         const watched =
-          answer.uid !== undefined && this.options.leases.watched(request.key)?.uid === answer.uid;
+          answer.uid !== undefined && this.options.leases.watched(request)?.uid === answer.uid;
         return { type: 'leaseCreated', worker, uid: answer.uid, watched };
       }
       case 'existed':
@@ -90,7 +91,7 @@ export class RequestWrites {
   async deleteLease(request: TrackedRequest): MachineAnswer {
     let outright: boolean;
     try {
-      ({ outright } = await this.options.leases.delete(request));
+      ({ outright } = await this.options.leases.delete(request, shownWorkerOf(request.life)));
     } catch (error) {
       // Until its Lease is gone the request cannot be dispatched again nor let go: retried.
       this.options.log.warn('could not delete the lease; retrying', {
@@ -107,7 +108,7 @@ export class RequestWrites {
   /** Moves the Lease's expiry; retried after the request's backoff until it is written. */
   async extendLease(request: TrackedRequest, at: number, seconds: number): MachineAnswer {
     try {
-      await this.options.leases.extend(request, at, seconds);
+      await this.options.leases.extend(request, shownWorkerOf(request.life), at, seconds);
       this.timers.succeeded(request);
     } catch (error) {
       if (isNotFound(error) || request.life.kind !== 'granted') return undefined;
@@ -125,7 +126,7 @@ export class RequestWrites {
   async withdrawLease(request: TrackedRequest): MachineAnswer {
     let answer: WithdrawAnswer;
     try {
-      answer = await this.options.leases.withdraw(request);
+      answer = await this.options.leases.withdraw(request, shownWorkerOf(request.life));
     } catch (error) {
       this.options.log.warn('could not withdraw the lease; retrying', {
         request: request.key,

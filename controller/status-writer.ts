@@ -22,7 +22,8 @@ import {
 } from '../runtime/index.js';
 import { classKey, type GrantHistory } from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
-import { grantedAtOf, shownWorkerOf, type RequestLife } from './request-life.js';
+import { leasePlaceOf } from './lease-dispatcher.js';
+import { grantOf, grantedAtOf, shownWorkerOf, type RequestLife } from './request-life.js';
 import type { StatusChange } from './request-machine.js';
 import { copyCondition, desiredStatus, phaseShown, setCondition, writeLaneFor } from './status.js';
 import type { RequestTimers } from './request-timers.js';
@@ -106,7 +107,8 @@ export class StatusWriter {
         break;
       case 'granted': {
         this.remember(request, now);
-        request.lease = request.name;
+        const granted = grantOf(request.life);
+        request.lease = granted ? leasePlaceOf(request, granted.worker) : undefined;
         request.device = change.device;
         request.progress = undefined;
         request.workers = [];

@@ -31,7 +31,8 @@ export interface RequestState {
   estimate?: Estimate | undefined;
   /** Possibly shared with other requests of a walk (walk.ts): read, never changed. */
   workers: readonly WorkerReason[];
-  lease?: string | undefined;
+  /** Where its Lease is, once granted: its worker's namespace, its UID (ADR 0034). */
+  lease?: { namespace: string; name: string } | undefined;
   device?: GrantedDevice | undefined;
   /** While Dispatched: the agent's progress making or booting the device, from its Lease. */
   progress?: GrantProgress | undefined;
@@ -64,7 +65,8 @@ export function phaseShown(state: Pick<RequestState, 'life' | 'written'>): Reque
 export function desiredStatus(state: RequestState): LeaseRequestStatus {
   const phase = phaseShown(state);
   const worker = shownWorkerOf(state.life);
-  const expiresAt = grantOf(state.life)?.expiresAt;
+  const grant = grantOf(state.life);
+  const expiresAt = grant?.expiresAt;
   const status: LeaseRequestStatus = { phase };
   if (state.queuedAt !== undefined) status.queuedAt = new Date(state.queuedAt).toISOString();
   if (phase === 'Waiting') {
@@ -78,10 +80,16 @@ export function desiredStatus(state: RequestState): LeaseRequestStatus {
           : { grantAt: new Date(state.estimate.at).toISOString(), basis: state.estimate.basis };
   }
   if (worker !== undefined && phase !== 'Waiting') status.worker = worker;
-  if (state.lease !== undefined) status.lease = state.lease;
+  if (state.lease !== undefined) {
+    status.lease = state.lease.name;
+    status.leaseNamespace = state.lease.namespace;
+  }
   if (state.device !== undefined) status.device = state.device;
-  if (expiresAt !== undefined && phase === 'Granted')
+  if (expiresAt !== undefined && phase === 'Granted') {
     status.expiresAt = new Date(expiresAt).toISOString();
+    if (grant?.startedAt !== undefined)
+      status.durationSeconds = Math.max(1, Math.round((expiresAt - grant.startedAt) / 1000));
+  }
   // Only on the way to a grant: an outcome, or the queue again, never shows a stage left over.
   if (state.progress !== undefined && phase === 'Dispatched') status.progress = state.progress;
   // Only while the lease is held: a request released meanwhile (its Lease Lost) shows none.

@@ -102,7 +102,10 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
       at: status.estimate.grantAt !== undefined ? Date.parse(status.estimate.grantAt) : undefined,
       basis: status.estimate.basis,
     },
-    lease: status?.lease,
+    lease:
+      status?.lease !== undefined && status.leaseNamespace !== undefined
+        ? { namespace: status.leaseNamespace, name: status.lease }
+        : undefined,
     device: status?.device,
     progress: status?.progress,
     recovery: status?.recovery,

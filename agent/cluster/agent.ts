@@ -1,6 +1,6 @@
 // The agent in the cluster: its Worker and its status (worker-writer.ts), its heartbeat
-// (heartbeat.ts), and the Leases of its worker (watched by spec.worker, or by label on an older
-// Lease CRD: lease-selector.ts), here: answered (lease-answer.ts), adopted after a restart,
+// (heartbeat.ts), and the Leases of its worker (watched in the worker's own namespace, a watch
+// kube-apiserver indexes: ADR 0034), here: answered (lease-answer.ts), adopted after a restart,
 // reclaimed when deleted or expired with its finalizer removed after, marked Lost or Expired, told
 // of its device's health (device-health-write.ts). All of a Lease's work goes through one work
 // queue keyed by the Lease (runtime/workqueue.ts): one work per Lease at a time, news that comes
@@ -8,7 +8,7 @@
 // the agent owes each Lease is in one table (lease-table.ts). Each turn reads the Lease as the
 // informer has it then (level-based), so a retry never writes stale news.
 // Anything read off the API is parsed before use.
-import { LEASE_FINALIZER, isWithdrawn, LeaseObject } from '../../api/index.js';
+import { LEASE_FINALIZER, isWithdrawn, LeaseObject, leaseNamespaceOf } from '../../api/index.js';
 import {
   Informer,
   isNotFound,
@@ -28,7 +28,6 @@ import { Heartbeat } from './heartbeat.js';
 import { writeDeviceHealth, type DeviceHealthWriteContext } from './device-health-write.js';
 import { answerLease, type AnswerContext } from './lease-answer.js';
 import { LeaseTable } from './lease-table.js';
-import { chooseLeaseSelector, fieldSelectorFor, type LeaseSelector } from './lease-selector.js';
 import { WorkerWriter } from './worker-writer.js';
 
 export interface ClusterAgentOptions {
@@ -49,8 +48,8 @@ export function leaseKey(namespace: string, name: string): string {
 }
 
 export class ClusterAgent {
-  /** Made again at start with the label selector if the Lease CRD lacks the field. */
-  private leases: Informer;
+  /** The Leases in the worker's namespace (none there before the controller's first dispatch). */
+  private readonly leases: Informer;
   private readonly heartbeat: Heartbeat;
   /** Every Lease's work, by key: answer, adopt, reclaim, the owed writes and their retries. */
   private readonly queue: WorkQueue;
@@ -62,7 +61,10 @@ export class ClusterAgent {
 
   constructor(private readonly options: ClusterAgentOptions) {
     const { client, config, log } = options;
-    this.leases = this.leaseInformer(fieldSelectorFor(config.name));
+    this.leases = new Informer(client, {
+      path: simlockPath('lease', { namespace: leaseNamespaceOf(config.name) }),
+      onError: (error) => log.warn('lease informer restarting', { error }),
+    });
     this.worker = new WorkerWriter(options);
     this.queue = new WorkQueue({
       name: 'leases',
@@ -99,15 +101,6 @@ export class ClusterAgent {
     return this.options.config.name;
   }
 
-  private leaseInformer(selector: LeaseSelector): Informer {
-    const { client, log } = this.options;
-    return new Informer(client, {
-      path: simlockPath('lease'),
-      ...selector,
-      onError: (error) => log.warn('lease informer restarting', { error }),
-    });
-  }
-
   /** The Lease object of a granted fleet lease, if it is this worker's and granted. */
   grantedLease(namespace: string, name: string): LeaseObject | undefined {
     const object = this.leases.get(leaseKey(namespace, name));
@@ -120,7 +113,7 @@ export class ClusterAgent {
   }
 
   async start(): Promise<void> {
-    const { client, core, log, clock } = this.options;
+    const { core, log, clock } = this.options;
     // An API server restarting (or not reachable yet) is waited out; a refusal is not.
     await retryWithBackoff(() => this.worker.register(), {
       clock,
@@ -130,14 +123,6 @@ export class ClusterAgent {
         log.warn('could not register the Worker; retrying', { error, delayMs }),
     });
     this.worker.follow();
-    const selector = await chooseLeaseSelector({
-      client,
-      path: simlockPath('lease'),
-      worker: this.name,
-      clock,
-      log,
-    });
-    if ('labelSelector' in selector) this.leases = this.leaseInformer(selector);
     core.expirations.add(({ leaseId }) => this.owe(leaseId, { expiryOwed: true }));
     core.recovery.news.add(({ leaseId }) => this.owe(leaseId, { healthOwed: true }));
     await core.start();
@@ -148,6 +133,9 @@ export class ClusterAgent {
     // an older one not adopted yet, and both would read Granted until the older was marked Lost.
     let firstList: KubeObject[] | undefined = [];
     this.leases.on((event) => {
+      // Only Leases dispatched to this worker (spec.worker never changes): another's, made in
+      // this namespace by hand, is not answered.
+      if ((event.object.spec as { worker?: unknown } | undefined)?.worker !== this.name) return;
       if (firstList && event.type !== 'deleted') firstList.push(event.object);
       else this.queue.add(keyOf(event.object));
     });

@@ -3,7 +3,7 @@
 // API server. Worker names are prefixed with the test's namespace (Workers are cluster-scoped) and
 // labelled with it, so a controller started with that label selector sees only this file's fleet.
 import type { GrantProgress, WorkerReasonItem, WorkerStatus } from '../../api/index.js';
-import { heartbeatLeaseName, LEASE_FINALIZER } from '../../api/index.js';
+import { heartbeatLeaseName, LEASE_FINALIZER, REQUEST_NAMESPACE_LABEL } from '../../api/index.js';
 import {
   Informer,
   coordinationLease,
@@ -17,6 +17,7 @@ import {
 import type { ClusterTestContext } from './harness.js';
 import { eventually } from './harness.js';
 import { aLeaseRequest } from '../fixtures/objects.js';
+import { leaseOfRequest, pathOfLease } from './leases.js';
 
 export const FLEET_LABEL = 'simlock.dev/fleet';
 
@@ -174,15 +175,9 @@ export class TestFleet {
     return this.requestWhere(name, (request) => request.status?.phase === phase, timeoutMs);
   }
 
+  /** The Lease of request `name`, in its worker's namespace (ADR 0034). */
   async lease(name: string): Promise<LeaseView | undefined> {
-    try {
-      return (await this.admin.get(
-        simlockPath('lease', { namespace: this.namespace, name }),
-      )) as LeaseView;
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    return leaseOfRequest<LeaseView>(this.admin, this.namespace, name);
   }
 
   /**
@@ -197,14 +192,15 @@ export class TestFleet {
   private startReclaimer(): void {
     if (this.reclaimer) return;
     this.reclaimer = new Informer(this.admin, {
-      path: simlockPath('lease', { namespace: this.namespace }),
+      path: simlockPath('lease'),
+      labelSelector: `${REQUEST_NAMESPACE_LABEL}=${this.namespace}`,
     });
     this.reclaimer.on(({ type, object }) => {
       const finalizers = (object.metadata.finalizers as string[] | undefined) ?? [];
       if (type === 'deleted' || !object.metadata.deletionTimestamp) return;
-      if (!finalizers.includes(LEASE_FINALIZER) || !this.grantedByTest.has(object.metadata.name))
-        return;
-      void this.reclaim(object.metadata.name, {
+      const request = (object as unknown as LeaseView).spec.request?.name ?? '';
+      if (!finalizers.includes(LEASE_FINALIZER) || !this.grantedByTest.has(request)) return;
+      void this.reclaim(object as unknown as LeaseView, {
         finalizers: finalizers.filter((finalizer) => finalizer !== LEASE_FINALIZER),
         resourceVersion: object.metadata.resourceVersion,
       });
@@ -225,10 +221,7 @@ export class TestFleet {
     const lease = await eventually(() => this.lease(name), { what: `lease ${name}` });
     if (answer.phase === 'Granted' && reclaims) this.grantedByTest.add(name);
     else this.grantedByTest.delete(name);
-    await this.admin.patch(
-      simlockPath('lease', { namespace: this.namespace, name, subresource: 'status' }),
-      { status: answer },
-    );
+    await this.admin.patch(pathOfLease(lease, 'status'), { status: answer });
     return lease;
   }
 
@@ -300,8 +293,8 @@ export class TestFleet {
    * read as the product's (never gone). Gone, or changed since (a conflict), is no failure: the
    * newer version comes as an event of its own.
    */
-  private async reclaim(name: string, metadata: Record<string, unknown>): Promise<void> {
-    const path = simlockPath('lease', { namespace: this.namespace, name });
+  private async reclaim(lease: LeaseView, metadata: Record<string, unknown>): Promise<void> {
+    const path = pathOfLease(lease);
     for (let tries = 1; ; tries++) {
       try {
         await this.admin.patch(path, { metadata });
@@ -349,6 +342,7 @@ export interface RequestView {
 export interface LeaseView {
   metadata: {
     name: string;
+    namespace?: string;
     creationTimestamp?: string;
     labels?: Record<string, string>;
     ownerReferences?: { kind: string; name: string; uid: string }[];
@@ -357,7 +351,12 @@ export interface LeaseView {
     uid?: string;
     deletionTimestamp?: string;
   };
-  spec: { worker: string; device: Record<string, unknown>; expiresAt: string };
+  spec: {
+    worker: string;
+    request?: { namespace: string; name: string; uid: string };
+    device: Record<string, unknown>;
+    expiresAt: string;
+  };
   status?: { phase: string };
 }
 

@@ -106,7 +106,9 @@ export interface ControlPlane {
   restartEtcd(): Promise<void>;
   /**
    * Starts kube-controller-manager with only the garbage collector (ownerReference cascades, e.g. a
-   * LeaseRequest owned by a pod), as the admin, no leader election, serving nothing. Resolves once
+   * LeaseRequest owned by a pod, a worker's Lease namespace owned by its Worker) and the namespace
+   * controller (it empties and deletes a namespace being deleted), as the admin, no leader
+   * election, serving nothing. Resolves once
    * the collector has synced its monitors, so start it after the CRDs whose objects it must see
    * (it rediscovers resources only every 30 s). Stopped by stop(), before kube-apiserver.
    */
@@ -299,7 +301,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
           join(binDir, 'kube-controller-manager'),
           [
             `--kubeconfig=${kubeconfigPath}`,
-            '--controllers=garbage-collector-controller',
+            '--controllers=garbage-collector-controller,namespace-controller',
             '--leader-elect=false',
             '--secure-port=0',
             '--v=1',

@@ -136,16 +136,6 @@ priorityClassName: {{ . }}
   - apiGroups: [simlock.dev]
     resources: [leaserequests/status]
     verbs: [patch, update]
-  # The Lease's ownerReference has blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement
-  # admission plugin (on in some distributions) allows only to who may update the owner's finalizers.
-  - apiGroups: [simlock.dev]
-    resources: [leaserequests/finalizers]
-    verbs: [update]
-  # patch: a Lease no agent holds (refused, or never answered) has the agent's finalizer taken off
-  # before it is deleted (the controller creates Leases with it).
-  - apiGroups: [simlock.dev]
-    resources: [leases]
-    verbs: [create, delete, get, list, watch, patch]
   - apiGroups: ['']
     resources: [events]
     verbs: [create, patch]
