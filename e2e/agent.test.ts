@@ -41,8 +41,9 @@ async function createLease(
   finalizers: string[] = [],
 ): Promise<void> {
   await fleet.admin.create(
-    simlockPath('lease', { namespace: fleet.namespace }),
+    simlockPath('lease', { namespace: await fleet.makeLeaseNamespace('a') }),
     aLease(name)
+      .forRequest(fleet.namespace, name)
       .label('simlock.dev/worker', fleet.name('a'))
       .finalizer(...finalizers)
       .worker(fleet.name('a'))
@@ -144,7 +145,7 @@ describe('an agent with the fake driver', () => {
     // if the agent's acknowledgement came between: then the agent lets it go), then delete.
     const seen = await fleet.lease('slow');
     await fleet.admin
-      .patch(simlockPath('lease', { namespace: fleet.namespace, name: 'slow' }), {
+      .patch(simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name: 'slow' }), {
         metadata: {
           finalizers: [],
           annotations: { 'simlock.dev/withdrawn': 'true' },
@@ -152,7 +153,7 @@ describe('an agent with the fake driver', () => {
         },
       })
       .catch(() => undefined);
-    await fleet.admin.delete(simlockPath('lease', { namespace: fleet.namespace, name: 'slow' }));
+    await fleet.admin.delete(simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name: 'slow' }));
     await fleet.leaseGone('slow');
     // The grant that came after could not land, and the device is not held for a Lease gone.
     await eventually(
@@ -232,7 +233,7 @@ describe('an agent with the fake driver', () => {
           'simlock.dev/reclaim',
         ]);
         await new Promise((resolve) => setTimeout(resolve, index * 5));
-        await fleet.admin.delete(simlockPath('lease', { namespace: fleet.namespace, name }));
+        await fleet.admin.delete(simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name }));
       }),
     );
     for (const name of names) await fleet.leaseGone(name);
@@ -347,7 +348,7 @@ describe('an agent with the fake driver', () => {
         : undefined,
     );
 
-    await fleet.admin.delete(simlockPath('lease', { namespace: fleet.namespace, name: 'kept' }));
+    await fleet.admin.delete(simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name: 'kept' }));
     await fleet.leaseGone('kept');
   });
 

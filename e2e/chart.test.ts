@@ -162,10 +162,12 @@ describe('helm lint and helm template', () => {
     const objects = await render();
     expect(rules(objects, 'ClusterRole', 'simlock-controller')).toEqual([
       simlock(['workers'], ['get', 'list', 'watch']),
+      // Leases in their workers' namespaces, which it makes (ADR 0034; an admission policy
+      // narrows which namespaces).
+      simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['create'] },
       simlock(['leaserequests'], ['get', 'list', 'watch', 'patch', 'update']),
       simlock(['leaserequests/status'], ['patch', 'update']),
-      simlock(['leaserequests/finalizers'], ['update']),
-      simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       // Holder sessions (coordination.k8s.io Leases) in every namespace that has requests.
       {
@@ -259,6 +261,7 @@ describe('helm lint and helm template', () => {
       'simlock-agent-own-heartbeat',
       'simlock-agent-own-leases',
       'simlock-agent-own-worker',
+      'simlock-controller-lease-namespaces',
       'simlock-controller-writes-request-status',
       'simlock-force-release',
       'simlock-max-lease-duration',
@@ -267,9 +270,12 @@ describe('helm lint and helm template', () => {
       // Admins are exempt from the identity policies: tests and break-glass write status as
       // system:masters. The lifetime policies hold for everyone: the maximum is the maximum, and
       // an admin may force-release (the authorizer allows them the verb) under their own name.
-      const exempt = !['simlock-force-release', 'simlock-max-lease-duration'].includes(
-        policy.metadata.name,
-      );
+      // The namespace policy binds the controller alone, admins aside by its match.
+      const exempt = ![
+        'simlock-force-release',
+        'simlock-max-lease-duration',
+        'simlock-controller-lease-namespaces',
+      ].includes(policy.metadata.name);
       expect(
         JSON.stringify(policy).includes("!('system:masters' in request.userInfo.groups)"),
       ).toBe(exempt);
@@ -314,9 +320,12 @@ describe('helm lint and helm template', () => {
     expect(find(objects, 'ServiceMonitor', 'lab')).toMatchObject({
       spec: { endpoints: [{ port: 'metrics', path: '/metrics' }] },
     });
-    // Watching one namespace: the controller's rights on requests are a Role there, not cluster-wide.
+    // Watching one namespace: the controller's rights on requests are a Role there, not
+    // cluster-wide; its Leases are in their workers' namespaces all the same (ADR 0034).
     expect(rules(objects, 'ClusterRole', 'lab-controller')).toEqual([
       simlock(['workers'], ['get', 'list', 'watch']),
+      simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['create'] },
     ]);
     expect(find(objects, 'Role', 'lab-controller-requests').metadata.namespace).toBe('team-a');
     // One ServiceAccount per listed worker, and only they are bound (no certificate group).

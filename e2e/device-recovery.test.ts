@@ -19,6 +19,7 @@ import { simlockPath } from '../runtime/index.js';
 import { makeRecoveryWrites } from '../test/fixtures/device-recovery.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet, iosStatus } from '../test/cluster/fleet.js';
+import { pathOfLease } from '../test/cluster/leases.js';
 import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
 
 const cluster = useCluster('recovery-holder');
@@ -54,10 +55,9 @@ async function crashAndRecover(fleet: TestFleet, name: string, seen: () => Promi
 }
 
 async function patchLease(fleet: TestFleet, name: string, status: Record<string, unknown>) {
-  await fleet.admin.patch(
-    simlockPath('lease', { namespace: fleet.namespace, name, subresource: 'status' }),
-    { status },
-  );
+  const lease = await fleet.lease(name);
+  if (!lease) throw new Error(`no Lease of ${name}`);
+  await fleet.admin.patch(pathOfLease(lease, 'status'), { status });
 }
 
 function escaped(text: string): string {

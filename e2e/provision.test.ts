@@ -9,6 +9,7 @@ import { controllerFor } from '../test/cluster/controller.js';
 import { Informer, KubeClient, simlockPath } from '../runtime/index.js';
 import { startFleetAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet } from '../test/cluster/fleet.js';
+import { makeLeaseNamespace } from '../test/cluster/leases.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { aLease } from '../test/fixtures/objects.js';
 
@@ -80,14 +81,15 @@ describe('an agent that makes the device a lease wants', () => {
     expect(status.devices.some((device) => device.model === 'iPhone 17')).toBe(false);
 
     // Every version of the Lease's status, as a watch delivers them.
+    const leaseNamespace = await makeLeaseNamespace(fleet.admin, agent.name);
     const seen = await watchStatuses(
-      simlockPath('lease', { namespace: fleet.namespace }),
+      simlockPath('lease', { namespace: leaseNamespace }),
       (object) => LeaseObject.safeParse(object).data?.status,
     );
 
     const before = Date.now();
     await fleet.admin.create(
-      simlockPath('lease', { namespace: fleet.namespace }),
+      simlockPath('lease', { namespace: leaseNamespace }),
       aLease('r1')
         .worker(agent.name)
         .device({ platform: 'ios', model: 'iPhone 17' })

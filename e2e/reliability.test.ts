@@ -24,6 +24,7 @@ import {
 } from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { FLEET_LABEL } from '../test/cluster/fleet.js';
+import { leasesOfRequestsIn, requestNameOf } from '../test/cluster/leases.js';
 import { eventually } from '../test/cluster/harness.js';
 import {
   NetworkPartition,
@@ -145,9 +146,10 @@ describe('reliability', () => {
     // --- what is watched --------------------------------------------------------------------
     const grantedUids = new Map<string, Set<string>>();
     const dispatches = new Map<string, Set<string>>();
-    const leases = new Informer(admin, { path: simlockPath('lease', { namespace: NAMESPACE }) });
+    const leases = new Informer(admin, leasesOfRequestsIn(NAMESPACE));
     leases.on((event) => {
-      const { name, uid } = event.object.metadata;
+      const { uid } = event.object.metadata;
+      const name = requestNameOf(event.object);
       const all = dispatches.get(name) ?? new Set<string>();
       all.add(String(uid));
       dispatches.set(name, all);
@@ -190,7 +192,8 @@ describe('reliability', () => {
     const sampler = (async () => {
       while (sampling) {
         try {
-          const list = (await admin.get(simlockPath('lease', { namespace: NAMESPACE }))) as {
+          const { path, labelSelector } = leasesOfRequestsIn(NAMESPACE);
+          const list = (await admin.get(path, { query: { labelSelector } })) as {
             items: KubeObject[];
           };
           const holders = new Map<string, string>();
@@ -203,7 +206,7 @@ describe('reliability', () => {
             if (status?.phase !== 'Granted' || !status.device?.id) continue;
             if (lease.metadata.deletionTimestamp) continue;
             const device = `${worker}/${status.device.id}`;
-            const holder = `${lease.metadata.name} (granted ${status.grantedAt ?? '?'})`;
+            const holder = `${requestNameOf(lease)} (granted ${status.grantedAt ?? '?'})`;
             const other = holders.get(device);
             if (other) violations.push(`${device} in ${other} and ${holder}`);
             holders.set(device, holder);

@@ -280,9 +280,7 @@ describe.skipIf(noNamespace)('an agent behind NAT, through its tunnel', () => {
   });
 
   it('takes a screenshot (a PNG, as over a port)', async () => {
-    const lease = LeaseObject.parse(
-      await cluster.admin.get(simlockPath('lease', { namespace: fleet.namespace, name: 'sim' })),
-    );
+    const lease = LeaseObject.parse(await fleet.lease('sim'));
     const png = await screenshotThroughProxy({
       namespace: fleet.namespace,
       name: 'sim',

@@ -17,6 +17,7 @@ import { FakeDriver } from '../drivers/fake/fake.js';
 import { ClusterAgent } from './agent.js';
 import { AgentMetrics, createExecApp } from './http.js';
 import { aLease } from '../../test/fixtures/objects.js';
+import { makeLeaseNamespace } from '../../test/cluster/leases.js';
 
 const cluster = useCluster('crash-recovery');
 const LEASE = 'crashing';
@@ -62,6 +63,8 @@ let core: AgentCore;
 let agent: ClusterAgent;
 let server: Server;
 let execUrl: string;
+/** The agent's Lease namespace (ADR 0034), where this file's Lease is made. */
+let leaseNamespace: string;
 const metrics = new AgentMetrics();
 
 beforeAll(async () => {
@@ -96,6 +99,7 @@ beforeAll(async () => {
   server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   execUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/exec`;
+  leaseNamespace = await makeLeaseNamespace(cluster.admin, agent.name);
   await agent.start();
 });
 
@@ -114,7 +118,7 @@ afterAll(async () => {
 
 async function lease(): Promise<LeaseObject | undefined> {
   const object = await cluster.admin
-    .get(simlockPath('lease', { namespace: cluster.namespace, name: LEASE }))
+    .get(simlockPath('lease', { namespace: leaseNamespace, name: LEASE }))
     .catch(() => undefined);
   return object === undefined ? undefined : LeaseObject.parse(object);
 }
@@ -136,7 +140,7 @@ async function exec(): Promise<{ status: number; body: string }> {
     method: 'POST',
     headers: { authorization: 'Bearer a-token', 'content-type': 'application/json' },
     body: JSON.stringify({
-      namespace: cluster.namespace,
+      namespace: leaseNamespace,
       lease: LEASE,
       tool: 'simctl',
       args: ['listapps'],
@@ -153,7 +157,7 @@ const recovered = (status: LeaseObject['status']) =>
 describe('a leased device that crashes', () => {
   it('is booted again under the same lease, the holder told on the Lease', async () => {
     await cluster.admin.create(
-      simlockPath('lease', { namespace: cluster.namespace }),
+      simlockPath('lease', { namespace: leaseNamespace }),
       aLease(LEASE)
         .finalizer(LEASE_FINALIZER)
         .worker(agent.name)
@@ -241,7 +245,7 @@ describe('a leased device that crashes', () => {
     expect((await series('simlock_agent_devices')).quarantined).toBe(1);
 
     // Deleted (as the controller does once it read Lost): the agent lets it go, reclaiming nothing.
-    await cluster.admin.delete(simlockPath('lease', { namespace: cluster.namespace, name: LEASE }));
+    await cluster.admin.delete(simlockPath('lease', { namespace: leaseNamespace, name: LEASE }));
     await eventually(async () => ((await lease()) === undefined ? true : undefined), {
       what: 'the Lease gone',
     });

@@ -3,7 +3,12 @@
 // API server. Worker names are prefixed with the test's namespace (Workers are cluster-scoped) and
 // labelled with it, so a controller started with that label selector sees only this file's fleet.
 import type { GrantProgress, WorkerReasonItem, WorkerStatus } from '../../api/index.js';
-import { heartbeatLeaseName, LEASE_FINALIZER, REQUEST_NAMESPACE_LABEL } from '../../api/index.js';
+import {
+  heartbeatLeaseName,
+  leaseNamespaceOf,
+  LEASE_FINALIZER,
+  REQUEST_NAMESPACE_LABEL,
+} from '../../api/index.js';
 import {
   Informer,
   coordinationLease,
@@ -17,7 +22,7 @@ import {
 import type { ClusterTestContext } from './harness.js';
 import { eventually } from './harness.js';
 import { aLeaseRequest } from '../fixtures/objects.js';
-import { leaseOfRequest, pathOfLease } from './leases.js';
+import { leaseOfRequest, makeLeaseNamespace, pathOfLease } from './leases.js';
 
 export const FLEET_LABEL = 'simlock.dev/fleet';
 
@@ -67,6 +72,16 @@ export class TestFleet {
       metadata: { name: namespace },
     });
     return new TestFleet(cluster.admin, namespace);
+  }
+
+  /** Where worker `short`'s Leases live (ADR 0034). */
+  leaseNamespace(short: string): string {
+    return leaseNamespaceOf(this.name(short));
+  }
+
+  /** Makes worker `short`'s Lease namespace, for a test that creates its Leases itself. */
+  async makeLeaseNamespace(short: string): Promise<string> {
+    return makeLeaseNamespace(this.admin, this.name(short));
   }
 
   /** The cluster-wide name of this file's worker `short` ("a" → "<namespace>-a"). */

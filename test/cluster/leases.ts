@@ -1,8 +1,8 @@
 // Finding a request's Lease the way a test needs to: a Lease lives in its worker's namespace, named
 // by its request's UID (ADR 0034), labelled with its request's namespace and naming the request in
 // spec.request. Tests look it up by the request's namespace and name.
-import { REQUEST_NAMESPACE_LABEL } from '../../api/index.js';
-import { simlockPath, type KubeClient } from '../../runtime/index.js';
+import { REQUEST_NAMESPACE_LABEL, WORKER_LABEL, leaseNamespaceOf } from '../../api/index.js';
+import { isAlreadyExists, simlockPath, type KubeClient } from '../../runtime/index.js';
 
 interface LeaseLike {
   metadata: { name: string; namespace?: string; creationTimestamp?: string };
@@ -49,4 +49,22 @@ export function leasesOfRequestsIn(namespace: string): { path: string; labelSele
 /** The name of the request a Lease object dispatches (spec.request.name); '' when it names none. */
 export function requestNameOf(lease: object): string {
   return (lease as LeaseLike).spec?.request?.name ?? '';
+}
+
+/**
+ * Makes `worker`'s Lease namespace (as the controller does at its first dispatch) for a test that
+ * creates the worker's Leases itself, and answers its name.
+ */
+export async function makeLeaseNamespace(client: KubeClient, worker: string): Promise<string> {
+  const name = leaseNamespaceOf(worker);
+  try {
+    await client.create('/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, labels: { [WORKER_LABEL]: worker } },
+    });
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+  return name;
 }
