@@ -153,7 +153,9 @@ describe('an agent with the fake driver', () => {
         },
       })
       .catch(() => undefined);
-    await fleet.admin.delete(simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name: 'slow' }));
+    await fleet.admin.delete(
+      simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name: 'slow' }),
+    );
     await fleet.leaseGone('slow');
     // The grant that came after could not land, and the device is not held for a Lease gone.
     await eventually(
@@ -233,7 +235,9 @@ describe('an agent with the fake driver', () => {
           'simlock.dev/reclaim',
         ]);
         await new Promise((resolve) => setTimeout(resolve, index * 5));
-        await fleet.admin.delete(simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name }));
+        await fleet.admin.delete(
+          simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name }),
+        );
       }),
     );
     for (const name of names) await fleet.leaseGone(name);
@@ -348,7 +352,9 @@ describe('an agent with the fake driver', () => {
         : undefined,
     );
 
-    await fleet.admin.delete(simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name: 'kept' }));
+    await fleet.admin.delete(
+      simlockPath('lease', { namespace: fleet.leaseNamespace('a'), name: 'kept' }),
+    );
     await fleet.leaseGone('kept');
   });
 

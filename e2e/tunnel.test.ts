@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseObject, SimlockError, type ExecTool } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
 import type { AgentTunnels } from '../proxy/index.js';
-import { execThroughProxy, screenshotThroughProxy, simlockPath } from '../runtime/index.js';
+import { execThroughProxy, screenshotThroughProxy } from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet } from '../test/cluster/fleet.js';

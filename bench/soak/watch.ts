@@ -2,7 +2,11 @@
 // granted and where, the Leases made for it (by uid, and which were Granted), and snapshots of every
 // Lease (a LIST: consistent, which a relisting watch is not) to catch a device in two live Granted
 // Leases at once. The invariants are counted from this.
-import { reasonsByWorker, type WorkerReasonItem } from '../../api/index.js';
+import {
+  REQUEST_NAMESPACE_LABEL,
+  reasonsByWorker,
+  type WorkerReasonItem,
+} from '../../api/index.js';
 import {
   Informer,
   coordinationLeasePath,
@@ -11,6 +15,14 @@ import {
   type KubeObject,
 } from '../../runtime/index.js';
 import { NAMESPACE, SYSTEM_NAMESPACE } from './fleet.js';
+
+/** The soak's requests' Leases, wherever their workers' namespaces are (ADR 0034). */
+const LEASES_OF_SOAK = `${REQUEST_NAMESPACE_LABEL}=${NAMESPACE}`;
+
+/** The name of the request a Lease dispatches. */
+function requestOf(lease: KubeObject): string {
+  return (lease.spec as { request?: { name?: string } } | undefined)?.request?.name ?? '';
+}
 
 export type RequestKind = 'iphone' | 'physical' | 'ipad' | 'ipad-no-wait' | 'pinned';
 
@@ -80,10 +92,15 @@ export class SoakWatch {
     this.requests = new Informer(admin, {
       path: simlockPath('leaseRequest', { namespace: NAMESPACE }),
     });
-    this.leases = new Informer(admin, { path: simlockPath('lease', { namespace: NAMESPACE }) });
+    // The Leases of the soak's requests, in their workers' namespaces (ADR 0034).
+    this.leases = new Informer(admin, {
+      path: simlockPath('lease'),
+      labelSelector: LEASES_OF_SOAK,
+    });
     this.heartbeats = new Informer(admin, { path: coordinationLeasePath(SYSTEM_NAMESPACE) });
     this.leases.on((event) => {
-      const { name, uid } = event.object.metadata;
+      const { uid } = event.object.metadata;
+      const name = requestOf(event.object);
       const record = this.record(name);
       const worker = (event.object.spec as { worker?: string } | undefined)?.worker ?? '';
       let lease = record.leases.get(String(uid));
@@ -189,9 +206,9 @@ export class SoakWatch {
   private async sample(): Promise<void> {
     while (this.sampling) {
       try {
-        const list = (await this.admin.get(simlockPath('lease', { namespace: NAMESPACE }))) as {
-          items: KubeObject[];
-        };
+        const list = (await this.admin.get(simlockPath('lease'), {
+          query: { labelSelector: LEASES_OF_SOAK },
+        })) as { items: KubeObject[] };
         const holders = new Map<string, string>();
         for (const lease of list.items) {
           const status = lease.status as { phase?: string; device?: { id?: string } } | undefined;
@@ -204,9 +221,9 @@ export class SoakWatch {
           const other = holders.get(device);
           if (other)
             this.doubleGrants.push(
-              `${new Date().toISOString()} ${device} in ${other} and ${lease.metadata.name}`,
+              `${new Date().toISOString()} ${device} in ${other} and ${requestOf(lease)}`,
             );
-          holders.set(device, lease.metadata.name);
+          holders.set(device, requestOf(lease));
         }
         this.snapshots++;
       } catch {
