@@ -271,15 +271,19 @@ describe('Worker and Lease as served by the API server', () => {
     await cluster.admin.delete(simlockPath('worker', { name }));
   });
 
-  it('lists leases.simlock.dev with worker, device, phase and expiry', async () => {
+  it('lists leases.simlock.dev with request, worker, device, phase and expiry', async () => {
     await cluster.admin.create(
       simlockPath('lease', { namespace: cluster.namespace }),
-      aLease('one').worker('worker-a').expiresAt('2030-01-01T00:00:00Z').obj(),
+      aLease('one')
+        .forRequest('team-a', 'ci-1')
+        .worker('worker-a')
+        .expiresAt('2030-01-01T00:00:00Z')
+        .obj(),
     );
     const listed = await cluster.kubectl(['get', 'dl', '-n', cluster.namespace]);
     expect(listed.stdout.split('\n')[0]).toMatch(
-      /^NAME\s+WORKER\s+DEVICE\s+PHASE\s+EXPIRES\s+IDLE\s+AGE$/,
+      /^NAME\s+REQUEST\s+WORKER\s+DEVICE\s+PHASE\s+EXPIRES\s+IDLE\s+AGE$/,
     );
-    expect(listed.stdout).toMatch(/one\s+worker-a/);
+    expect(listed.stdout).toMatch(/one\s+ci-1\s+worker-a/);
   });
 });

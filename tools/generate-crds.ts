@@ -92,13 +92,14 @@ export const resources: Resource[] = [
     names: RESOURCES.lease,
     scope: 'Namespaced',
     description:
-      'One dispatch of a LeaseRequest to a worker, answered by its agent. Same name as the request.',
+      "One dispatch of a LeaseRequest to a worker, answered by its agent. In the worker's namespace, named by the request's UID; spec.request names the request.",
     spec: LeaseSpec,
     status: LeaseStatus,
     specRequired: true,
-    // Each agent watches its Leases by this field (ADR 0018).
+    // For operators (`--field-selector spec.worker=<name>`); agents watch their namespace (ADR 0034).
     selectableFields: [{ jsonPath: `.${LEASE_WORKER_FIELD}` }],
     columns: [
+      { name: 'Request', type: 'string', jsonPath: '.spec.request.name' },
       { name: 'Worker', type: 'string', jsonPath: '.spec.worker' },
       { name: 'Device', type: 'string', jsonPath: '.status.device.name' },
       { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
