@@ -2,7 +2,7 @@
 // admission, the reasons of a waiting request, dispatch and grant. Refusals, serving while capacity
 // exists and write economy are in controller-refusals.cluster.test.ts.
 import { describe, expect, it } from 'vitest';
-import { simlockPath } from '../runtime/index.js';
+import { isNotFound, simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
 import { controllerStories, writesSettled } from '../test/cluster/controller.js';
@@ -309,6 +309,40 @@ describe('dispatch and grant', () => {
     );
     await fleet.leaseGone('r1');
     await fleet.requestGone('r1');
+  });
+
+  it("makes a worker's Lease namespace at its first dispatch, owned by its Worker, and lets it go with the Worker", async () => {
+    const { fleet, start } = await setup();
+    const a = await fleet.addWorker('a', { status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    await fleet.grant('r1', 'sim-1', { reclaims: false });
+    await fleet.phase('r1', 'Granted');
+    const path = `/api/v1/namespaces/${leaseNamespaceOf(a)}`;
+    const namespace = (await fleet.admin.get(path)) as {
+      metadata: { labels?: Record<string, string>; ownerReferences?: unknown[] };
+    };
+    const worker = (await fleet.admin.get(simlockPath('worker', { name: a }))) as {
+      metadata: { uid: string };
+    };
+    expect(namespace.metadata.labels?.['simlock.dev/worker']).toBe(a);
+    expect(namespace.metadata.ownerReferences).toEqual([
+      { apiVersion: 'simlock.dev/v1alpha1', kind: 'Worker', name: a, uid: worker.metadata.uid },
+    ]);
+    // The Worker removed for good: its namespace goes (the garbage collector, then the namespace
+    // controller), the Lease in it let go by the controller (no agent is left to), and the request
+    // ends as a lease lost.
+    await fleet.removeWorker('a');
+    await fleet.leaseGone('r1');
+    await fleet.requestWhere('r1', (request) => request.status?.phase === 'Released');
+    await eventually(
+      () =>
+        fleet.admin.get(path).then(
+          () => undefined,
+          (error: unknown) => (isNotFound(error) ? true : undefined),
+        ),
+      { what: "the worker's Lease namespace gone", timeoutMs: 60_000 },
+    );
   });
 
   it('releases on delete: the Lease goes first, then the request', async () => {
