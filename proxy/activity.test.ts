@@ -282,6 +282,7 @@ describe('exec activity with several proxy replicas on one Lease', () => {
       );
       const running: { replica: number; endsAt: number; ended: () => void }[] = [];
       let lastEnd = 0;
+      let uncoveredAt: number | undefined;
       for (let step = 0; step < 3000; step++) {
         const now = clock.now();
         for (const exec of running.filter((exec) => exec.endsAt <= now)) {
@@ -297,13 +298,14 @@ describe('exec activity with several proxy replicas on one Lease', () => {
         }
         clock.advance(500);
         await settle();
-        if (running.length > 0) {
+        // The first moment an exec ran uncovered, asserted once a seed: expect() at each of the
+        // 3000 steps made the test twice as slow (it timed out on a loaded machine).
+        if (running.length > 0 && uncoveredAt === undefined) {
           const covered = Date.parse(stored?.runningUntil ?? '');
-          expect(covered, `seed ${seed}: an exec runs at ${clock.now()}`).toBeGreaterThan(
-            clock.now(),
-          );
+          if (!(covered > clock.now())) uncoveredAt = clock.now();
         }
       }
+      expect(uncoveredAt, `seed ${seed}: an exec ran uncovered at ${uncoveredAt}`).toBeUndefined();
       for (const exec of running) exec.ended();
       if (running.length > 0) lastEnd = clock.now();
       clock.advance(2 * INTERVAL);
