@@ -135,6 +135,7 @@ beforeAll(async () => {
       platforms: ['ios', 'android'],
     }),
     execAllowedIdentities: [`system:serviceaccount:${ns}:simlock-proxy`],
+    logLevel: 'info',
     // The relay's address is off loopback (inside the namespace): plain HTTP needs saying so.
     config: { tunnel: { url: proxyRelay.url, allowPlainHttp: true } },
   });
@@ -143,7 +144,19 @@ beforeAll(async () => {
   await fleet.createRequest('sim', { platform: 'ios', model: 'iPhone 16' });
   await fleet.createRequest('phone', { platform: 'ios', physical: true });
   await fleet.createRequest('android', { platform: 'android', physical: true });
-  for (const name of ['sim', 'phone', 'android']) await fleet.phase(name, 'Granted', 20_000);
+  for (const name of ['sim', 'phone', 'android']) {
+    // Once (4 December) a request was not granted within 20 s here, with nothing kept to tell
+    // why: a failure now says what the request and the agent said.
+    await fleet.phase(name, 'Granted', 20_000).catch(async (error: unknown) => {
+      const status = JSON.stringify((await fleet.request(name)).status);
+      throw new Error(
+        `${(error as Error).message}
+its status: ${status}
+the agent's log:
+${agent.output()}`,
+      );
+    });
+  }
 }, 90_000);
 
 afterAll(async () => {
