@@ -127,7 +127,9 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
     done: granted,
     settled: () => granted.size + failed.size,
     what: 'every request granted',
-    keep: (key) => key.includes('simlock.dev/') || key.includes('events'),
+    // A worker's Lease namespace is made at its first dispatch (ADR 0034): counted, once a worker.
+    keep: (key) =>
+      key.includes('simlock.dev/') || key.includes('events') || key.startsWith('POST namespaces'),
     // The agents write devices taken 5 s after the first (viewTakenDelayMs, ADR 0029), other
     // view changes debounced (1 s): the side's end waits for them, and counts them.
     tailMs: 5000 + 1500,
