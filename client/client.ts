@@ -2,10 +2,9 @@
 // or a coding agent makes: lease, list, workers, requests.
 import type { z } from 'zod';
 import {
-  LeaseObject,
+  LeaseRequestObject,
   LeaseRequestSpec,
   SimlockError,
-  type LeaseRequestObject,
   type WorkerObject,
 } from '../api/index.js';
 import { simlockPath, type KubeClient } from '../runtime/index.js';
@@ -14,7 +13,7 @@ import { toSimlockError } from './errors.js';
 import { ProxyAccess, type ProxyOptions } from './exec.js';
 import { LeaseHandle } from './handle.js';
 import { HolderSession } from './holder-session.js';
-import { getObject, listLeases, listRequests, listWorkers } from './kube.js';
+import { getObject, listHeldLeases, listRequests, listWorkers } from './kube.js';
 import { requestLease, watchSecondsFor, type OwnerReference } from './lease.js';
 import type { LeaseProgress } from './progress.js';
 import type { DeviceRecoveryNotice } from './recovery.js';
@@ -130,14 +129,15 @@ export class SimlockClient {
         handle.onRecovery(options.onRecovery, {
           watchSeconds: watchSecondsFor(this.options.requestTimeoutMs ?? 30_000),
         });
-      // The request says its expiry once the controller has written it; the Lease always does.
+      // The request says its expiry once the controller has written it (with the grant, or in the
+      // status write after it): read once more when the grant came without it.
       handle.expiresAt ??= await getObject(
         this.kube,
-        simlockPath('lease', { namespace: this.namespace, name: handle.name }),
-        LeaseObject,
-        'lease',
+        simlockPath('leaseRequest', { namespace: this.namespace, name: handle.name }),
+        LeaseRequestObject,
+        'leaserequest',
       ).then(
-        (lease) => lease.object.spec.expiresAt,
+        (request) => request.object.status?.expiresAt,
         () => undefined,
       );
       return handle;
@@ -147,11 +147,16 @@ export class SimlockClient {
     }
   }
 
-  /** The leases (granted or ending) in the client's namespace, or in all. */
-  async list(options: ListOptions = {}): Promise<LeaseObject[]> {
-    const leases = await listLeases(this.kube, this.namespaceFor(options), () => undefined).catch(
-      (error: unknown) => Promise.reject(toSimlockError(error)),
-    );
+  /**
+   * The leases (granted, or being released) in the client's namespace, or in all: their requests,
+   * which say the grant (status.worker, device, expiresAt) wherever the Lease lives (ADR 0034).
+   */
+  async list(options: ListOptions = {}): Promise<LeaseRequestObject[]> {
+    const leases = await listHeldLeases(
+      this.kube,
+      this.namespaceFor(options),
+      () => undefined,
+    ).catch((error: unknown) => Promise.reject(toSimlockError(error)));
     return leases.map((lease) => lease.object);
   }
 

@@ -2,7 +2,7 @@
 // screenshot (runtime/screenshot.ts). The proxy checks who we are by a bearer token (the
 // kubeconfig's, or $SIMLOCK_TOKEN) and whether we may exec; it is found at the given URL,
 // $SIMLOCK_PROXY_URL, or the chart's ConfigMap `simlock`.
-import { LeaseObject, SimlockError, type ExecTool } from '../api/index.js';
+import { LeaseRequestObject, SimlockError, type ExecTool } from '../api/index.js';
 import {
   chartProxyUrl,
   execThroughProxy,
@@ -99,17 +99,25 @@ export async function execOnLease(
   return exitCode;
 }
 
-/** The PNG of the leased device's screen. */
+/**
+ * The PNG of the leased device's screen. The request says the grant (its phase and device), wherever
+ * its Lease lives (ADR 0034); the proxy finds the Lease from it.
+ */
 export async function screenshotOfLease(
   client: KubeClient,
   proxy: ProxyAccess,
   namespace: string,
   name: string,
 ): Promise<Uint8Array> {
-  let lease: LeaseObject;
+  let request: LeaseRequestObject;
   try {
-    lease = (
-      await getObject(client, simlockPath('lease', { namespace, name }), LeaseObject, 'lease')
+    request = (
+      await getObject(
+        client,
+        simlockPath('leaseRequest', { namespace, name }),
+        LeaseRequestObject,
+        'leaserequest',
+      )
     ).object;
   } catch (error) {
     if (isNotFound(error))
@@ -119,7 +127,7 @@ export async function screenshotOfLease(
   const png = await screenshotThroughProxy({
     namespace,
     name,
-    lease,
+    request,
     proxy: () => proxy.resolve(),
   });
   return new Uint8Array(png);

@@ -1,7 +1,9 @@
 // Extending a lease: grow the request's spec.durationSeconds (the one field of its spec that may
-// change, and only upwards; CEL), then wait until the controller has moved the Lease's expiresAt,
-// which its agent honours (ADR 0008).
-import { LeaseObject, LeaseRequestObject, SimlockError } from '../api/index.js';
+// change, and only upwards; CEL), then wait until the controller has moved the expiry it shows on
+// the request (status.expiresAt), which it writes once it has moved the Lease's, which the agent
+// honours (ADR 0008). Only the request is read: the Lease may live in its worker's namespace,
+// where the holder may not read (ADR 0034).
+import { LeaseRequestObject, SimlockError } from '../api/index.js';
 import { isNotFound, simlockPath, type KubeClient } from '../runtime/index.js';
 import { getObject } from './kube.js';
 
@@ -24,32 +26,35 @@ export async function extendLease(
   by: ExtendBy,
 ): Promise<Extended> {
   const requestPath = simlockPath('leaseRequest', { namespace, name });
-  const leasePath = simlockPath('lease', { namespace, name });
   const notGranted = (what: string) =>
     new SimlockError(
       'LEASE_NOT_ACTIVE',
       `lease ${name} is not granted (${what}): nothing to extend`,
     );
-  let lease;
+  const read = async () =>
+    (await getObject(client, requestPath, LeaseRequestObject, 'leaserequest')).object;
+  let request;
   try {
-    const request = (await getObject(client, requestPath, LeaseRequestObject, 'leaserequest'))
-      .object;
-    if (request.status?.phase !== 'Granted') throw notGranted(request.status?.phase ?? 'Pending');
-    lease = (await getObject(client, leasePath, LeaseObject, 'lease')).object;
+    request = await read();
   } catch (error) {
     if (isNotFound(error))
       throw new SimlockError('NOT_FOUND', `lease "${name}" not found in namespace "${namespace}"`);
     throw error;
   }
-  const expiresAt = Date.parse(lease.spec.expiresAt);
-  const counted = lease.spec.durationSeconds;
-  if (counted === undefined) throw notGranted('dispatched by a controller that cannot extend');
+  const status = request.status;
+  if (status?.phase !== 'Granted') throw notGranted(status?.phase ?? 'Pending');
+  const current = status.expiresAt;
+  if (current === undefined) throw notGranted('its expiry is not written yet');
+  const expiresAt = Date.parse(current);
+  // The length the expiry counts from the dispatch, as granted; a controller that does not write
+  // it yet granted the spec's (which it capped only past its maximum: an extension then is too).
+  const counted = status.durationSeconds ?? request.spec.durationSeconds;
   const startedAt = expiresAt - counted * 1000;
   const target = 'bySeconds' in by ? expiresAt + by.bySeconds * 1000 : by.until.getTime();
   if (!Number.isFinite(target) || target <= expiresAt)
     throw new SimlockError(
       'USAGE',
-      `until: the lease already lasts until ${lease.spec.expiresAt}; a lease is extended, never shortened`,
+      `until: the lease already lasts until ${current}; a lease is extended, never shortened`,
       { field: 'until' },
     );
   const durationSeconds = Math.ceil((target - startedAt) / 1000);
@@ -57,9 +62,11 @@ export async function extendLease(
   await client.patch(requestPath, { spec: { durationSeconds } });
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
-    const current = (await getObject(client, leasePath, LeaseObject, 'lease')).object;
-    const now = Date.parse(current.spec.expiresAt);
-    if (now > expiresAt) return { expiresAt: current.spec.expiresAt, capped: now < target };
+    const now = (await read()).status;
+    if (now?.phase !== 'Granted') throw notGranted(now?.phase ?? 'Pending');
+    const moved = now.expiresAt === undefined ? NaN : Date.parse(now.expiresAt);
+    if (moved > expiresAt && now.expiresAt !== undefined)
+      return { expiresAt: now.expiresAt, capped: moved < target };
     if (Date.now() > deadline)
       throw new SimlockError(
         'TIMEOUT',

@@ -43,7 +43,8 @@ export {
 } from './recovery.js';
 export { forceReleaseLease, releaseLease, type ReleaseOptions, type Released } from './release.js';
 export { waitForEnd, type WaitOptions, type WaitOutcome } from './wait.js';
-export { readableLeases, whyWaiting, type WhyOptions } from './why.js';
+export { answerWhyOver, heldLeasesOf, readableLeases, whyWaiting, type WhyOptions } from './why.js';
+export { leaseUses, type LeaseUse } from './lease-activity.js';
 // The contract's error, codes and shapes, so that a program needs no second import.
 export {
   ERRORS,
@@ -55,6 +56,8 @@ export {
   type GrantProgress,
   type GrantStage,
   type GrantedDevice,
+  type HeldLease,
+  type LeaseActivity,
   type LeaseObject,
   type LeaseRequestObject,
   type WhyAnswer,

@@ -4,7 +4,6 @@
 import { z } from 'zod';
 import {
   HeartbeatLease,
-  LeaseObject,
   LeaseRequestObject,
   SimlockError,
   WorkerObject,
@@ -121,12 +120,31 @@ export function listRequests(
   );
 }
 
-export function listLeases(
+/**
+ * Whether a request holds a lease (Granted) or is letting one go (Released and being deleted: the
+ * agent reclaims its device). A request released and left (expired, idle) holds none: its Lease
+ * is gone or going.
+ */
+export function holdsLease(request: LeaseRequestObject): boolean {
+  const phase = request.status?.phase;
+  return (
+    phase === 'Granted' ||
+    (phase === 'Released' && request.metadata.deletionTimestamp !== undefined)
+  );
+}
+
+/**
+ * The leases, as their requests say them (ADR 0034: a Lease lives in its worker's namespace, where
+ * its holder need not read): the requests that hold one, in `namespace` or in all.
+ */
+export async function listHeldLeases(
   client: KubeClient,
   namespace: string | undefined,
   warn: Warn,
-): Promise<Parsed<LeaseObject>[]> {
-  return listObjects(client, simlockPath('lease', { namespace }), LeaseObject, 'lease', warn);
+): Promise<Parsed<LeaseRequestObject>[]> {
+  return (await listRequests(client, namespace, warn)).filter((request) =>
+    holdsLease(request.object),
+  );
 }
 
 export function listWorkers(

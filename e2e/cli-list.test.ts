@@ -1,10 +1,13 @@
 // `list`, `worker` and `device` as real processes against the real API server (some through the
 // real kubectl, which finds the plugin on PATH), the controller in-process, the test playing agents.
 import { describe, expect, it } from 'vitest';
-import { simlockPath } from '../runtime/index.js';
-import { runCommand, useCluster } from '../test/cluster/harness.js';
+import { LeaseRequestObject } from '../api/index.js';
+import { leaseOfRequest, simlockPath } from '../runtime/index.js';
+import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import { binDir, pluginStories, waitingWithReasons } from '../test/cluster/plugin.js';
+import { certificateIdentity } from '../test/cluster/identities.js';
+import { binDir, pluginStories, runPlugin, waitingWithReasons } from '../test/cluster/plugin.js';
+import { bindRole, createRole } from '../test/cluster/role-bindings.js';
 
 const cluster = useCluster('cli-list');
 const { setup, simlock, kubectlSimlock } = pluginStories(cluster);
@@ -108,7 +111,7 @@ describe('list --requests', () => {
 });
 
 describe('list --leases', () => {
-  it('is a table of simlock Leases, kubectl-style', async () => {
+  it('is a table of the leases held, kubectl-style, read off their requests', async () => {
     const fleet = await setup();
     const a = await fleet.addWorker('a', { status: iosStatus() });
     await fleet.createRequest('r1', { platform: 'ios', durationSeconds: 3600 });
@@ -129,8 +132,63 @@ describe('list --leases', () => {
     expect(wide.stdout.trimEnd()).toMatch(
       /^r1\s+\S+\s+iPhone 16\s+Granted\s+in \d+m\s+<none>\s+sim-42\s+<none>\s+\d+s$/,
     );
+    // What is listed are the requests that hold the leases (ADR 0034).
     const names = await simlock(fleet, 'list', '--leases', '-o', 'name');
-    expect(names.stdout).toBe('lease.simlock.dev/r1\n');
+    expect(names.stdout).toBe('leaserequest.simlock.dev/r1\n');
+
+    // An exec runs (the proxy's record on the Lease, wherever the request says it is): busy, to
+    // whoever may read the Lease.
+    const request = LeaseRequestObject.parse(
+      await fleet.admin.get(
+        simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'r1' }),
+      ),
+    );
+    await fleet.admin.patch(
+      simlockPath('lease', { ...leaseOfRequest(request), subresource: 'status' }),
+      {
+        status: {
+          activity: {
+            lastExecAt: new Date().toISOString(),
+            runningUntil: new Date(Date.now() + 600_000).toISOString(),
+          },
+        },
+      },
+    );
+    const busy = await simlock(fleet, 'list', '--leases', '--no-headers');
+    expect(busy.stdout.trimEnd()).toMatch(/^r1\s+\S+\s+iPhone 16\s+Granted\s+in \d+m\s+busy$/);
+
+    // A person who may read only requests (no Lease rule) sees the same lease; its idle time,
+    // which only the Lease says, is unknown to them.
+    const reader = await certificateIdentity(`${fleet.namespace}-reader`);
+    await createRole(cluster.admin, {
+      name: 'reader',
+      namespace: fleet.namespace,
+      rules: [{ apiGroups: ['simlock.dev'], resources: ['leaserequests'], verbs: ['get', 'list'] }],
+    });
+    await bindRole(cluster.admin, {
+      name: 'reader',
+      namespace: fleet.namespace,
+      role: 'reader',
+      roleKind: 'Role',
+      subjects: [{ kind: 'User', name: reader.username }],
+    });
+    const asReader = await eventually(
+      async () => {
+        const answer = await runPlugin(reader.kubeconfigPath, fleet.namespace, [
+          'list',
+          '--leases',
+        ]);
+        return answer.exitCode === 0 ? answer : undefined;
+      },
+      { what: 'list --leases as the reader, once its binding is seen' },
+    );
+    expect(asReader.stdout.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^NAME\s+WORKER\s+DEVICE\s+PHASE\s+EXPIRES\s+IDLE$/),
+      expect.stringMatching(
+        new RegExp(`^r1\\s+${a}\\s+iPhone 16\\s+Granted\\s+in (59|60)m\\s+<none>$`),
+      ),
+    ]);
+    expect(asReader.stderr).toBe('');
   });
 });
 

@@ -81,7 +81,7 @@ describe('why', () => {
     });
   });
 
-  it('a person who may read the request, the Workers and the Leases of their namespace may ask', async () => {
+  it('a person who may read the requests of their namespace and the Workers may ask (no Lease rule)', async () => {
     const fleet = await setup();
     const a = await fleet.addWorker('a', { drained: true, status: iosStatus() });
     await fleet.addWorker('b', { status: iosFullStatus() });
@@ -90,13 +90,12 @@ describe('why', () => {
     const reader = await certificateIdentity(`${fleet.namespace}-reader`);
     const rbac = '/apis/rbac.authorization.k8s.io/v1';
     const subjects = [{ kind: 'User' as const, name: reader.username }];
-    // Reads only: requests and leases in its namespace, Workers (cluster-scoped) by name of this
-    // file's namespace, so other files are untouched.
-    const requestsAndLeases = ['leaserequests', 'leases'];
+    // Reads only: requests in its namespace (the leases held are read off them, ADR 0034), Workers
+    // (cluster-scoped) by name of this file's namespace, so other files are untouched.
     await createRole(cluster.admin, {
       name: 'reader',
       namespace: fleet.namespace,
-      rules: [{ apiGroups: ['simlock.dev'], resources: requestsAndLeases, verbs: ['get', 'list'] }],
+      rules: [{ apiGroups: ['simlock.dev'], resources: ['leaserequests'], verbs: ['get', 'list'] }],
     });
     await bindRole(cluster.admin, {
       name: 'reader',
@@ -120,9 +119,9 @@ describe('why', () => {
         { what: 'why as the reader, once its bindings are seen' },
       );
       expect(result.stdout.split('\n')[1]).toBe(`  undrain ${a}`);
-      // Leases in other namespaces it may not list: only its own count, and it says so.
+      // Requests in other namespaces it may not list: only its own leases count, and it says so.
       expect(result.stderr).toContain(
-        `warning: cannot list leases in every namespace; only those in ${fleet.namespace} are counted`,
+        `warning: cannot list leaserequests in every namespace; only leases in ${fleet.namespace} are counted`,
       );
     } finally {
       await cluster.admin.delete(`${rbac}/clusterrolebindings/${workerReader}`);

@@ -15,10 +15,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseObject, SimlockError, type ExecTool } from '../api/index.js';
+import { LeaseRequestObject, SimlockError, type ExecTool } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
 import type { AgentTunnels } from '../proxy/index.js';
-import { execThroughProxy, screenshotThroughProxy } from '../runtime/index.js';
+import { execThroughProxy, screenshotThroughProxy, simlockPath } from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import { TestFleet } from '../test/cluster/fleet.js';
@@ -293,11 +293,15 @@ describe.skipIf(noNamespace)('an agent behind NAT, through its tunnel', () => {
   });
 
   it('takes a screenshot (a PNG, as over a port)', async () => {
-    const lease = LeaseObject.parse(await fleet.lease('sim'));
+    const request = LeaseRequestObject.parse(
+      await cluster.admin.get(
+        simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'sim' }),
+      ),
+    );
     const png = await screenshotThroughProxy({
       namespace: fleet.namespace,
       name: 'sim',
-      lease,
+      request,
       proxy: () => ({ url: proxyUrl, token: callerToken }),
     });
     expect(png.subarray(1, 4).toString()).toBe('PNG');

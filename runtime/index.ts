@@ -6,6 +6,7 @@ export * from './informer.js';
 export * from './paths.js';
 export * from './package-root.js';
 export * from './screenshot.js';
+export * from './request-lease.js';
 export * from './exec-client.js';
 export * from './log.js';
 export * from './clock.js';

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { LeaseObject, SimlockError } from '../api/index.js';
+import { LeaseRequestObject, SimlockError } from '../api/index.js';
+import { aLeaseRequest } from '../test/fixtures/objects.js';
 import { screenshotThroughProxy } from './screenshot.js';
 
-function lease(status: unknown): LeaseObject {
-  return LeaseObject.parse({
-    metadata: { name: 'ci-1', namespace: 'team-a' },
-    spec: { worker: 'mac-1', device: { platform: 'ios' }, expiresAt: '2030-01-01T00:00:00Z' },
-    status,
+/** The request ci-1 with this status, as the caller reads it. */
+function request(status: unknown): LeaseRequestObject {
+  return LeaseRequestObject.parse({
+    ...aLeaseRequest('ci-1').namespace('team-a').obj(),
+    status: { worker: 'mac-1', ...(status as object) },
   });
 }
 
@@ -28,7 +29,7 @@ async function attempt(
   const error = await screenshotThroughProxy({
     namespace: 'team-a',
     name: 'ci-1',
-    lease: lease(status),
+    request: request(status),
     proxy: () => {
       askedProxy = true;
       return proxy();

@@ -1,8 +1,9 @@
 // A screenshot of a leased device, taken through the exec proxy: the one flow behind the typed
 // client's `screenshot()` (and so the plugin and its MCP server) and the console's. Each caller
-// reads the lease itself, with its own credentials and its own wording of a failed read, and says
-// how it reaches the proxy; what follows is the same for both.
-import { SimlockError, screenshotCommand, type LeaseObject } from '../api/index.js';
+// reads the lease's request itself (the holder's view of the grant: its phase and device; ADR
+// 0034), with its own credentials and its own wording of a failed read, and says how it reaches
+// the proxy; what follows is the same for both.
+import { SimlockError, screenshotCommand, type LeaseRequestObject } from '../api/index.js';
 import { execThroughProxy } from './exec-client.js';
 import { ScreenshotOutput } from './screenshot-output.js';
 
@@ -14,19 +15,19 @@ export interface ProxyTarget {
 
 export interface ScreenshotThroughProxy {
   namespace: string;
-  /** The lease's name. */
+  /** The lease's name (its request's). */
   name: string;
-  /** The lease, as the caller read it. */
-  lease: LeaseObject;
+  /** The lease's request, as the caller read it. */
+  request: Pick<LeaseRequestObject, 'status'>;
   /** Asked only once the lease is granted a device that can give a screenshot. */
   proxy: () => Promise<ProxyTarget> | ProxyTarget;
 }
 
 /** The PNG of the leased device's screen, through the exec proxy and the device's agent. */
 export async function screenshotThroughProxy(options: ScreenshotThroughProxy): Promise<Buffer> {
-  const { namespace, name, lease } = options;
-  const device = lease.status?.device;
-  if (lease.status?.phase !== 'Granted' || !device) {
+  const { namespace, name, request } = options;
+  const device = request.status?.device;
+  if (request.status?.phase !== 'Granted' || !device) {
     throw new SimlockError('LEASE_NOT_ACTIVE', `lease ${namespace}/${name} is not granted`);
   }
   const command = screenshotCommand(device);

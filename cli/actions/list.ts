@@ -1,12 +1,19 @@
 // `kubectl simlock list --requests | --leases`.
 import { z } from 'zod';
-import { EXPIRING_SOON_CONDITION, answerWhy, type LeaseRequestObject } from '../../api/index.js';
+import type { LeaseRequestObject } from '../../api/index.js';
 import { parseFlags, parseGlobals, usageError, type GlobalFlags } from '../flags.js';
 import { asList, resourceName, serialise, withKind } from '../format/output.js';
 import { isListed, requestListLines } from '../format/requests.js';
-import { leaseColumns, renderTable } from '../format/tables.js';
+import { leaseColumns, leaseUseIn, renderTable } from '../format/tables.js';
 import type { CliIO } from '../io.js';
-import { listLeases, listRequests, readableLeases, workersForLabels } from '../../client/index.js';
+import {
+  answerWhyOver,
+  leaseUses,
+  listHeldLeases,
+  listRequests,
+  readableLeases,
+  workersForLabels,
+} from '../../client/index.js';
 import { connect, type Session } from '../options.js';
 
 const ListFlags = z.object({
@@ -38,7 +45,7 @@ function nothingFound(io: CliIO, what: string, session: Session): void {
 function printed(
   io: CliIO,
   globals: GlobalFlags,
-  resource: 'leaseRequest' | 'lease',
+  resource: 'leaseRequest',
   items: readonly { raw: Record<string, unknown>; name: string }[],
 ): boolean {
   const text = serialise(asList(items.map((item) => withKind(resource, item.raw))), globals.output);
@@ -70,13 +77,13 @@ async function listRequestsCommand(session: Session, io: CliIO): Promise<number>
   const workers = await workersForLabels(client, warn);
   const now = io.now();
   // -o wide: under each waiting request, what would unblock it (ADR 0026), from one read of the
-  // Leases shared by all of them.
+  // leases held (their requests) shared by all of them.
   let extra: ((request: LeaseRequestObject) => string[]) | undefined;
   if (globals.output === 'wide') {
     const leases = await readableLeases(client, session.namespace, warn);
     extra = (request) =>
       request.status?.phase === 'Waiting'
-        ? answerWhy(request, workers, leases, now).lines.map((line) => `  unblock: ${line}`)
+        ? answerWhyOver(request, workers, leases, now).lines.map((line) => `  unblock: ${line}`)
         : [];
   }
   const lines = requestListLines(
@@ -89,34 +96,25 @@ async function listRequestsCommand(session: Session, io: CliIO): Promise<number>
   return 0;
 }
 
+/**
+ * The leases, as their requests say them (ADR 0034: a Lease lives in its worker's namespace, where
+ * its holder need not read). -o json, yaml and name print those LeaseRequests. IDLE alone is read
+ * off the Leases (the proxy's exec record is only there), where the caller may: else `<none>`.
+ */
 async function listLeasesCommand(session: Session, io: CliIO): Promise<number> {
   const { client, globals } = session;
-  const leases = await listLeases(client, session.listNamespace, warnTo(io));
+  const leases = await listHeldLeases(client, session.listNamespace, warnTo(io));
   const items = leases.map((lease) => ({ raw: lease.raw, name: lease.object.metadata.name }));
-  if (printed(io, globals, 'lease', items)) return 0;
+  if (printed(io, globals, 'leaseRequest', items)) return 0;
   if (leases.length === 0) {
     nothingFound(io, 'leases', session);
     return 0;
   }
-  // A lease is marked expiring soon when the controller says so on its request (its warning time
-  // is a controller flag); the requests are read for that alone, and a failure leaves it unmarked.
-  const requests = await listRequests(client, session.listNamespace, warnTo(io)).catch(() => []);
-  const expiringSoon = new Set(
-    requests
-      .filter((request) =>
-        request.object.status?.conditions?.some(
-          (condition) => condition.type === EXPIRING_SOON_CONDITION && condition.status === 'True',
-        ),
-      )
-      .map(
-        (request) => `${request.object.metadata.namespace ?? ''}/${request.object.metadata.name}`,
-      ),
-  );
+  const requests = leases.map((lease) => lease.object);
+  const uses = await leaseUses(client, requests);
   const lines = renderTable(
-    leaseColumns(io.now(), session.listNamespace === undefined, (lease) =>
-      expiringSoon.has(`${lease.metadata.namespace ?? ''}/${lease.metadata.name}`),
-    ),
-    leases.map((lease) => lease.object),
+    leaseColumns(io.now(), session.listNamespace === undefined, leaseUseIn(uses)),
+    requests,
     { wide: globals.output === 'wide', noHeaders: globals.noHeaders },
   );
   for (const line of lines) io.out(line);

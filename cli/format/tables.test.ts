@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { grantedIphone } from '../../test/fixtures/objects.js';
+import { aLeaseRequest, grantedIphone } from '../../test/fixtures/objects.js';
 import {
   iosCapacity,
   iosStatus,
   iphoneSimulator,
   physicalIphone,
 } from '../../test/fixtures/workers.js';
-import type { LeaseObject, WorkerObject } from '../../api/index.js';
+import { LeaseRequestObject, type WorkerObject } from '../../api/index.js';
+import type { LeaseUse } from '../../client/index.js';
 import {
   connection,
   deviceColumns,
@@ -78,80 +79,113 @@ describe('humanDuration (kubectl ages)', () => {
   });
 });
 
-describe('leases', () => {
-  const lease: LeaseObject = {
-    metadata: { name: 'lease-x', namespace: 'team-a', creationTimestamp: at(-600) },
-    spec: {
-      worker: 'mac-1',
-      device: { platform: 'ios' },
-      expiresAt: at(3540),
-      holder: 'ci',
-    },
+describe('leases (their requests)', () => {
+  // Dispatched 10 minutes ago for 69 minutes: it ends in 59.
+  const lease = LeaseRequestObject.parse({
+    ...aLeaseRequest('lease-x')
+      .namespace('team-a')
+      .ios()
+      .duration(4140)
+      .spec({ holder: 'ci' })
+      .createdAt(NOW - 700_000)
+      .obj(),
     status: {
       phase: 'Granted',
-      grantedAt: at(-60),
+      worker: 'mac-1',
+      lease: 'lease-x',
       device: grantedIphone(),
+      expiresAt: at(3540),
     },
-  };
+  });
+  /** What its Lease alone says: granted a minute ago (the agent's time), and this exec record. */
+  const used = (activity?: { lastExecAt: number; runningUntil: number }): LeaseUse => ({
+    grantedAt: at(-60),
+    ...(activity
+      ? {
+          activity: {
+            lastExecAt: at(activity.lastExecAt),
+            runningUntil: at(activity.runningUntil),
+          },
+        }
+      : {}),
+  });
+  const granted = () => used();
 
   it('shows name, worker, device, phase, when it expires and how long it has been idle', () => {
-    expect(renderTable(leaseColumns(NOW, false), [lease])).toEqual([
+    expect(renderTable(leaseColumns(NOW, false, granted), [lease])).toEqual([
       'NAME      WORKER   DEVICE      PHASE     EXPIRES   IDLE',
       'lease-x   mac-1    iPhone 16   Granted   in 59m    60s',
     ]);
   });
 
-  it('adds the namespace with -A, and device id, holder and age with -o wide', () => {
-    expect(renderTable(leaseColumns(NOW, true), [lease], { wide: true })).toEqual([
+  it('adds the namespace with -A, and device id, holder and age (since the dispatch) with -o wide', () => {
+    expect(renderTable(leaseColumns(NOW, true, granted), [lease], { wide: true })).toEqual([
       'NAMESPACE   NAME      WORKER   DEVICE      PHASE     EXPIRES   IDLE   DEVICE-ID   HOLDER   AGE',
       'team-a      lease-x   mac-1    iPhone 16   Granted   in 59m    60s    sim-1       ci       10m',
     ]);
+    // The length as granted counts when the controller wrote it (capped below the spec's).
+    const capped = { ...lease, spec: { ...lease.spec, durationSeconds: 86_400 } };
+    capped.status = { ...lease.status!, durationSeconds: 4140 };
+    expect(
+      renderTable(leaseColumns(NOW, false), [capped], { wide: true, noHeaders: true })[0],
+    ).toMatch(/ 10m$/);
   });
 
   it('reads busy while an exec runs, and idle from the end of the last one', () => {
-    const withActivity = (lastExecAt: number, runningUntil: number): LeaseObject => ({
-      ...lease,
-      status: {
-        ...lease.status!,
-        activity: { lastExecAt: at(lastExecAt), runningUntil: at(runningUntil) },
-      },
-    });
     // The proxy's running record: started 20 s ago, renewed, reaching 25 s ahead.
-    expect(idle(withActivity(-20, 25), NOW)).toBe('busy');
+    expect(idle(lease, used({ lastExecAt: -20, runningUntil: 25 }), NOW)).toBe('busy');
     // Its end, written after: idle from the end, 12 s ago.
-    expect(idle(withActivity(-12, -12), NOW)).toBe('12s');
+    expect(idle(lease, used({ lastExecAt: -12, runningUntil: -12 }), NOW)).toBe('12s');
     // A proxy that died while its exec ran: idle from where its record lapsed.
-    expect(idle(withActivity(-50, -5), NOW)).toBe('5s');
+    expect(idle(lease, used({ lastExecAt: -50, runningUntil: -5 }), NOW)).toBe('5s');
     // None ran: idle from the grant; not granted: nothing to say.
-    expect(idle(lease, NOW)).toBe('60s');
-    expect(
-      idle({ ...lease, status: { ...lease.status!, phase: 'Released' } }, NOW),
-    ).toBeUndefined();
+    expect(idle(lease, used(), NOW)).toBe('60s');
+    const released = { ...lease, status: { ...lease.status!, phase: 'Released' as const } };
+    expect(idle(released, used(), NOW)).toBeUndefined();
+    // Its Lease could not be read (the holder may not): unknown, never guessed from the grant.
+    expect(idle(lease, undefined, NOW)).toBeUndefined();
   });
 
   it('reads a lease whose device is booted again after a crash as Recovering', () => {
-    const recovering: LeaseObject = {
+    const recovering = {
       ...lease,
       status: {
         ...lease.status!,
         recovery: { since: at(-5), cause: 'shut down', crashes: 1, crashBudget: 3 },
       },
     };
-    expect(renderTable(leaseColumns(NOW, false), [recovering], { noHeaders: true })).toEqual([
-      'lease-x   mac-1   iPhone 16   Recovering   in 59m   60s',
-    ]);
+    expect(
+      renderTable(leaseColumns(NOW, false, granted), [recovering], { noHeaders: true }),
+    ).toEqual(['lease-x   mac-1   iPhone 16   Recovering   in 59m   60s']);
   });
 
-  it('reads a pending lease as Pending, and a past expiry as expired', () => {
-    const pending: LeaseObject = { ...lease, spec: { ...lease.spec, expiresAt: at(-1) } };
-    delete pending.status;
-    expect(renderTable(leaseColumns(NOW, false), [pending], { noHeaders: true })).toEqual([
-      'lease-x   mac-1   <none>   Pending   expired   <none>',
+  it('reads a past expiry as expired, and expiring soon as the request says', () => {
+    const past = { ...lease, status: { ...lease.status!, expiresAt: at(-1) } };
+    expect(renderTable(leaseColumns(NOW, false), [past], { noHeaders: true })).toEqual([
+      'lease-x   mac-1   iPhone 16   Granted   expired   <none>',
+    ]);
+    // Expiring soon as the controller's condition on the request says, not by a guess here.
+    const soon = {
+      ...lease,
+      status: {
+        ...lease.status!,
+        expiresAt: at(240),
+        conditions: [
+          {
+            type: 'ExpiringSoon',
+            status: 'True' as const,
+            reason: 'ExpiringSoon',
+            message: `the lease expires at ${at(240)}`,
+            lastTransitionTime: at(-60),
+          },
+        ],
+      },
+    };
+    expect(renderTable(leaseColumns(NOW, false), [soon], { noHeaders: true })).toEqual([
+      'lease-x   mac-1   iPhone 16   Granted   in 4m, expiring soon   <none>',
     ]);
     expect(expires('garbage', NOW)).toBe('<unknown>');
-    // Expiring soon as the controller's condition on the request says, not by a guess here.
-    expect(expires(new Date(NOW + 240_000).toISOString(), NOW, true)).toBe('in 4m, expiring soon');
-    expect(expires(new Date(NOW + 240_000).toISOString(), NOW)).toBe('in 4m');
+    expect(expires(at(240), NOW)).toBe('in 4m');
   });
 });
 

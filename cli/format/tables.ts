@@ -1,7 +1,13 @@
 // kubectl-style tables: upper-case headers, columns padded to their widest cell plus three spaces,
 // `<none>` for an empty cell, `-o wide` adding columns, `--no-headers` dropping the header. Plus
-// the tables of simlock Leases, Workers and devices. Pure: objects and the time in, lines out.
-import { type LeaseObject, type WorkerObject } from '../../api/index.js';
+// the tables of simlock leases (their requests), Workers and devices. Pure: objects and the time
+// in, lines out.
+import {
+  EXPIRING_SOON_CONDITION,
+  type LeaseRequestObject,
+  type WorkerObject,
+} from '../../api/index.js';
+import type { LeaseUse } from '../../client/index.js';
 
 export interface Column<Row> {
   header: string;
@@ -70,26 +76,37 @@ export function age(created: string | Date | undefined, now: number): string | u
 }
 
 // ---------------------------------------------------------------------------------------------
-// simlock Leases
+// simlock leases, as their requests say them (ADR 0034)
+
+/** What only the Lease says, for IDLE: undefined when it could not be read. */
+export type LeaseUseOf = (request: LeaseRequestObject) => LeaseUse | undefined;
+
+/** The use of each request's Lease from `leaseUses`' map (keyed namespace/name). */
+export function leaseUseIn(uses: ReadonlyMap<string, LeaseUse>): LeaseUseOf {
+  return (request) => uses.get(`${request.metadata.namespace ?? ''}/${request.metadata.name}`);
+}
 
 export function leaseColumns(
   now: number,
   withNamespace: boolean,
-  expiringSoon: (lease: LeaseObject) => boolean = () => false,
-): Column<LeaseObject>[] {
-  const columns: Column<LeaseObject>[] = [
+  useOf: LeaseUseOf = () => undefined,
+): Column<LeaseRequestObject>[] {
+  const columns: Column<LeaseRequestObject>[] = [
     { header: 'name', cell: (lease) => lease.metadata.name },
-    { header: 'worker', cell: (lease) => lease.spec.worker },
+    { header: 'worker', cell: (lease) => lease.status?.worker },
     { header: 'device', cell: (lease) => lease.status?.device?.name },
-    { header: 'phase', cell: phaseOf },
+    { header: 'phase', cell: leasePhaseOf },
     {
       header: 'expires',
-      cell: (lease) => expires(lease.spec.expiresAt, now, expiringSoon(lease)),
+      cell: (lease) =>
+        lease.status?.expiresAt === undefined
+          ? undefined
+          : expires(lease.status.expiresAt, now, expiringSoon(lease)),
     },
-    { header: 'idle', cell: (lease) => idle(lease, now) },
+    { header: 'idle', cell: (lease) => idle(lease, useOf(lease), now) },
     { header: 'device-id', cell: (lease) => lease.status?.device?.id, wide: true },
     { header: 'holder', cell: (lease) => lease.spec.holder, wide: true },
-    { header: 'age', cell: (lease) => age(lease.metadata.creationTimestamp, now), wide: true },
+    { header: 'age', cell: (lease) => age(dispatchedAt(lease), now), wide: true },
   ];
   return withNamespace
     ? [{ header: 'namespace', cell: (lease) => lease.metadata.namespace }, ...columns]
@@ -97,30 +114,54 @@ export function leaseColumns(
 }
 
 /**
- * PHASE: the Lease's; `Recovering` while granted and its device is booted again after a crash
- * (as kubectl's STATUS says Terminating of a pod still Running).
+ * PHASE: the request's (Granted, or Released while it is let go); `Recovering` while granted and
+ * its device is booted again after a crash (as kubectl's STATUS says Terminating of a pod still
+ * Running).
  */
-export function phaseOf(lease: LeaseObject): string {
+export function leasePhaseOf(lease: LeaseRequestObject): string {
   const status = lease.status;
   if (status?.phase === 'Granted' && status.recovery !== undefined) return 'Recovering';
   return status?.phase ?? 'Pending';
 }
 
+/** The controller's warning on the request (its time is a controller flag): `ExpiringSoon`. */
+function expiringSoon(lease: LeaseRequestObject): boolean {
+  return (
+    lease.status?.conditions?.some(
+      (condition) => condition.type === EXPIRING_SOON_CONDITION && condition.status === 'True',
+    ) ?? false
+  );
+}
+
 /**
- * IDLE, as the controller counts idle time (ADR 0008): `busy` while an exec
- * runs (the proxy's running record reaches past now), else how long since the last exec ended, or
- * since the grant when none ran. Only for a granted lease.
+ * When the lease was dispatched (its Lease made), which AGE counts from: its expiry less the length
+ * it counts (as granted, else as asked); the request's creation when no expiry is written.
  */
-export function idle(lease: LeaseObject, now: number): string | undefined {
-  const status = lease.status;
-  if (status?.phase !== 'Granted') return undefined;
-  const lastExecAt = timeOf(status.activity?.lastExecAt);
-  const runningUntil = timeOf(status.activity?.runningUntil);
+function dispatchedAt(lease: LeaseRequestObject): string | Date | undefined {
+  const expiresAt = timeOf(lease.status?.expiresAt);
+  if (expiresAt === undefined) return lease.metadata.creationTimestamp;
+  const counted = lease.status?.durationSeconds ?? lease.spec.durationSeconds;
+  return new Date(expiresAt - counted * 1000);
+}
+
+/**
+ * IDLE, as the controller counts idle time (ADR 0008): `busy` while an exec runs (the proxy's
+ * running record reaches past now), else how long since the last exec ended, or since the grant
+ * when none ran. Only for a granted lease whose Lease could be read (the record is only there).
+ */
+export function idle(
+  lease: LeaseRequestObject,
+  use: LeaseUse | undefined,
+  now: number,
+): string | undefined {
+  if (lease.status?.phase !== 'Granted' || use === undefined) return undefined;
+  const lastExecAt = timeOf(use.activity?.lastExecAt);
+  const runningUntil = timeOf(use.activity?.runningUntil);
   // An ended exec's record has runningUntil at its end, the same as lastExecAt.
   if (runningUntil !== undefined && runningUntil > now && runningUntil !== lastExecAt)
     return 'busy';
   const since = Math.max(
-    timeOf(status.grantedAt) ?? -Infinity,
+    timeOf(use.grantedAt) ?? -Infinity,
     lastExecAt ?? -Infinity,
     runningUntil ?? -Infinity,
   );

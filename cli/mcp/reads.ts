@@ -2,10 +2,16 @@
 // lines and tables (cli/format/), their structured content the objects as the contract parses
 // them. By default a session sees its own requests and leases (those naming its holder session).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { SimlockError, answerWhy, reasonsByWorker, type LeaseObject } from '../../api/index.js';
-import { readableLeases } from '../../client/index.js';
+import { SimlockError, reasonsByWorker, type HeldLease } from '../../api/index.js';
+import { answerWhyOver, leaseUses, readableLeases } from '../../client/index.js';
 import { isUnfinished, requestListLines } from '../format/requests.js';
-import { deviceColumns, deviceRows, leaseColumns, renderTable } from '../format/tables.js';
+import {
+  deviceColumns,
+  deviceRows,
+  leaseColumns,
+  leaseUseIn,
+  renderTable,
+} from '../format/tables.js';
 import type { ListDevicesInput, ListLeasesInput, WhyWaitingInput } from './schemas.js';
 import { answer, type Args } from './results.js';
 import type { McpSession } from './session.js';
@@ -28,13 +34,13 @@ export async function whyWaitingTool(
       );
   const now = Date.now();
   // Under each waiting request, what would unblock it: the routing stages asked about changed
-  // views (ADR 0026), over one read of the Leases.
+  // views (ADR 0026), over one read of the leases held (their requests).
   const waiting = requests.some((request) => request.status?.phase === 'Waiting');
-  const leases: LeaseObject[] = waiting
+  const leases: HeldLease[] = waiting
     ? await readableLeases(session.client.kube, session.namespace, () => undefined).catch(() => [])
     : [];
   const whyOf = (request: (typeof requests)[number]) =>
-    request.status?.phase === 'Waiting' ? answerWhy(request, workers, leases, now) : undefined;
+    request.status?.phase === 'Waiting' ? answerWhyOver(request, workers, leases, now) : undefined;
   const lines = requestListLines(requests, shown, {
     now,
     extra: (request) => (whyOf(request)?.lines ?? []).map((line) => `  unblock: ${line}`),
@@ -85,22 +91,24 @@ export async function listLeasesTool(
 ): Promise<CallToolResult> {
   const all = args.all === true;
   const own = new Set(session.names());
+  // The leases are their requests (ADR 0034); only IDLE is read off the Leases, where allowed.
   const leases = (await session.client.list()).filter(
     (lease) => all || own.has(lease.metadata.name),
   );
+  const uses = leases.length > 0 ? await leaseUses(session.client.kube, leases) : new Map();
   const text =
     leases.length > 0
-      ? renderTable(leaseColumns(Date.now(), false), leases).join('\n')
+      ? renderTable(leaseColumns(Date.now(), false, leaseUseIn(uses)), leases).join('\n')
       : all
         ? `No leases in ${session.namespace}.`
         : 'This session holds no lease.';
   return answer(text, {
     leases: leases.map((lease) => ({
       name: lease.metadata.name,
-      worker: lease.spec.worker,
+      worker: lease.status?.worker,
       phase: lease.status?.phase ?? 'Pending',
       device: lease.status?.device,
-      expiresAt: lease.spec.expiresAt,
+      expiresAt: lease.status?.expiresAt,
       own: own.has(lease.metadata.name),
     })),
   });
