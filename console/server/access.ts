@@ -43,12 +43,9 @@ export class Access {
     return this.may(simlock(RESOURCES.worker.plural, 'list'));
   }
 
+  /** Requests, and so the leases they hold (the page shows no Lease object: ADR 0034). */
   seeRequests(namespace: string): Promise<boolean> {
     return this.may(simlock(RESOURCES.leaseRequest.plural, 'list', namespace));
-  }
-
-  seeLeases(namespace: string): Promise<boolean> {
-    return this.may(simlock(RESOURCES.lease.plural, 'list', namespace));
   }
 
   seeEvents(namespace: string): Promise<boolean> {

@@ -3,7 +3,7 @@
 // person's own credentials, so it is allowed or refused there, and a refusal carries the API
 // server's message.
 import { z } from 'zod';
-import { ERRORS, LeaseObject, SimlockError, type ErrorCode } from '../../api/index.js';
+import { ERRORS, LeaseRequestObject, SimlockError, type ErrorCode } from '../../api/index.js';
 import {
   chartProxyUrl,
   KubeApiError,
@@ -83,16 +83,21 @@ export async function findProxyUrl(
   );
 }
 
-/** The PNG of a leased device's screen, through the exec proxy and the device's agent. */
+/**
+ * The PNG of a leased device's screen, through the exec proxy and the device's agent. The grant is
+ * read off the request (the person reads no Lease: it lives in its worker's namespace, ADR 0034).
+ */
 export async function screenshot(
   person: Person,
   proxyUrl: string,
   namespace: string,
   name: string,
 ): Promise<Buffer> {
-  let lease: LeaseObject;
+  let request: LeaseRequestObject;
   try {
-    lease = LeaseObject.parse(await person.client.get(simlockPath('lease', { namespace, name })));
+    request = LeaseRequestObject.parse(
+      await person.client.get(simlockPath('leaseRequest', { namespace, name })),
+    );
   } catch (error) {
     if (error instanceof z.ZodError)
       throw new SimlockError('INTERNAL', `lease ${namespace}/${name} is unreadable`);
@@ -101,7 +106,7 @@ export async function screenshot(
   return screenshotThroughProxy({
     namespace,
     name,
-    lease,
+    request,
     proxy: () => {
       if (!person.token) {
         throw new SimlockError(

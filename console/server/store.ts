@@ -1,12 +1,12 @@
-// The console's one watch of the cluster: informers on Workers, LeaseRequests, Leases, the
-// agents' heartbeat Leases and the Events of LeaseRequests, those its identity may list
-// (watch-plan.ts). Every object is parsed with the contract's schemas (one that does not parse is
-// left out) and kept trimmed to what the pages show; listeners hear of each change once, whoever
-// is looking, and of each change in the watches' state (feed.ts).
+// The console's one watch of the cluster: informers on Workers, LeaseRequests, the agents'
+// heartbeat Leases and the Events of LeaseRequests, those its identity may list (watch-plan.ts).
+// The leases it shows are their requests' grants (status.worker, device, expiresAt, recovery): no
+// Lease is read, wherever it lives (ADR 0034). Every object is parsed with the contract's schemas
+// (one that does not parse is left out) and kept trimmed to what the pages show; listeners hear of
+// each change once, whoever is looking, and of each change in the watches' state (feed.ts).
 import {
   EXPIRING_SOON_CONDITION,
   HeartbeatLease,
-  LeaseObject,
   LeaseRequestObject,
   RESOURCES,
   WorkerObject,
@@ -60,8 +60,8 @@ export interface StoreOptions {
   /** Where the agents renew their heartbeats. */
   simlockNamespace: string;
   /**
-   * Only requests, leases and events of this namespace; none: every namespace the client may list
-   * (else its kubeconfig context's namespace).
+   * Only requests (and so leases) and events of this namespace; none: every namespace the client
+   * may list (else its kubeconfig context's namespace).
    */
   namespace?: string | undefined;
   /** Who is refused, in the page's sentences on what is not shown: "You", "The console". */
@@ -128,9 +128,11 @@ export class ConsoleStore {
       simlockNamespace,
       subject: this.options.subject,
     });
-    const unwatched = (['workers', 'heartbeats', 'requests', 'leases', 'events'] as const).filter(
-      (what) => !plan[what],
-    );
+    // Leases are their requests' grants: unwatched when requests are.
+    const unwatched: Feed['unwatched'] = (
+      ['workers', 'heartbeats', 'requests', 'events'] as const
+    ).filter((what) => !plan[what]);
+    if (!plan.requests) unwatched.push('leases');
     this.feedState = new FeedState({ ...plan, unwatched }, () => this.emit('feed', ''));
     const { namespace } = plan;
     const where = namespace === undefined ? 'all namespaces' : namespace;
@@ -164,10 +166,6 @@ export class ConsoleStore {
       watch(`LeaseRequests in ${where}`, simlockPath('leaseRequest', { namespace }), (event) =>
         this.onRequest(event),
       );
-    if (plan.leases)
-      watch(`Leases in ${where}`, simlockPath('lease', { namespace }), (event) =>
-        this.onLease(event),
-      );
     if (plan.events)
       watch(
         `Events in ${where}`,
@@ -197,11 +195,10 @@ export class ConsoleStore {
     return this.feedState.feed();
   }
 
-  /** Namespaces of the requests and leases the console holds. */
+  /** Namespaces of the requests (and so of the leases) the console holds. */
   namespaces(): Set<string> {
     const result = new Set<string>();
     for (const request of this.requests.values()) result.add(request.namespace);
-    for (const lease of this.leases.values()) result.add(lease.namespace);
     return result;
   }
 
@@ -283,6 +280,7 @@ export class ConsoleStore {
       this.reasons.delete(key);
       this.events.delete(key);
       if (this.requests.delete(key)) this.emit('request', key);
+      this.setLease(key, undefined);
       return;
     }
     const { metadata, spec, status } = parsed.data;
@@ -314,31 +312,19 @@ export class ConsoleStore {
     const reasons = reasonsByWorker(status);
     this.reasons.set(key, reasons);
     this.emit('request', key);
+    this.setLease(key, leaseViewOf(parsed.data));
     if (JSON.stringify(previousReasons ?? []) !== JSON.stringify(reasons)) this.emit('detail', key);
   }
 
-  private onLease(event: InformerEvent<KubeObject>): void {
-    const key = keyOf(event.object.metadata.namespace, event.object.metadata.name);
-    const parsed = LeaseObject.safeParse(event.object);
-    if (event.type === 'deleted' || !parsed.success) {
+  /** The lease a request holds, told to listeners when it comes, changes or goes. */
+  private setLease(key: string, view: LeaseView | undefined): void {
+    const known = this.leases.get(key);
+    if (view === undefined) {
       if (this.leases.delete(key)) this.emit('lease', key);
       return;
     }
-    const { metadata, spec, status } = parsed.data;
-    const recovery = status?.phase === 'Granted' ? status.recovery : undefined;
-    this.leases.set(key, {
-      namespace: metadata.namespace ?? '',
-      name: metadata.name,
-      worker: spec.worker,
-      ...optional('holder', spec.holder),
-      expiresAt: spec.expiresAt,
-      ...optional('phase', status?.phase),
-      ...optional('device', status?.device),
-      ...optional('grantedAt', status?.grantedAt),
-      deleting: metadata.deletionTimestamp !== undefined,
-      ...optional('recovery', recovery),
-      ...optional('recoveryText', recovery && recoveringText(recovery, status?.device)),
-    });
+    if (known && JSON.stringify(known) === JSON.stringify(view)) return;
+    this.leases.set(key, view);
     this.emit('lease', key);
   }
 
@@ -374,6 +360,33 @@ export class ConsoleStore {
     this.emit('detail', key);
     this.emit('event', eventKey);
   }
+}
+
+/**
+ * The lease a granted request holds, as the Leases page shows it: who holds which device where, since
+ * when (the request's Granted condition) and until when; none for a request that holds none.
+ */
+function leaseViewOf(request: LeaseRequestObject): LeaseView | undefined {
+  const { metadata, spec, status } = request;
+  if (status?.phase !== 'Granted' || status.worker === undefined) return undefined;
+  if (status.expiresAt === undefined) return undefined;
+  const granted = status.conditions?.find(
+    (condition) => condition.type === 'Granted' && condition.status === 'True',
+  );
+  const recovery = status.recovery;
+  return {
+    namespace: metadata.namespace ?? '',
+    name: metadata.name,
+    worker: status.worker,
+    ...optional('holder', spec.holder),
+    expiresAt: status.expiresAt,
+    phase: 'Granted',
+    ...optional('device', status.device),
+    ...optional('grantedAt', granted?.lastTransitionTime),
+    deleting: metadata.deletionTimestamp !== undefined,
+    ...optional('recovery', recovery),
+    ...optional('recoveryText', recovery && recoveringText(recovery, status.device)),
+  };
 }
 
 /** `{[name]: value}` when there is a value, else nothing: optional fields stay absent. */

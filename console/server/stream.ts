@@ -63,10 +63,10 @@ export class Subscriber {
     try {
       const namespaces = [...this.store.namespaces()];
       for (const namespace of namespaces) this.namespaces.add(namespace);
-      const [seeWorkers, requestsIn, leasesIn, abilities] = await Promise.all([
+      // A lease is its request's grant: shown to whoever may see the request.
+      const [seeWorkers, requestsIn, abilities] = await Promise.all([
         this.access.seeWorkers(),
         this.visible(namespaces, (namespace) => this.access.seeRequests(namespace)),
-        this.visible(namespaces, (namespace) => this.access.seeLeases(namespace)),
         this.access.abilities(namespaces),
       ]);
       this.abilities = abilities;
@@ -77,7 +77,7 @@ export class Subscriber {
         attention: this.store.attention,
         workers: seeWorkers ? [...this.store.workers.values()] : [],
         requests: [...this.store.requests.values()].filter((r) => requestsIn.has(r.namespace)),
-        leases: [...this.store.leases.values()].filter((l) => leasesIn.has(l.namespace)),
+        leases: [...this.store.leases.values()].filter((l) => requestsIn.has(l.namespace)),
       };
       await this.send('snapshot', snapshot);
     } finally {
@@ -134,11 +134,8 @@ export class Subscriber {
       if (change.kind === 'detail') {
         if (this.focus.has(change.key)) this.pendingDetails.add(change.key);
       } else {
-        const allowed =
-          change.kind === 'request'
-            ? await this.access.seeRequests(namespace)
-            : await this.access.seeLeases(namespace);
-        if (allowed) this.pending.set(`${change.kind}:${change.key}`, change.kind);
+        if (await this.access.seeRequests(namespace))
+          this.pending.set(`${change.kind}:${change.key}`, change.kind);
         if (change.kind === 'request' && this.focus.has(change.key))
           this.pendingDetails.add(change.key);
       }
@@ -250,7 +247,7 @@ export class Subscriber {
     };
   }
 
-  /** What would unblock a waiting request, over the Workers and the Leases this person may see. */
+  /** What would unblock a waiting request, over the Workers and the leases this person may see. */
   private async unblock(
     request: NonNullable<ReturnType<ConsoleStore['requests']['get']>>,
     workers: RequestDetail['workers'],
@@ -261,7 +258,7 @@ export class Subscriber {
       if (lease.phase !== 'Granted' || lease.deleting || lease.device === undefined) continue;
       let may = readable.get(lease.namespace);
       if (may === undefined) {
-        readable.set(lease.namespace, (may = this.access.seeLeases(lease.namespace)));
+        readable.set(lease.namespace, (may = this.access.seeRequests(lease.namespace)));
       }
       if (!(await may)) continue;
       leases.push({

@@ -30,7 +30,7 @@ describe('planWatches', () => {
     const plan = await planWatches({
       ...base,
       may: answers(
-        ...['workers.simlock.dev', 'leaserequests.simlock.dev', 'leases.simlock.dev', 'events'].map(
+        ...['workers.simlock.dev', 'leaserequests.simlock.dev', 'events'].map(
           (what) => `${read} ${what}`,
         ),
         `${read} leases.coordination.k8s.io@simlock-system`,
@@ -41,22 +41,19 @@ describe('planWatches', () => {
       heartbeats: true,
       namespace: undefined,
       requests: true,
-      leases: true,
       events: true,
       hidden: [],
     });
   });
 
-  it("falls back to the context's namespace for the chart's user role, and says what is hidden and why", async () => {
+  it("falls back to the context's namespace for a user who may read only requests there, and says what is hidden and why", async () => {
+    // No rule on Leases: the leases shown are their requests' grants (ADR 0034).
     const plan = await planWatches({
       ...base,
-      may: answers(
-        `create,delete,get,list,watch,patch leaserequests.simlock.dev@team-a`,
-        `get,list,watch leases.simlock.dev@team-a`,
-      ),
+      may: answers(`create,delete,get,list,watch,patch leaserequests.simlock.dev@team-a`),
     });
     expect(plan).toMatchObject({ workers: false, heartbeats: false, namespace: 'team-a' });
-    expect(plan).toMatchObject({ requests: true, leases: true, events: false });
+    expect(plan).toMatchObject({ requests: true, events: false });
     expect(plan.hidden).toEqual([
       'You may not list workers.simlock.dev: the fleet is not shown.',
       'You may not list leaserequests.simlock.dev in all namespaces: only namespace team-a is shown.',
@@ -72,14 +69,13 @@ describe('planWatches', () => {
       may: answers(
         `${read} workers.simlock.dev`,
         `list leaserequests.simlock.dev`,
-        `${read} leases.simlock.dev`,
         `${read} events`,
       ),
     });
     expect(plan).toMatchObject({ workers: true, heartbeats: false, namespace: 'team-b' });
     expect(plan.hidden).toEqual([
       'Only namespace team-b is shown, as asked.',
-      "The console's identity may not watch leaserequests.simlock.dev in namespace team-b: requests are not shown.",
+      "The console's identity may not watch leaserequests.simlock.dev in namespace team-b: requests and leases are not shown.",
       "The console's identity may not list leases.coordination.k8s.io in namespace simlock-system: workers' heartbeats are not shown.",
     ]);
   });

@@ -2,8 +2,9 @@
 // authorizer answers (SelfSubjectAccessReviews; run locally that identity is the person's own
 // kubeconfig). A watch it may not make is not opened (it would fail and retry for ever, and the
 // console used to wait 30 s on it before it served); the page is told, in one sentence each, what
-// is not shown and why. Without --namespace, requests and leases are watched in every namespace
-// when that is allowed, else in the namespace of the kubeconfig's context, as kubectl does.
+// is not shown and why. Without --namespace, requests are watched in every namespace when that is
+// allowed, else in the namespace of the kubeconfig's context, as kubectl does. Leases are not
+// watched: the leases shown are their requests' grants (ADR 0034), so no Lease rule is needed.
 import { GROUP, RESOURCES } from '../../api/index.js';
 import type { ResourceAttributes } from '../../runtime/index.js';
 import type { Ask } from './access.js';
@@ -12,10 +13,9 @@ export interface WatchPlan {
   workers: boolean;
   /** The agents' heartbeat Leases in the simlock namespace (only with workers). */
   heartbeats: boolean;
-  /** Where requests, leases and Events are watched; undefined: every namespace. */
+  /** Where requests (and so leases) and Events are watched; undefined: every namespace. */
   namespace: string | undefined;
   requests: boolean;
-  leases: boolean;
   events: boolean;
   /** What is not shown, and why: sentences for the page. */
   hidden: string[];
@@ -41,7 +41,6 @@ interface Resource {
 const simlock = (resource: string): Resource => ({ group: GROUP, resource });
 const WORKERS = simlock(RESOURCES.worker.plural);
 const REQUESTS = simlock(RESOURCES.leaseRequest.plural);
-const LEASES = simlock(RESOURCES.lease.plural);
 const EVENTS: Resource = { group: '', resource: 'events' };
 const HEARTBEATS: Resource = { group: 'coordination.k8s.io', resource: 'leases' };
 
@@ -90,15 +89,14 @@ export async function planWatches(input: PlanInput): Promise<WatchPlan> {
       `${input.subject} may not ${everywhere} ${resourceName(REQUESTS)} in all namespaces: only namespace ${namespace} is shown.`,
     );
   }
-  const [noRequests, noLeases, noEvents, noHeartbeats] = await Promise.all([
-    check(REQUESTS, namespace, 'requests are not shown'),
-    check(LEASES, namespace, 'leases are not shown'),
+  const [noRequests, noEvents, noHeartbeats] = await Promise.all([
+    check(REQUESTS, namespace, 'requests and leases are not shown'),
     check(EVENTS, namespace, "requests' Events are not shown"),
     noWorkers === undefined
       ? check(HEARTBEATS, input.simlockNamespace, "workers' heartbeats are not shown")
       : Promise.resolve(undefined),
   ]);
-  const hidden = [noWorkers, ...scope, noRequests, noLeases, noEvents, noHeartbeats].filter(
+  const hidden = [noWorkers, ...scope, noRequests, noEvents, noHeartbeats].filter(
     (sentence): sentence is string => sentence !== undefined,
   );
   return {
@@ -106,7 +104,6 @@ export async function planWatches(input: PlanInput): Promise<WatchPlan> {
     heartbeats: noWorkers === undefined && noHeartbeats === undefined,
     namespace,
     requests: noRequests === undefined,
-    leases: noLeases === undefined,
     events: noEvents === undefined,
     hidden,
   };

@@ -70,13 +70,14 @@ beforeAll(async () => {
     }
     await request(team, `${team}-req`);
   }
-  // Alice reads requests, leases and Events in team-a only, and no Workers.
+  // Alice reads requests (and so the leases they hold: no Lease rule, ADR 0034) and Events in
+  // team-a only, and no Workers.
   alice = await person(cluster.admin, cluster.namespace, 'alice', {
     namespaces: ['team-a'],
     namespaceRules: [
       {
         apiGroups: ['simlock.dev'],
-        resources: ['leaserequests', 'leases'],
+        resources: ['leaserequests'],
         verbs: [...read, 'delete'],
       },
       { apiGroups: [''], resources: ['events'], verbs: read },

@@ -19,7 +19,7 @@ import { certificateIdentity, type TestIdentity } from '../../test/cluster/ident
 import { Relay } from '../../test/cluster/relay.js';
 import { bindRole } from '../../test/cluster/role-bindings.js';
 import { ensureBundles } from '../../test/launch.js';
-import { aLease } from '../../test/fixtures/objects.js';
+import { aLeaseRequest, grantedIphone, grantedRequestStatus } from '../../test/fixtures/objects.js';
 
 const cluster = useCluster('console-local');
 const bin = fileURLToPath(new URL('../../bin', import.meta.url));
@@ -90,26 +90,25 @@ async function open(url: string): Promise<Page> {
 const connection = (page: Page) => page.locator('header [role="status"]');
 const live = (page: Page) => connection(page).filter({ hasText: '● Live' }).waitFor();
 
+/** A request granted as the controller writes it (no controller runs here): its lease is shown. */
 async function grantedLease(namespace: string, name: string): Promise<void> {
   await cluster.admin.create(
-    simlockPath('lease', { namespace }),
-    aLease(name)
-      .worker(fleet.name('a'))
-      .device({ platform: 'ios', model: 'iPhone 16' })
-      .expiresIn()
+    simlockPath('leaseRequest', { namespace }),
+    aLeaseRequest(name)
+      .ios('iPhone 16')
       .spec({ holder: `${name}-ci` })
       .obj(),
   );
-  await cluster.admin.patch(simlockPath('lease', { namespace, name, subresource: 'status' }), {
-    status: {
-      phase: 'Granted',
-      grantedAt: new Date().toISOString(),
-      device: {
-        ...{ id: `${name}-sim`, name: 'iPhone 16', model: 'iPhone 16' },
-        ...{ platform: 'ios', os: '18.4', physical: false },
-      },
+  await cluster.admin.patch(
+    simlockPath('leaseRequest', { namespace, name, subresource: 'status' }),
+    {
+      status: grantedRequestStatus({
+        worker: fleet.name('a'),
+        device: grantedIphone({ id: `${name}-sim` }),
+        lease: { name },
+      }),
     },
-  });
+  );
 }
 
 /** The chart's user role, bound to the user in team-a only (as docs/INSTALL.md tells). */
@@ -222,7 +221,7 @@ describe('kubectl simlock console for a person with rights in one namespace', ()
     await relay.reopen();
     await page
       .locator('#failing')
-      .filter({ hasText: `leases.simlock.dev is forbidden: User "${user.username}"` })
+      .filter({ hasText: `leaserequests.simlock.dev is forbidden: User "${user.username}"` })
       .waitFor();
     expect(await connection(page).textContent()).toContain('Not live');
 
