@@ -217,19 +217,19 @@ describe('exec through the proxy', () => {
     );
   });
 
-  it('answers LEASE_NOT_ACTIVE for a lease that is not granted', async () => {
+  it('answers LEASE_NOT_ACTIVE for a lease that is not granted, NOT_FOUND for none', async () => {
     await fleet.createRequest('waiting', { platform: 'ios', physical: true });
     await fleet.phase('waiting', 'Waiting');
-    await fleet.admin.create(`/apis/simlock.dev/v1alpha1/namespaces/${fleet.namespace}/leases`, {
-      apiVersion: 'simlock.dev/v1alpha1',
-      kind: 'Lease',
-      metadata: { name: 'not-granted', labels: { 'simlock.dev/worker': 'nobody' } },
-      spec: { worker: 'nobody', device: { platform: 'ios' }, expiresAt: '2030-01-01T00:00:00Z' },
-    });
-    expect((await refusal(run('not-granted', 'simctl', ['listapps']))).code).toBe(
+    const waiting = await refusal(run('waiting', 'simctl', ['listapps']));
+    expect([waiting.code, waiting.message]).toEqual([
       'LEASE_NOT_ACTIVE',
-    );
-    expect((await refusal(run('no-such-lease', 'simctl', ['listapps']))).code).toBe('NOT_FOUND');
+      `lease ${fleet.namespace}/waiting is not granted (Waiting)`,
+    ]);
+    const none = await refusal(run('no-such-lease', 'simctl', ['listapps']));
+    expect([none.code, none.message]).toEqual([
+      'NOT_FOUND',
+      `lease ${fleet.namespace}/no-such-lease does not exist`,
+    ]);
   });
 });
 

@@ -19,13 +19,18 @@ export function proxyPermissions(): Permission[] {
       resource: 'subjectaccessreviews',
       why: 'may the caller exec on the lease',
     },
-    { verb: 'get', group: GROUP, resource: RESOURCES.lease.plural, why: "the lease's agent" },
+    {
+      verb: 'get',
+      group: GROUP,
+      resource: RESOURCES.lease.plural,
+      why: "the request's Lease, in its worker's namespace: granted, and its agent",
+    },
     { verb: 'get', group: GROUP, resource: RESOURCES.worker.plural, why: "the agent's endpoint" },
     {
       verb: 'get',
       group: GROUP,
       resource: RESOURCES.leaseRequest.plural,
-      why: 'why a lease ended under an exec (LEASE_LOST)',
+      why: "where the lease's Lease is (its status), and why a lease ended under an exec (LEASE_LOST)",
     },
     {
       verb: 'patch',

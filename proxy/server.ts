@@ -1,13 +1,22 @@
-// The exec proxy: POST /v1/namespaces/{ns}/leases/{name}/exec with a bearer token. It checks who
-// calls and whether they may (TokenReview, SubjectAccessReview), finds the lease's worker and its
+// The exec proxy: POST /v1/namespaces/{ns}/leases/{name}/exec with a bearer token, {ns}/{name}
+// the lease as its holder knows it: its request's. It checks who calls and whether they may
+// (TokenReview, SubjectAccessReview on the request's namespace and name), finds the request's Lease
+// where the request's status says it is (the worker's namespace, ADR 0034), its worker and its
 // agent's endpoint, and forwards the call with its own credentials, streaming the agent's
 // Server-Sent Events back as they come. A client that goes away ends the remote process; a lease
 // that ends under it ends the stream LEASE_LOST, with the reason (lease-end.ts).
 import express, { type Request, type Response } from 'express';
-import { ExecRequest, LeaseObject, MAX_EXEC_BODY_BYTES, WorkerObject } from '../api/index.js';
+import {
+  ExecRequest,
+  LeaseObject,
+  LeaseRequestObject,
+  MAX_EXEC_BODY_BYTES,
+  WorkerObject,
+} from '../api/index.js';
 import {
   KubeUnavailableError,
   isNotFound,
+  leaseOfRequest,
   metricsHandler,
   sendError,
   simlockPath,
@@ -152,25 +161,17 @@ async function handleExec(
     );
   }
 
-  let lease;
-  try {
-    lease = LeaseObject.safeParse(await client.get(simlockPath('lease', { namespace, name })));
-  } catch (error) {
-    if (isNotFound(error)) {
-      outcome('not-found');
-      return sendError(res, 'NOT_FOUND', `lease ${namespace}/${name} does not exist`);
-    }
-    throw error;
+  const found = await grantedLease(client, namespace, name);
+  if ('refusal' in found) {
+    outcome(found.refusal.outcome);
+    return sendError(res, found.refusal.code, found.refusal.message);
   }
-  if (!lease.success || lease.data.status?.phase !== 'Granted') {
-    outcome('not-active');
-    return sendError(
-      res,
-      'LEASE_NOT_ACTIVE',
-      `lease ${namespace}/${name} is not granted (${lease.success ? (lease.data.status?.phase ?? 'Pending') : 'unreadable'})`,
-    );
-  }
-  const workerName = lease.data.spec.worker;
+  const { lease } = found;
+  // The agent knows the Lease by its own coordinates; the caller, by its request's.
+  const leaseNamespace = lease.metadata.namespace ?? namespace;
+  const leaseName = lease.metadata.name;
+  const asCallerSays = callerWording(`${leaseNamespace}/${leaseName}`, `${namespace}/${name}`);
+  const workerName = lease.spec.worker;
   let endpoint: string | undefined;
   let tunnelled: { connected: boolean; proxy?: string | undefined } | undefined;
   try {
@@ -211,7 +212,7 @@ async function handleExec(
           'content-type': 'application/json',
           accept: 'text/event-stream',
         },
-        body: JSON.stringify({ ...body.data, namespace, lease: name }),
+        body: JSON.stringify({ ...body.data, namespace: leaseNamespace, lease: leaseName }),
         signal: upstream.signal,
       },
       options.agentTls ?? {},
@@ -230,19 +231,21 @@ async function handleExec(
     // The agent refused before anything ran (a tool that does not fit the lease, …): relay it.
     const text = (await answer.text().catch(() => '')).slice(0, 16_384);
     outcome(`agent-${answer.status}`);
-    res.status(answer.status).type('application/json').send(text);
+    res.status(answer.status).type('application/json').send(asCallerSays(text));
     return;
   }
   log.info('exec', {
     caller: caller.username,
     namespace,
     lease: name,
+    leaseObject: `${leaseNamespace}/${leaseName}`,
     worker: workerName,
     tool: body.data.tool,
   });
   startEventStream(res);
   // Activity from its start and all the while it runs (idle reclaim never takes a busy lease).
-  const ended = options.activity?.started(namespace, name);
+  // Written on the Lease itself, where the controller reads it.
+  const ended = options.activity?.started(leaseNamespace, leaseName);
   // Copy frame by frame; when the client reads slowly, stop reading the agent (backpressure). A
   // LEASE_LOST from the agent (the lease ended, its tool was stopped) is said with the reason.
   const frames = new SseFrames();
@@ -255,7 +258,7 @@ async function handleExec(
           leaseLost = true;
           // The tool is gone: its end is the exec's end, for idle time too.
           ended?.();
-          const said = await leaseLostFrame(client, namespace, name, frame);
+          const said = asCallerSays(await leaseLostFrame(client, namespace, name, frame));
           await writeWithBackpressure(res, said);
         } else await writeWithBackpressure(res, `${frame}\n\n`);
       }
@@ -269,4 +272,64 @@ async function handleExec(
     ended?.();
   }
   res.end();
+}
+
+type Found =
+  | { lease: LeaseObject }
+  | { refusal: { outcome: ExecOutcome; code: 'NOT_FOUND' | 'LEASE_NOT_ACTIVE'; message: string } };
+
+/**
+ * The granted Lease of request namespace/name, read with the proxy's own credentials where the
+ * request's status says it is (else, from a controller before ADR 0034, beside the request under
+ * its name); or why there is none, naming the lease as its holder knows it.
+ */
+async function grantedLease(client: KubeClient, namespace: string, name: string): Promise<Found> {
+  const notActive = (why: string): Found => ({
+    refusal: {
+      outcome: 'not-active',
+      code: 'LEASE_NOT_ACTIVE',
+      message: `lease ${namespace}/${name} is not granted (${why})`,
+    },
+  });
+  let request;
+  try {
+    request = LeaseRequestObject.safeParse(
+      await client.get(simlockPath('leaseRequest', { namespace, name })),
+    );
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    return {
+      refusal: {
+        outcome: 'not-found',
+        code: 'NOT_FOUND',
+        message: `lease ${namespace}/${name} does not exist`,
+      },
+    };
+  }
+  if (!request.success) return notActive('unreadable');
+  if (request.data.status?.phase !== 'Granted')
+    return notActive(request.data.status?.phase ?? 'Pending');
+  let lease;
+  try {
+    lease = LeaseObject.safeParse(
+      await client.get(simlockPath('lease', leaseOfRequest(request.data))),
+    );
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    // Granted, its Lease already gone: released, the request not yet written so.
+    return notActive('its Lease is gone');
+  }
+  if (!lease.success) return notActive('unreadable');
+  if (lease.data.status?.phase !== 'Granted')
+    return notActive(lease.data.status?.phase ?? 'Pending');
+  return { lease: lease.data };
+}
+
+/**
+ * Says the lease as its holder knows it (its request's namespace/name) in what the agent wrote of
+ * the Lease's own (`lease <namespace>/<name> …`), when the two differ.
+ */
+function callerWording(leaseSaid: string, callerSays: string): (text: string) => string {
+  if (leaseSaid === callerSays) return (text) => text;
+  return (text) => text.split(leaseSaid).join(callerSays);
 }
