@@ -16,7 +16,6 @@ import {
 import {
   Informer,
   coordinationLeasePath,
-  recoveringText,
   simlockPath,
   type InformerEvent,
   type KubeClient,
@@ -36,6 +35,7 @@ import type {
 } from '../model/wire.js';
 import { DEFAULT_ATTENTION } from '../model/attention.js';
 import { parseCoreEvent } from './core-event.js';
+import { leaseViewOf } from './lease-view.js';
 import { drainedSince } from './drained-since.js';
 import { FeedState } from './feed.js';
 import { planWatches } from './watch-plan.js';
@@ -360,33 +360,6 @@ export class ConsoleStore {
     this.emit('detail', key);
     this.emit('event', eventKey);
   }
-}
-
-/**
- * The lease a granted request holds, as the Leases page shows it: who holds which device where, since
- * when (the request's Granted condition) and until when; none for a request that holds none.
- */
-function leaseViewOf(request: LeaseRequestObject): LeaseView | undefined {
-  const { metadata, spec, status } = request;
-  if (status?.phase !== 'Granted' || status.worker === undefined) return undefined;
-  if (status.expiresAt === undefined) return undefined;
-  const granted = status.conditions?.find(
-    (condition) => condition.type === 'Granted' && condition.status === 'True',
-  );
-  const recovery = status.recovery;
-  return {
-    namespace: metadata.namespace ?? '',
-    name: metadata.name,
-    worker: status.worker,
-    ...optional('holder', spec.holder),
-    expiresAt: status.expiresAt,
-    phase: 'Granted',
-    ...optional('device', status.device),
-    ...optional('grantedAt', granted?.lastTransitionTime),
-    deleting: metadata.deletionTimestamp !== undefined,
-    ...optional('recovery', recovery),
-    ...optional('recoveryText', recovery && recoveringText(recovery, status.device)),
-  };
 }
 
 /** `{[name]: value}` when there is a value, else nothing: optional fields stay absent. */
