@@ -41,11 +41,13 @@ describe('the grant line (DESIGN.md §7.2)', () => {
     os: '18.4',
   };
 
-  it('says (physical) for a physical device, on the worker’s label', () => {
+  it('says (physical) for a physical device, on the worker’s label, naming the lease by its request', () => {
+    // Its Lease is named by the request's UID in the worker's namespace (ADR 0034): not said.
     const granted = request({
       phase: 'Granted',
       worker: 'mac-b',
-      lease: 'lease-abc12',
+      lease: '0b5c9a1e-1111-4000-8000-000000000001',
+      leaseNamespace: 'simlock-w-mac-b',
       device: { ...device, physical: true },
     });
     expect(grantLine(granted, labels)).toBe(

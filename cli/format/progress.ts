@@ -66,10 +66,13 @@ export function progressSignature(request: LeaseRequestObject): string {
   ]);
 }
 
-/** The grant line; `(physical)` only for a physical device. */
+/**
+ * The grant line; `(physical)` only for a physical device. The lease is named as its holder knows
+ * it, by its request: its Lease's own name is the request's UID, in the worker's namespace (ADR 0034).
+ */
 export function grantLine(request: LeaseRequestObject, worker: WorkerDisplay): string {
   const status = request.status;
-  const name = status?.lease ?? request.metadata.name;
+  const name = request.metadata.name;
   const device = status?.device;
   const what = device
     ? `${device.name} ${device.id}${device.physical ? ' (physical)' : ''}`

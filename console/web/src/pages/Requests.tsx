@@ -152,7 +152,8 @@ export function RequestsPage({ abilities }: { abilities: Abilities }) {
                 <RequestLink request={request} />
               </th>
               <td>
-                <Link href="/leases">{request.lease ?? request.name}</Link>
+                {/* The lease as its holder knows it: its Lease is named by the request's UID. */}
+                <Link href="/leases">{request.name}</Link>
               </td>
               <td>{worker ? workerTitle(worker) : (request.worker ?? '—')}</td>
               <td>
