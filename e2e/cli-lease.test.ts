@@ -191,11 +191,12 @@ describe('lease', () => {
     const fleet = await setup();
     await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });
     const result = kubectlSimlock('lease', '--platform', 'ios', '-n', fleet.namespace);
-    const leases = fleet.admin;
+    // The request's generated name is the lease's, as its holder knows it (its Lease, in the
+    // worker's namespace, is named by the request's UID: ADR 0034).
     const name = await eventually(async () => {
-      const list = (await leases.get(simlockPath('lease', { namespace: fleet.namespace }))) as {
-        items: { metadata: { name: string } }[];
-      };
+      const list = (await fleet.admin.get(
+        simlockPath('leaseRequest', { namespace: fleet.namespace }),
+      )) as { items: { metadata: { name: string } }[] };
       return list.items[0]?.metadata.name;
     });
     expect(name).toMatch(/^lease-[a-z0-9]{5}$/);

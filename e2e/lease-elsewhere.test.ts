@@ -5,19 +5,14 @@
 // agent grants it) and writing the request's status as the controller does.
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  LeaseObject,
-  LeaseRequestObject,
-  SimlockError,
-  leaseNamespaceOf,
-  type ExecTool,
-} from '../api/index.js';
+import { LeaseObject, LeaseRequestObject, SimlockError, type ExecTool } from '../api/index.js';
 import { ProxyAccess, extendLease, screenshotOfLease } from '../client/index.js';
 import { ActivityRecorder, createProxyApp, leaseStatusActivityStore } from '../proxy/index.js';
-import { execThroughProxy, isAlreadyExists, silentLogger, simlockPath } from '../runtime/index.js';
+import { execThroughProxy, silentLogger, simlockPath } from '../runtime/index.js';
 import { iosSimulatorScript, startFleetAgent, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
+import { makeLeaseNamespace } from '../test/cluster/leases.js';
 import { bindRole, createRole } from '../test/cluster/role-bindings.js';
 import { serviceAccountToken } from '../test/cluster/service-account-token.js';
 import { aLease, aLeaseRequest, grantedRequestStatus } from '../test/fixtures/objects.js';
@@ -80,16 +75,7 @@ beforeAll(async () => {
   proxyUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
   // The Lease, where the controller makes it: the worker's namespace, under another name.
-  leaseNamespace = leaseNamespaceOf(agent.name);
-  await cluster.admin
-    .create('/api/v1/namespaces', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: leaseNamespace },
-    })
-    .catch((error: unknown) => {
-      if (!isAlreadyExists(error)) throw error;
-    });
+  leaseNamespace = await makeLeaseNamespace(cluster.admin, agent.name);
   await cluster.admin.create(
     simlockPath('lease', { namespace: leaseNamespace }),
     aLease(LEASE)

@@ -149,9 +149,17 @@ describe('idle reclaim', () => {
     expect(exitCode).toBe(0);
     expect(Date.now() - grantedAt).toBeGreaterThan(9000);
     expect((await fleet.request('busy')).status?.phase).toBe('Granted');
-    const shown = await cluster.kubectl(['get', 'dl', 'busy', '-n', fleet.namespace]);
+    // Its Lease, where the request says it is (the worker's namespace, under the request's UID).
+    const lease = await fleet.lease('busy');
+    const shown = await cluster.kubectl([
+      ...['get', 'dl', lease?.metadata.name ?? 'busy'],
+      ...['-n', lease?.metadata.namespace ?? fleet.namespace],
+    ]);
     expect(shown.stdout.split('\n')[0]).toMatch(/IDLE/);
-    expect(shown.stdout).toMatch(/busy\s+\S+\s+.*Granted\s+\S+\s+\d+s/);
+    expect(shown.stdout).toMatch(/\n\S+\s+\S+\s+.*Granted\s+\S+\s+\d+s/);
+    // As its holder lists it, by the request's name (busy until the proxy has written the end).
+    const listed = await simlock('list', '--leases', '--no-headers');
+    expect(listed.stdout).toMatch(/^busy\s+\S+\s+iPhone 16.*\s+Granted\s+in \S+\s+(\d+s|busy)$/m);
     await simlock('release', 'busy');
   }, 40_000);
 });
