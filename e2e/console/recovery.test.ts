@@ -6,10 +6,10 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVICE_RECOVERING } from '../../api/index.js';
 import type { Reconciler } from '../../controller/index.js';
-import { simlockPath } from '../../runtime/index.js';
 import { controllerFor } from '../../test/cluster/controller.js';
 import { TestFleet, iosStatus } from '../../test/cluster/fleet.js';
 import { useCluster } from '../../test/cluster/harness.js';
+import { pathOfLease } from '../../test/cluster/leases.js';
 import { localConsole } from './console-page.js';
 
 const cluster = useCluster('console-recovery');
@@ -31,11 +31,11 @@ afterAll(async () => {
   await fleet?.cleanup();
 });
 
+/** Writes the status of request `name`'s Lease, wherever it lives (its worker's namespace). */
 async function patchLease(name: string, status: Record<string, unknown>): Promise<void> {
-  await fleet.admin.patch(
-    simlockPath('lease', { namespace: fleet.namespace, name, subresource: 'status' }),
-    { status },
-  );
+  const lease = await fleet.lease(name);
+  if (!lease) throw new Error(`request ${name} has no Lease`);
+  await fleet.admin.patch(pathOfLease(lease, 'status'), { status });
 }
 
 describe("the console's Leases page", () => {
