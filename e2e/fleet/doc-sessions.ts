@@ -73,6 +73,10 @@ const RULES: [RegExp, string][] = [
   [/\(\/[^()\s]*\/node\)/g, '(<node>)'],
   // Ages, waits and renewals: 4s, 59m, 1h30m, 250ms.
   [/(?<![\w.-])\d+(?:ms|[smhd])(?:\d+[smh])*(?!\w)/g, '<d>'],
+  // IDLE, the last column of `list --leases`: `busy` until the exec proxy writes an exec's end
+  // (up to its 45 s horizon after a quick exec), then the time since: which one a row shows
+  // depends on how long the typing took, as any duration does.
+  [/ {2,}busy$/, '  <d>'],
   [/(\S) {2,}/g, '$1  '],
 ];
 
