@@ -311,17 +311,18 @@ describe('dispatch and grant', () => {
     await fleet.requestGone('r1');
   });
 
-  it("makes a worker's Lease namespace at its first dispatch, owned by its Worker, and lets it go with the Worker", async () => {
+  it("makes a worker's Lease namespace when it first sees the Worker, owned by it, and lets it go with the Worker", async () => {
     const { fleet, start } = await setup();
     const a = await fleet.addWorker('a', { status: iosStatus() });
     await start();
+    // Made off the grant's path, before any dispatch (ADR 0034).
+    const path = `/api/v1/namespaces/${leaseNamespaceOf(a)}`;
+    const namespace = (await eventually(() => fleet.admin.get(path).catch(() => undefined), {
+      what: "the worker's Lease namespace",
+    })) as { metadata: { labels?: Record<string, string>; ownerReferences?: unknown[] } };
     await fleet.createRequest('r1', { platform: 'ios' });
     await fleet.grant('r1', 'sim-1', { reclaims: false });
     await fleet.phase('r1', 'Granted');
-    const path = `/api/v1/namespaces/${leaseNamespaceOf(a)}`;
-    const namespace = (await fleet.admin.get(path)) as {
-      metadata: { labels?: Record<string, string>; ownerReferences?: unknown[] };
-    };
     const worker = (await fleet.admin.get(simlockPath('worker', { name: a }))) as {
       metadata: { uid: string };
     };

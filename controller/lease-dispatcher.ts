@@ -130,7 +130,8 @@ export class LeaseDispatcher {
   private readonly retries: WorkQueue;
   /** The key of each request's Lease, by the request's UID (spec.request), as the informer has it. */
   private readonly byRequest = new Map<string, string>();
-  private readonly namespaces: LeaseNamespaces;
+  /** The workers' Lease namespaces, made at a Worker's first sight (lease-namespaces.ts). */
+  readonly namespaces: LeaseNamespaces;
 
   constructor(private readonly options: LeaseDispatcherOptions) {
     this.namespaces = new LeaseNamespaces(options);

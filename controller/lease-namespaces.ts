@@ -1,23 +1,44 @@
-// A worker's Lease namespace (ADR 0034), made by the controller the first time a Lease is
-// dispatched there and found missing: labelled with its worker and owned by its Worker, so that
+// A worker's Lease namespace (ADR 0034), made by the controller when it first sees the Worker
+// (off the grant's path: in the bookkeeping lane), and again at a dispatch that finds it missing
+// (the Lease create answered NotFound). Labelled with its worker and owned by its Worker, so that
 // deleting the Worker deletes the namespace (and what is left in it). A namespace already there
-// (made by another controller, or by the chart) is taken as it is.
+// (made by another controller, or before a restart) is taken as it is.
 import { API_VERSION, RESOURCES, WORKER_LABEL, leaseNamespaceOf } from '../api/index.js';
-import { isAlreadyExists, type KubeClient } from '../runtime/index.js';
-import type { WriteQueue } from './write-queue.js';
+import { isAlreadyExists, type KubeClient, type Logger } from '../runtime/index.js';
+import type { WritePriority, WriteQueue } from './write-queue.js';
 
 export interface LeaseNamespacesOptions {
   client: KubeClient;
   writes: WriteQueue;
+  log: Logger;
   /** The UID of the Worker of this name, as our informer has it. */
   workerUid: (name: string) => string | undefined;
 }
 
 export class LeaseNamespaces {
+  /** The workers whose namespace this process made or found. */
+  private readonly made = new Set<string>();
+
   constructor(private readonly options: LeaseNamespacesOptions) {}
 
+  /** A Worker seen: its namespace made once, unless this process made or found it already. */
+  workerSeen(worker: string): void {
+    if (this.made.has(worker)) return;
+    this.made.add(worker);
+    this.make(worker, 'bookkeeping').catch((error: unknown) => {
+      // Its first dispatch makes it then.
+      this.made.delete(worker);
+      this.options.log.warn("could not make a worker's Lease namespace", { worker, error });
+    });
+  }
+
+  /** A Worker deleted: its namespace goes with it, and one made again is made anew. */
+  workerGone(worker: string): void {
+    this.made.delete(worker);
+  }
+
   /** Makes `worker`'s Lease namespace; throws when the create failed for another reason. */
-  async make(worker: string): Promise<void> {
+  async make(worker: string, lane: WritePriority = 'dispatch'): Promise<void> {
     const uid = this.options.workerUid(worker);
     const namespace = {
       apiVersion: 'v1',
@@ -35,7 +56,7 @@ export class LeaseNamespaces {
       },
     };
     try {
-      await this.options.writes.run('dispatch', () =>
+      await this.options.writes.run(lane, () =>
         this.options.client.create('/api/v1/namespaces', namespace),
       );
     } catch (error) {

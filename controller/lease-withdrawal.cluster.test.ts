@@ -112,8 +112,8 @@ describe('a dispatch given up while the API server holds its create', () => {
     const create = client.create.bind(client);
     let letGo: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (letGo = resolve));
-    // Tried (the first is held) and made: the worker's first create also makes its namespace
-    // (ADR 0034) and is tried again then, as one create.
+    // Tried (the first is held) and made: a create that finds the worker's namespace not made yet
+    // makes it (ADR 0034) and is tried again then, as one create.
     let creates = 0;
     let made = 0;
     client.create = async (path, ...rest) => {

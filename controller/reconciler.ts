@@ -263,7 +263,10 @@ export class Reconciler {
     const object = (event: { type: string; object: KubeObject }) =>
       event.type === 'deleted' ? undefined : event.object;
     this.workerInformer.on((event) => {
-      this.fleet.refresh(event.object.metadata.name, object(event));
+      const name = event.object.metadata.name;
+      if (event.type === 'deleted') this.leases.namespaces.workerGone(name);
+      else this.leases.namespaces.workerSeen(name);
+      this.fleet.refresh(name, object(event));
       if (event.type === 'deleted' && this.started) this.letGoOfOrphans();
     });
     this.heartbeatInformer.on((event) =>
