@@ -264,16 +264,14 @@ export class SoakFaults {
     if (pinnedGranted && released) {
       result.reclaimed = await this.until(
         60_000,
-        () =>
-          watch.requests.get(`soak/${drop}`) === undefined &&
-          !watch.leases.list().some((lease) => lease.metadata.name === drop),
+        () => watch.requests.get(`soak/${drop}`) === undefined && watch.leaseOf(drop) === undefined,
       );
       if (!result.reclaimed) result.problems.push(`${drop}'s Lease not reclaimed within 60 s`);
     }
     if (pinnedGranted) {
       // Held across the partition: still Granted under the same Lease, a while after the return.
       await sleepUntil(Date.now() + 10_000);
-      const lease = watch.leases.get(`soak/${keep}`);
+      const lease = watch.leaseOf(keep);
       const uid = lease ? String(lease.metadata.uid) : 'gone';
       result.kept =
         watch.status(keep)?.phase === 'Granted' &&

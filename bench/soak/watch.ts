@@ -203,6 +203,11 @@ export class SoakWatch {
     });
   }
 
+  /** The Lease of request `name`, as the watch has it (in its worker's namespace: ADR 0034). */
+  leaseOf(name: string): KubeObject | undefined {
+    return this.leases.list().find((lease) => requestOf(lease) === name);
+  }
+
   private async sample(): Promise<void> {
     while (this.sampling) {
       try {
