@@ -12,6 +12,7 @@ import {
   celRules,
   unchanged,
   name,
+  leaseSeconds,
   shortText,
   timestamp,
   resourceObject,
@@ -39,11 +40,7 @@ export type DeviceSpec = z.infer<typeof DeviceSpec>;
 const LeaseRequestSpecFields = DeviceSpec.extend({
   noWait: z.boolean().optional().describe('Fail with NO_CAPACITY instead of waiting.'),
   waitTimeoutSeconds: z.number().int().min(1).max(86_400).default(300),
-  durationSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(604_800)
+  durationSeconds: leaseSeconds
     .default(3600)
     .describe(
       "Lease lifetime, counted from the dispatch. The one field that may change: it may only grow (kubectl simlock extend), up to the controller's --max-lease-duration.",
@@ -75,11 +72,7 @@ const LeaseRequestSpecFields = DeviceSpec.extend({
     .describe(
       'The holder renews holderSession at least this often; a request whose holder misses it by more than this is released (HolderGone).',
     ),
-  idleTimeoutSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(604_800)
+  idleTimeoutSeconds: leaseSeconds
     .optional()
     .describe(
       'Released (Idle) after this long with no exec through the proxy; never while one runs.',
@@ -238,11 +231,7 @@ export const LeaseRequestStatus = z.object({
     .describe("The namespace of the request's Lease: its worker's (ADR 0034)."),
   device: GrantedDevice.optional(),
   expiresAt: timestamp.optional().describe('When the lease ends, once granted (moves on extend).'),
-  durationSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(604_800)
+  durationSeconds: leaseSeconds
     .optional()
     .describe(
       "The length expiresAt counts from the dispatch, once granted: spec.durationSeconds, or the controller's --max-lease-duration when less.",

@@ -1,6 +1,13 @@
 // Lease: one dispatch of a request to a worker, answered by its agent.
 import { z } from 'zod';
-import { celRules, unchanged, name, timestamp, resourceObject } from './schema-parts.js';
+import {
+  celRules,
+  unchanged,
+  name,
+  leaseSeconds,
+  timestamp,
+  resourceObject,
+} from './schema-parts.js';
 import { Condition, DeviceSpec, GrantedDevice } from './lease-request-schema.js';
 import { GrantProgress } from './grant-progress.js';
 import { DeviceRecovery } from './device-recovery.js';
@@ -20,11 +27,7 @@ const LeaseSpecFields = z.object({
   ),
   device: DeviceSpec,
   expiresAt: timestamp.describe('When the lease ends; the controller moves it later on extend.'),
-  durationSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(604_800)
+  durationSeconds: leaseSeconds
     .optional()
     .describe('The request duration expiresAt counts (expiresAt minus it is the dispatch).'),
   holder: z.string().max(100).optional(),

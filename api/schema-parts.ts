@@ -63,6 +63,8 @@ export function unchanged(fields: readonly string[], required: readonly string[]
 }
 
 export const name = z.string().min(1).max(253);
+/** A span of a lease's life, in whole seconds: at most a week. */
+export const leaseSeconds = z.number().int().min(1).max(604_800);
 export const shortText = z.string().max(256);
 export const timestamp = z.iso.datetime();
 export const count = z.number().int().min(0).max(100_000);
