@@ -140,4 +140,37 @@ describe('an emulator that crashes', { timeout: 60_000 }, () => {
       core.stop();
     });
   });
+
+  it('keeps an emulator booted while a listing was reading `adb devices` as running', async () => {
+    // A listing whose `adb devices` was read before a boot registered its emulator answers after
+    // the boot: it must not forget the new emulator's serial (the driver would then call the
+    // device not running, the agent's probe a crash, and kill the emulator it had just booted).
+    world.standIns.killEmulator(AVD);
+    await driver.listDevices();
+    const tools = world.standIns.inProcess(world.standIns.env);
+    let armed = false;
+    let reached = (): void => undefined;
+    let release = (): void => undefined;
+    driver = agentDriver(world, {
+      spawnDetached: tools.spawnDetached,
+      run: async (argv, options) => {
+        const answer = await tools.run(argv, options);
+        if (armed && argv.includes('-P') && argv.includes('devices')) {
+          armed = false;
+          reached();
+          await new Promise<void>((resolve) => (release = resolve));
+        }
+        return answer;
+      },
+    });
+    await driver.listDevices();
+    armed = true;
+    const readDevices = new Promise<void>((resolve) => (reached = resolve));
+    const listing = driver.listDevices();
+    await readDevices;
+    await driver.boot(device);
+    release();
+    await listing;
+    await expect(driver.checkDevice(device)).resolves.toBeUndefined();
+  });
 });

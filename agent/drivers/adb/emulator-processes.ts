@@ -43,6 +43,14 @@ export class EmulatorProcesses {
    * kill then waited its whole timeout and the reclaim quarantined the device.
    */
   readonly #portsHeld = new Set<number>();
+  /**
+   * When each serial was taken in by a boot (a count of boots): a listing forgets only serials its
+   * `adb devices` could have shown. One read before a boot registered its emulator, and answering
+   * after it, would otherwise forget the new serial: the device read as not running, the agent's
+   * probe took that for a crash and killed the emulator it had just booted.
+   */
+  readonly #bootedAt = new Map<string, number>();
+  #boots = 0;
 
   constructor(options: EmulatorProcessesOptions) {
     this.#servers = options.servers;
@@ -105,6 +113,7 @@ export class EmulatorProcesses {
       );
       this.#serialByAvd.set(avd, serial);
       this.#avdBySerial.set(serial, avd);
+      this.#bootedAt.set(serial, ++this.#boots);
       if (wipe) await rm(wipeMarker, { force: true });
     } catch (error) {
       // Do not leave a half-booted emulator holding RAM; one that is not ours is left alone.
@@ -137,6 +146,7 @@ export class EmulatorProcesses {
       );
       this.#serialByAvd.delete(avd);
       this.#avdBySerial.delete(serial);
+      this.#bootedAt.delete(serial);
     } finally {
       if (port !== undefined) this.#portsHeld.delete(port);
     }
@@ -164,14 +174,15 @@ export class EmulatorProcesses {
 
   /** Which AVD each emulator serial on the agent's server runs (asked once per serial). */
   async running(): Promise<Map<string, AdbEntry>> {
+    const bootsBefore = this.#boots;
     const entries = await this.#servers.agentEmulators();
     const running = new Map<string, AdbEntry>();
     const serials = new Set(entries.map((entry) => entry.serial));
     for (const [serial, avd] of this.#avdBySerial) {
-      if (!serials.has(serial)) {
-        this.#avdBySerial.delete(serial);
-        if (this.#serialByAvd.get(avd) === serial) this.#serialByAvd.delete(avd);
-      }
+      if (serials.has(serial) || (this.#bootedAt.get(serial) ?? 0) > bootsBefore) continue;
+      this.#avdBySerial.delete(serial);
+      this.#bootedAt.delete(serial);
+      if (this.#serialByAvd.get(avd) === serial) this.#serialByAvd.delete(avd);
     }
     for (const entry of entries) {
       let avd = this.#avdBySerial.get(entry.serial);
