@@ -2,17 +2,15 @@
 // screenshot (runtime/screenshot.ts). The proxy checks who we are by a bearer token (the
 // kubeconfig's, or $SIMLOCK_TOKEN) and whether we may exec; it is found at the given URL,
 // $SIMLOCK_PROXY_URL, or the chart's ConfigMap `simlock`.
-import { LeaseRequestObject, SimlockError, type ExecTool } from '../api/index.js';
+import { SimlockError, type ExecTool } from '../api/index.js';
 import {
   chartProxyUrl,
   execThroughProxy,
-  isNotFound,
   kubeconfigBearerToken,
   screenshotThroughProxy,
-  simlockPath,
   type KubeClient,
 } from '../runtime/index.js';
-import { getObject } from './kube.js';
+import { readRequest } from './kube.js';
 
 export interface ProxyOptions {
   /** The exec proxy's URL; otherwise $SIMLOCK_PROXY_URL, else the chart's ConfigMap. */
@@ -109,21 +107,7 @@ export async function screenshotOfLease(
   namespace: string,
   name: string,
 ): Promise<Uint8Array> {
-  let request: LeaseRequestObject;
-  try {
-    request = (
-      await getObject(
-        client,
-        simlockPath('leaseRequest', { namespace, name }),
-        LeaseRequestObject,
-        'leaserequest',
-      )
-    ).object;
-  } catch (error) {
-    if (isNotFound(error))
-      throw new SimlockError('NOT_FOUND', `lease "${name}" not found in namespace "${namespace}"`);
-    throw error;
-  }
+  const request = await readRequest(client, namespace, name);
   const png = await screenshotThroughProxy({
     namespace,
     name,

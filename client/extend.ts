@@ -3,9 +3,9 @@
 // the request (status.expiresAt), which it writes once it has moved the Lease's, which the agent
 // honours (ADR 0008). Only the request is read: the Lease may live in its worker's namespace,
 // where the holder may not read (ADR 0034).
-import { LeaseRequestObject, SimlockError } from '../api/index.js';
-import { isNotFound, simlockPath, type KubeClient } from '../runtime/index.js';
-import { getObject } from './kube.js';
+import { SimlockError } from '../api/index.js';
+import { simlockPath, type KubeClient } from '../runtime/index.js';
+import { readRequest } from './kube.js';
 
 const WAIT_MS = 15_000;
 
@@ -31,16 +31,8 @@ export async function extendLease(
       'LEASE_NOT_ACTIVE',
       `lease ${name} is not granted (${what}): nothing to extend`,
     );
-  const read = async () =>
-    (await getObject(client, requestPath, LeaseRequestObject, 'leaserequest')).object;
-  let request;
-  try {
-    request = await read();
-  } catch (error) {
-    if (isNotFound(error))
-      throw new SimlockError('NOT_FOUND', `lease "${name}" not found in namespace "${namespace}"`);
-    throw error;
-  }
+  const read = () => readRequest(client, namespace, name);
+  const request = await read();
   const status = request.status;
   if (status?.phase !== 'Granted') throw notGranted(status?.phase ?? 'Pending');
   const current = status.expiresAt;

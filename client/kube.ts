@@ -98,6 +98,29 @@ export async function getObject<T>(
   return item;
 }
 
+/**
+ * Reads the request `name` in `namespace`; one that is not there is NOT_FOUND, named as the
+ * caller calls it (`lease` for the holder's verbs, `request` for why).
+ */
+export async function readRequest(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  calledA: 'lease' | 'request' = 'lease',
+): Promise<LeaseRequestObject> {
+  try {
+    const path = simlockPath('leaseRequest', { namespace, name });
+    return (await getObject(client, path, LeaseRequestObject, 'leaserequest')).object;
+  } catch (error) {
+    if (isNotFound(error))
+      throw new SimlockError(
+        'NOT_FOUND',
+        `${calledA} "${name}" not found in namespace "${namespace}"`,
+      );
+    throw error;
+  }
+}
+
 /** Parses an object the API server answered a write with. */
 export function parseAnswer<T>(schema: z.ZodType<T>, raw: unknown, what: string): Parsed<T> {
   const item = parseItem(schema, raw, what, () => undefined);

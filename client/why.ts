@@ -3,16 +3,15 @@
 // pure `answerWhyOf` runs the routing stages on changed views. Nothing is written and the
 // controller is not asked.
 import {
-  LeaseRequestObject,
-  SimlockError,
   answerWhyOf,
   reasonsByWorker,
   type HeldLease,
+  type LeaseRequestObject,
   type WhyAnswer,
   type WorkerObject,
 } from '../api/index.js';
-import { KubeApiError, isNotFound, simlockPath, type KubeClient } from '../runtime/index.js';
-import { getObject, listRequests, listWorkers, type Warn } from './kube.js';
+import { KubeApiError, type KubeClient } from '../runtime/index.js';
+import { listRequests, listWorkers, readRequest, type Warn } from './kube.js';
 
 export interface WhyOptions {
   /** The clock for the answer's times (ms); the machine's by default. */
@@ -75,24 +74,7 @@ export async function whyWaiting(
   options: WhyOptions = {},
 ): Promise<WhyAnswer> {
   const warn = options.warn ?? (() => undefined);
-  let request;
-  try {
-    request = (
-      await getObject(
-        client,
-        simlockPath('leaseRequest', { namespace, name }),
-        LeaseRequestObject,
-        'leaserequest',
-      )
-    ).object;
-  } catch (error) {
-    if (isNotFound(error))
-      throw new SimlockError(
-        'NOT_FOUND',
-        `request "${name}" not found in namespace "${namespace}"`,
-      );
-    throw error;
-  }
+  const request = await readRequest(client, namespace, name, 'request');
   const now = options.now ?? Date.now();
   if (request.status?.phase !== 'Waiting') return answerWhyOver(request, [], [], now);
   const [workers, leases] = await Promise.all([
