@@ -11,11 +11,16 @@
 // of view reaches the controller that much later, which no controller can make up for).
 //
 //   node --import tsx bench/latency.ts [--samples 100] [--debounce-ms 1000,100] [--probe-ms 2000]
-//     [--json [FILE]]
+//     [--without-finalizer] [--cpu-prof] [--json [FILE]]
+// Requests are created as the plugin and the client create them, with the release finalizer on
+// (ADR 0031); --without-finalizer creates them as a plain `kubectl apply` does, and the controller
+// then adds it before the first dispatch (one write more on the way).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { REQUEST_FINALIZER } from '../api/index.js';
 import { Informer, simlockPath, type KubeClient, type KubeObject } from '../runtime/index.js';
 import type { HostedWorker } from './agent-host.js';
+import { LeaseSteps, type GrantSteps } from './latency-steps.js';
 import {
   FLEET_LABEL,
   CommandLine,
@@ -36,10 +41,20 @@ const WORKERS = 100;
 const PHONE = 'bench-phone-1';
 
 const line = new CommandLine();
-line.only(['--samples', '--debounce-ms', '--probe-ms', '--json']);
+line.only([
+  '--samples',
+  '--debounce-ms',
+  '--probe-ms',
+  '--without-finalizer',
+  '--cpu-prof',
+  '--json',
+]);
 const samples = line.integer('--samples', 100);
 const debounces = (line.list('--debounce-ms') ?? ['1000', '100']).map(Number);
 const probeMs = line.integer('--probe-ms', 2000, 100);
+const withFinalizer = !line.has('--without-finalizer');
+// V8 CPU profiles of the controller and the agents' process, written beside their logs.
+const cpuProfile = line.has('--cpu-prof');
 const jsonPath = line.optionalValue('--json');
 
 function simulators(name: string, count: number) {
@@ -148,7 +163,7 @@ async function createRequest(
   await admin.create(simlockPath('leaseRequest', { namespace }), {
     apiVersion: 'simlock.dev/v1alpha1',
     kind: 'LeaseRequest',
-    metadata: { name },
+    metadata: { name, ...(withFinalizer ? { finalizers: [REQUEST_FINALIZER] } : {}) },
     spec: { waitTimeoutSeconds: 3600, ...spec },
   });
 }
@@ -177,6 +192,7 @@ async function measure(debounceMs: number, dir: string) {
           heartbeat: { durationSeconds: 600, renewEverySeconds: 150 },
         },
         logPath: join(dir, `agents-${tag}.log`),
+        cpuProfileDir: cpuProfile ? dir : undefined,
       }),
     );
     controllers.push(
@@ -186,6 +202,7 @@ async function measure(debounceMs: number, dir: string) {
         watchNamespace: namespace,
         workerSelector: `${FLEET_LABEL}=${tag}`,
         logPath: join(dir, `controller-${tag}.log`),
+        cpuProfileDir: cpuProfile ? dir : undefined,
       }),
     );
     const phases = new Phases(admin, namespace);
@@ -199,14 +216,22 @@ async function measure(debounceMs: number, dir: string) {
     // 1. Free capacity: four warm simulators on every worker, one request at a time.
     log(`debounce ${debounceMs} ms: created → Granted`);
     const idle = await start(`idle-d${debounceMs}`, 4);
+    const leaseSteps = new LeaseSteps(admin);
+    await leaseSteps.start();
     const created: number[] = [];
+    const steps: GrantSteps[] = [];
     for (let index = 0; index < samples; index++) {
       const name = `free-${index}`;
       const sent = performance.now();
       await createRequest(admin, idle.namespace, name, { platform: 'ios', model: 'iPhone 16' });
-      created.push((await idle.phases.until(name, 'Granted')) - sent);
+      const answered = performance.now();
+      const granted = await idle.phases.until(name, 'Granted');
+      created.push(granted - sent);
+      const step = leaseSteps.of(name, { sentAt: sent, answeredAt: answered, grantedAt: granted });
+      if (step !== undefined) steps.push(step);
       await pause(20);
     }
+    await leaseSteps.stop();
 
     // 3. Physical plug-back, on the same fleet (worker 0 has the phone).
     log(`debounce ${debounceMs} ms: physical plug-back → Granted`);
@@ -262,6 +287,12 @@ async function measure(debounceMs: number, dir: string) {
       debounceMs,
       probeMs,
       createdToGranted: summary(created),
+      createdToGrantedSteps: {
+        create: summary(steps.map((step) => step.createMs)),
+        dispatch: summary(steps.map((step) => step.dispatchMs)),
+        agent: summary(steps.map((step) => step.agentMs)),
+        status: summary(steps.map((step) => step.statusMs)),
+      },
       freedToGranted: summary(freed),
       plugBackToGranted: summary(plugBack),
     };
@@ -277,7 +308,7 @@ const results = [];
 for (const debounceMs of debounces) results.push(await measure(debounceMs, dir));
 
 console.log(
-  `latency at W = ${WORKERS}: ${samples} samples created → Granted; machine: ${machineName()} (${cpuCount()} CPUs)`,
+  `latency at W = ${WORKERS}: ${samples} samples created → Granted, ${withFinalizer ? 'created with' : 'created without'} the release finalizer; machine: ${machineName()} (${cpuCount()} CPUs)`,
 );
 console.log(
   `${'view debounce'.padEnd(14)}${'created→granted p50/p99'.padStart(26)}${'freed→granted p50/p99'.padStart(24)}${`plug-in→granted p50/p99 (probe ${probeMs} ms)`.padStart(40)}`,
@@ -286,6 +317,13 @@ for (const result of results) {
   const pair = (scenario: Scenario) => `${scenario.p50Ms} / ${scenario.p99Ms} ms`;
   console.log(
     `${`${result.debounceMs} ms`.padEnd(14)}${pair(result.createdToGranted).padStart(26)}${pair(result.freedToGranted).padStart(24)}${pair(result.plugBackToGranted).padStart(40)}`,
+  );
+}
+for (const result of results) {
+  const { create, dispatch, agent, status } = result.createdToGrantedSteps;
+  const pair = (scenario: Scenario) => `${scenario.p50Ms} / ${scenario.p99Ms} ms`;
+  console.log(
+    `debounce ${result.debounceMs} ms, created → Granted in steps (p50 / p99, ${dispatch.samples} samples): the create call ${pair(create)}, dispatch ${pair(dispatch)}, agent ${pair(agent)}, status ${pair(status)}`,
   );
 }
 for (const result of results) {
@@ -299,7 +337,11 @@ if (line.has('--json')) {
   const path = jsonPath ?? join(dir, 'results.json');
   await writeFile(
     path,
-    JSON.stringify({ machine: machineName(), cpus: cpuCount(), samples, results }, null, 2),
+    JSON.stringify(
+      { machine: machineName(), cpus: cpuCount(), samples, withFinalizer, results },
+      null,
+      2,
+    ),
   );
   console.log(`results written to ${path}`);
 }
