@@ -77,4 +77,33 @@ describe('AssumeCache', () => {
     expect(cache.fleetAt(fleet, 14_999).nextExpiry).toBe(15_000);
     expect(cache.fleetAt(fleet, 15_000).fleet).toBe(fleet);
   });
+
+  it('sees a change of a worker whose adjusted view it kept, and keeps the others as they were', () => {
+    const cache = new AssumeCache(3000);
+    const a = fleetOf([simulator('a'), simulator('b'), simulator('c')]);
+    const viewB: WorkerView = { ...(a.views[0] as WorkerView), name: 'wrk-b' };
+    const fleet: Fleet = { views: [...a.views, viewB], viewRevisions: new Map() };
+    cache.assume('ns/r1', 'wrk-a', iphone);
+    cache.assume('ns/r2', 'wrk-b', iphone);
+    const first = cache.fleetAt(fleet, 0).fleet;
+    cache.assume('ns/r3', 'wrk-a', iphone);
+    const second = cache.fleetAt(fleet, 1).fleet;
+    expect(second.views[0]?.status?.devices.map((device) => device.state)).toEqual([
+      'leased',
+      'leased',
+      'ready',
+    ]);
+    expect(second.views[1]).toBe(first.views[1]);
+    cache.forget('ns/r1');
+    cache.forget('ns/r3');
+    expect(cache.fleetAt(fleet, 2).fleet.views[0]).toBe(a.views[0]);
+  });
+
+  it('drops a confirmed grant at its expiry though nothing else changed since the last walk', () => {
+    const cache = new AssumeCache(3000);
+    const fleet = fleetOf([simulator('a'), simulator('b')]);
+    cache.confirm('ns/r1', 'wrk-a', iphone, 'b', 0);
+    expect(states(cache.fleetAt(fleet, 2999).fleet)).toEqual(['ready', 'leased']);
+    expect(cache.fleetAt(fleet, 3000).fleet).toBe(fleet);
+  });
 });
