@@ -106,7 +106,7 @@ export async function readRequest(
   client: KubeClient,
   namespace: string,
   name: string,
-  calledA: 'lease' | 'request' = 'lease',
+  noun: 'lease' | 'request' = 'lease',
 ): Promise<LeaseRequestObject> {
   try {
     const path = simlockPath('leaseRequest', { namespace, name });
@@ -115,7 +115,7 @@ export async function readRequest(
     if (isNotFound(error))
       throw new SimlockError(
         'NOT_FOUND',
-        `${calledA} "${name}" not found in namespace "${namespace}"`,
+        `${noun} "${name}" not found in namespace "${namespace}"`,
       );
     throw error;
   }
