@@ -177,13 +177,22 @@ export class TestFleet {
     test: (request: RequestView) => boolean,
     timeoutMs = 15_000,
   ): Promise<RequestView> {
-    return eventually(
-      async () => {
-        const request = await this.request(name);
-        return test(request) ? request : undefined;
-      },
-      { timeoutMs, what: `request ${name}` },
-    );
+    // A wait that runs out says what the request last was, so a failure can be read, not guessed.
+    let last: RequestView | undefined;
+    try {
+      return await eventually(
+        async () => {
+          last = await this.request(name);
+          return test(last) ? last : undefined;
+        },
+        { timeoutMs, what: `request ${name}` },
+      );
+    } catch (error) {
+      const seen = last
+        ? JSON.stringify({ metadata: last.metadata, status: last.status })
+        : 'never read';
+      throw new Error(`${(error as Error).message}; last seen: ${seen.slice(0, 4000)}`);
+    }
   }
 
   async phase(name: string, phase: string, timeoutMs?: number): Promise<RequestView> {
