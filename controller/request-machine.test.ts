@@ -330,6 +330,29 @@ describe('races found so far', () => {
     expect(life).toMatchObject({ kind: 'dispatched', leaseUid: 'uid-2' });
   });
 
+  it('a late update of an earlier Lease being let go is not the answer of the create in flight', () => {
+    // Refused and withdrawn (finalizer off, marked withdrawn, deleted outright); dispatched again
+    // to the same worker before the withdrawal's own update of the first Lease came.
+    let step = run(dispatched, [
+      { type: 'leaseSeen', lease: lease({ phase: 'Refused' }) },
+      { type: 'leaseDeleteAnswered', outright: true },
+      dispatch,
+    ]);
+    expect(step.life.kind).toBe('creatingLease');
+    // That update still says Refused: it is the first Lease's, not a refusal of the new one.
+    step = run(step.life, [
+      { type: 'leaseSeen', lease: lease({ phase: 'Refused', lettingGo: true }) },
+    ]);
+    expect(step.life.kind).toBe('creatingLease');
+    expect(step.effects).toEqual([]);
+    // The second create lands and its agent grants it: the request is granted on it.
+    step = run(step.life, [
+      created('uid-2', true),
+      { type: 'leaseSeen', lease: lease({ uid: 'uid-2', phase: 'Granted' }) },
+    ]);
+    expect(step.life).toMatchObject({ kind: 'granted', leaseUid: 'uid-2' });
+  });
+
   it('a late DELETED of an earlier Lease does not release a request granted under a new one', () => {
     const onNewLease: RequestLife = { ...granted, leaseUid: 'uid-2' };
     expect(run(onNewLease, [{ type: 'leaseGone', uid: 'uid-1' }]).life).toEqual(onNewLease);

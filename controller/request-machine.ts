@@ -220,18 +220,28 @@ function leaseCreated(
 }
 
 /** A Lease of a dispatch before the current one: its news touches nothing. */
-function isEarlierLease(life: RequestLife, uid: string | undefined, deleted: boolean): boolean {
+function isEarlierLease(
+  life: RequestLife,
+  uid: string | undefined,
+  deleted: boolean,
+  lettingGo = false,
+): boolean {
   if (life.kind === 'creatingLease') {
     // The create is in flight: a Lease deleted now is the earlier one (the new one is not there
-    // to delete); an update may be the new Lease's answer racing its create's response.
-    return deleted;
+    // to delete), and so is one being let go (withdrawn or being deleted: nothing lets the new
+    // one go before its create has answered). Any other update may be the new Lease's answer
+    // racing its create's response. A withdrawn Lease's late update read as the new dispatch's
+    // refusal withdrew the new dispatch while its create was in flight; that create landed, its
+    // agent granted it, and the request was dispatched and granted elsewhere too (the soak's
+    // "granted under two Leases", a device held for nobody).
+    return deleted || lettingGo;
   }
   if (life.kind !== 'dispatched' && life.kind !== 'granted') return false;
   return life.leaseUid !== undefined && uid !== life.leaseUid;
 }
 
 function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext): Step {
-  if (isEarlierLease(life, lease.uid, false)) return stay(life);
+  if (isEarlierLease(life, lease.uid, false, lease.lettingGo)) return stay(life);
   const status = lease.status;
   if (life.kind === 'creatingLease' || life.kind === 'dispatched') {
     if (lease.worker !== life.worker) return stay(life);
