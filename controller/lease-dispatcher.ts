@@ -128,8 +128,12 @@ export class LeaseDispatcher {
   private readonly orphanChecks = new Set<string>();
   /** Leases whose letting go failed, retried with backoff. */
   private readonly retries: WorkQueue;
-  /** The key of each request's Lease, by the request's UID (spec.request), as the informer has it. */
-  private readonly byRequest = new Map<string, string>();
+  /**
+   * The keys of each request's Leases, by the request's UID (spec.request), as the informer has
+   * them: one, but for the moments a Lease of an earlier dispatch lingers (ADR 0034 puts each
+   * worker's in a namespace of its own, so two can be there at once).
+   */
+  private readonly byRequest = new Map<string, Set<string>>();
   /** The workers' Lease namespaces, made at a Worker's first sight (lease-namespaces.ts). */
   readonly namespaces: LeaseNamespaces;
 
@@ -139,9 +143,9 @@ export class LeaseDispatcher {
     options.leases.on((event) => {
       const lease = parseLease(event.object);
       if (lease?.requestUid === undefined) return;
-      if (event.type !== 'deleted') this.byRequest.set(lease.requestUid, lease.key);
-      else if (this.byRequest.get(lease.requestUid) === lease.key)
-        this.byRequest.delete(lease.requestUid);
+      const keys = this.byRequest.get(lease.requestUid) ?? new Set<string>();
+      if (event.type !== 'deleted') this.byRequest.set(lease.requestUid, keys.add(lease.key));
+      else if (keys.delete(lease.key) && keys.size === 0) this.byRequest.delete(lease.requestUid);
     });
     this.retries = new WorkQueue({
       name: 'leases',
@@ -154,11 +158,22 @@ export class LeaseDispatcher {
     });
   }
 
-  /** The request's Lease, as our watch has it. */
-  watched(request: { uid: string }): ParsedLease | undefined {
-    const key = this.byRequest.get(request.uid);
-    const object = key === undefined ? undefined : this.options.leases.get(key);
-    return object ? parseLease(object) : undefined;
+  /**
+   * The request's Lease, as our watch has it: of several, the one on `worker` (the worker its life
+   * names), else one not being deleted, else any.
+   */
+  watched(request: { uid: string }, worker?: string): ParsedLease | undefined {
+    const leases: ParsedLease[] = [];
+    for (const key of this.byRequest.get(request.uid) ?? []) {
+      const object = this.options.leases.get(key);
+      const lease = object ? parseLease(object) : undefined;
+      if (lease) leases.push(lease);
+    }
+    return (
+      (worker === undefined ? undefined : leases.find((lease) => lease.worker === worker)) ??
+      leases.find((lease) => !lease.deleting) ??
+      leases[0]
+    );
   }
 
   async create(request: DispatchedRequest, worker: string): Promise<CreateAnswer> {
@@ -182,7 +197,7 @@ export class LeaseDispatcher {
     } catch (error) {
       if (!isAlreadyExists(error)) return { kind: 'failed', error };
       // The informer may not have it yet; the API server has.
-      return { kind: 'existed', lease: this.watched(request) ?? (await this.read(place)) };
+      return { kind: 'existed', lease: this.watched(request, worker) ?? (await this.read(place)) };
     }
   }
 
@@ -191,7 +206,7 @@ export class LeaseDispatcher {
    * none when neither is known (never dispatched).
    */
   private placeOf(request: DispatchedRequest, worker: string | undefined): LeasePlace | undefined {
-    const lease = this.watched(request);
+    const lease = this.watched(request, worker);
     if (lease) return { namespace: lease.namespace, name: lease.name };
     return worker === undefined ? undefined : leasePlaceOf(request, worker);
   }
@@ -236,10 +251,20 @@ export class LeaseDispatcher {
   }
 
   /**
+   * Deletes the request's Lease of uid `uid` on `worker`, one it is not on (see the machine's
+   * strayGrant); gone already, or another of its name there now, counts as done.
+   */
+  async deleteStray(request: DispatchedRequest, worker: string, uid: string): Promise<void> {
+    await this.deleteOnly({ ...leasePlaceOf(request, worker), uid });
+  }
+
+  /**
    * Deletes this very Lease (a uid precondition): never another made under its name since it was
    * read, such as the Lease of a create that was still in flight when we looked and found none.
    */
-  private async deleteOnly(lease: ParsedLease): Promise<{ outright: boolean }> {
+  private async deleteOnly(
+    lease: Pick<ParsedLease, 'namespace' | 'name' | 'uid'>,
+  ): Promise<{ outright: boolean }> {
     try {
       const answer = await this.options.writes.run('dispatch', () =>
         this.options.client.delete(
@@ -354,7 +379,7 @@ export class LeaseDispatcher {
     // A read that fails throws: taken as "no Lease", it would delete one its agent just granted.
     const place = this.placeOf(request, worker);
     if (!place) return { kind: 'absent' };
-    let lease = this.watched(request) ?? (await this.readOrThrow(place));
+    let lease = this.watched(request, worker) ?? (await this.readOrThrow(place));
     for (let attempt = 1; ; attempt++) {
       if (!lease) return { kind: 'absent' };
       if (isGranted(lease)) return { kind: 'granted', lease };

@@ -9,11 +9,16 @@
 // And a withdrawal that finds no Lease because its create is still held: the Lease that lands later
 // and is granted is the waiting request's (before, it held a device for nobody until it expired).
 import { afterEach, describe, expect, it } from 'vitest';
-import { LEASE_WITHDRAWN_ANNOTATION, leaseNamespaceOf, reasonsByWorker } from '../api/index.js';
+import {
+  LEASE_WITHDRAWN_ANNOTATION,
+  WORKER_LABEL,
+  leaseNamespaceOf,
+  reasonsByWorker,
+} from '../api/index.js';
 import { pathOfLease } from '../test/cluster/leases.js';
-import { KubeClient, simlockPath } from '../runtime/index.js';
+import { KubeClient, isNotFound, simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
-import { TestFleet, iosStatus } from '../test/cluster/fleet.js';
+import { TestFleet, iosStatus, type LeaseView } from '../test/cluster/fleet.js';
 import { controllerFor } from '../test/cluster/controller.js';
 import type { Reconciler } from './index.js';
 
@@ -152,5 +157,68 @@ describe('a dispatch given up while the API server holds its create', () => {
     expect(lease?.metadata.uid).toBe(landed.metadata.uid);
     expect(lease?.metadata.deletionTimestamp).toBeUndefined();
     expect(made).toBe(1);
+  });
+});
+
+// A request granted on one Lease while another of its Leases, on another worker, is granted too
+// (a create that landed after the request went elsewhere): that Lease holds a device for nobody.
+// The controller deletes it, by its uid, so that its agent reclaims the device; the request's own
+// Lease is left as it is.
+describe('a second Lease of a granted request, granted on another worker', () => {
+  it('is deleted, and the request stays Granted on its own Lease', async () => {
+    const fleet = await TestFleet.create(cluster);
+    fleets.push(fleet);
+    await fleet.addWorker('a', { status: iosStatus() });
+    await fleet.addWorker('b', { status: iosStatus() });
+    const reconciler = controllerFor(cluster, fleet);
+    running.push(reconciler);
+    await reconciler.start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    const own = await fleet.grant('r1');
+    await fleet.phase('r1', 'Granted');
+
+    // The stray: the same request's Lease in the other worker's namespace, granted there.
+    const worker = own.spec.worker === fleet.name('a') ? fleet.name('b') : fleet.name('a');
+    const namespace = leaseNamespaceOf(worker);
+    const stray = (await eventually(
+      () =>
+        cluster.admin
+          .create(simlockPath('lease', { namespace }), {
+            apiVersion: 'simlock.dev/v1alpha1',
+            kind: 'Lease',
+            metadata: {
+              name: own.metadata.name,
+              labels: { ...own.metadata.labels, [WORKER_LABEL]: worker },
+            },
+            spec: { ...own.spec, worker },
+          })
+          .catch(() => undefined),
+      { what: `the stray Lease made in ${namespace}` },
+    )) as LeaseView;
+    const device = { id: 'sim-1', name: 'iPhone 16', model: 'iPhone 16', platform: 'ios' };
+    await cluster.admin.patch(pathOfLease(stray, 'status'), {
+      status: { phase: 'Granted', device: { ...device, os: '18.4', physical: false } },
+    });
+
+    await eventually(
+      () =>
+        cluster.admin
+          .get(pathOfLease(stray))
+          .then(() => undefined)
+          .catch((error: unknown) => (isNotFound(error) ? true : undefined)),
+      { what: 'the stray Lease deleted' },
+    );
+    const request = await fleet.request('r1');
+    expect(request.status?.phase).toBe('Granted');
+    expect(request.status?.worker).toBe(own.spec.worker);
+    const kept = await fleet.lease('r1');
+    expect(kept?.metadata.uid).toBe(own.metadata.uid);
+    expect(kept?.metadata.deletionTimestamp).toBeUndefined();
+    // Released, its own Lease goes with it.
+    await cluster.admin.delete(
+      simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'r1' }),
+    );
+    await fleet.requestGone('r1');
+    await fleet.leaseGone('r1');
   });
 });

@@ -203,6 +203,11 @@ export class RequestShell {
         return this.answer(request, this.requestWrites.withdrawLease(request));
       case 'deleteLease':
         return this.answer(request, this.requestWrites.deleteLease(request));
+      case 'deleteStrayLease':
+        return this.answer(
+          request,
+          this.requestWrites.deleteStrayLease(request, effect.worker, effect.uid),
+        );
       case 'removeFinalizer':
         return this.answer(request, this.requestWrites.removeFinalizer(request));
       case 'writeStatus':

@@ -72,7 +72,8 @@ export class RequestWrites {
       case 'created': {
         this.timers.succeeded(request);
         const watched =
-          answer.uid !== undefined && this.options.leases.watched(request)?.uid === answer.uid;
+          answer.uid !== undefined &&
+          this.options.leases.watched(request, worker)?.uid === answer.uid;
         return { type: 'leaseCreated', worker, uid: answer.uid, watched };
       }
       case 'existed':
@@ -103,6 +104,28 @@ export class RequestWrites {
     }
     this.timers.succeeded(request);
     return { type: 'leaseDeleteAnswered', outright };
+  }
+
+  /** Deletes a Lease holding a device for nobody; retried after the request's backoff. */
+  async deleteStrayLease(request: TrackedRequest, worker: string, uid: string): MachineAnswer {
+    this.options.log.warn('a Lease of the request holds a device it does not use; deleting it', {
+      request: request.key,
+      worker,
+      lease: uid,
+    });
+    try {
+      await this.options.leases.deleteStray(request, worker, uid);
+      this.timers.succeeded(request);
+    } catch (error) {
+      this.options.log.warn('could not delete the stray lease; retrying', {
+        request: request.key,
+        error,
+      });
+      this.timers.retry(request, 'deleteStrayLease', error, () =>
+        this.deleteStrayLease(request, worker, uid),
+      );
+    }
+    return undefined;
   }
 
   /** Moves the Lease's expiry; retried after the request's backoff until it is written. */

@@ -14,7 +14,13 @@ import type { RequestState } from './status.js';
 export type RequestTimer = MachineTimer | 'write' | 'dispatchEvent' | 'silence';
 /** Writes that failed and are made again after the request's backoff. */
 export type RequestRetry =
-  'admit' | 'removeFinalizer' | 'write' | 'deleteLease' | 'dispatch' | 'extendLease';
+  | 'admit'
+  | 'removeFinalizer'
+  | 'write'
+  | 'deleteLease'
+  | 'deleteStrayLease'
+  | 'dispatch'
+  | 'extendLease';
 /** A write made again; what it answers the machine with, if anything (the shell applies it). */
 export type RetriedWrite = () => Promise<RequestEvent | undefined>;
 
