@@ -72,6 +72,11 @@ function describe(side: SideResult): string {
     refused ? `${refused} writes refused` : '',
     side.doubleAllocations !== undefined ? `${side.doubleAllocations} devices allocated twice` : '',
     side.unfinished ? 'UNFINISHED: timed out' : '',
+    side.watchersClosed
+      ? `watchers closed as unresponsive: ${Object.entries(side.watchersClosed)
+          .map(([resource, count]) => `${count} ${resource}`)
+          .join(', ')}`
+      : '',
   ].filter(Boolean);
   return `${side.done} in ${seconds(side.ms)}: ${side.perSecond.toFixed(1)}/s, ${side.writesPerItem.toFixed(2)} writes and ${apiserverMsPerItem(side).toFixed(1)} ms of kube-apiserver CPU each${extra.length ? `, ${extra.join(', ')}` : ''}; load average ${side.loadAverage?.toFixed(1) ?? '?'}`;
 }

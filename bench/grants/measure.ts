@@ -3,6 +3,7 @@
 import os from 'node:os';
 import type { KubeClient } from '../../runtime/index.js';
 import {
+  apiserverClosedWatchers,
   apiserverWrites,
   cpuBetween,
   cpuSeconds,
@@ -35,6 +36,8 @@ export interface SideResult {
   timeline?: Record<string, number | null>;
   /** DRA: devices found allocated to more than one claim (must be 0). */
   doubleAllocations?: number;
+  /** Watchers kube-apiserver closed as unresponsive meanwhile, by resource (none: absent). */
+  watchersClosed?: Record<string, number>;
 }
 
 /** What a side is given: its control plane, size, client rate limit, folder and a unique tag. */
@@ -59,13 +62,15 @@ export interface SideStart {
   started: number;
   cpuBefore: Record<string, number>;
   before: WriteCounts;
+  closedBefore: Record<string, number>;
 }
 
 /** Takes the counts a side's figures are measured from; call it just before the first create. */
 export async function startOfSide(admin: KubeClient): Promise<SideStart> {
   const before = await apiserverWrites(admin);
+  const closedBefore = await apiserverClosedWatchers(admin);
   const cpuBefore = await cpuSeconds();
-  return { before, cpuBefore, started: performance.now() };
+  return { before, closedBefore, cpuBefore, started: performance.now() };
 }
 
 export interface SideEnd {
@@ -74,6 +79,8 @@ export interface SideEnd {
   cpu: Record<string, number>;
   /** The side's writes: those `keep` selects, the benchmark's own creates left out. */
   ours: WriteCounts;
+  /** Watchers closed as unresponsive during the side, by resource (any watcher's). */
+  watchersClosed: Record<string, number>;
 }
 
 /**
@@ -103,7 +110,8 @@ export async function endOfSide(
   const writes = writesBetween(start.before, await apiserverWrites(admin));
   let ours = Object.fromEntries(Object.entries(writes).filter(([key]) => side.keep(key)));
   for (const [key, count] of Object.entries(side.creates)) ours = withoutCreates(ours, key, count);
-  return { finished, ms, cpu, ours };
+  const watchersClosed = writesBetween(start.closedBefore, await apiserverClosedWatchers(admin));
+  return { finished, ms, cpu, ours, watchersClosed };
 }
 
 /** A side's result from its end and how many items were done. */
@@ -122,6 +130,7 @@ export function sideResult(
     cpu: end.cpu,
     loadAverage: os.loadavg()[0],
     ...(end.finished ? {} : { unfinished: true }),
+    ...(Object.keys(end.watchersClosed).length > 0 ? { watchersClosed: end.watchersClosed } : {}),
     ...extra,
   };
 }

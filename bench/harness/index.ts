@@ -10,6 +10,7 @@ export {
   type AgentHost,
   type AgentHostOptions,
 } from './agent-host-process.js';
+export { apiserverClosedWatchers } from './apiserver-watchers.js';
 export {
   apiserverWrites,
   totalWrites,
