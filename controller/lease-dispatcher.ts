@@ -163,17 +163,23 @@ export class LeaseDispatcher {
    * names), else one not being deleted, else any.
    */
   watched(request: { uid: string }, worker?: string): ParsedLease | undefined {
+    const leases = this.allWatched(request);
+    return (
+      (worker === undefined ? undefined : leases.find((lease) => lease.worker === worker)) ??
+      leases.find((lease) => !lease.deleting) ??
+      leases[0]
+    );
+  }
+
+  /** Every Lease of the request our watch has: one, but for a moment (see byRequest). */
+  allWatched(request: { uid: string }): ParsedLease[] {
     const leases: ParsedLease[] = [];
     for (const key of this.byRequest.get(request.uid) ?? []) {
       const object = this.options.leases.get(key);
       const lease = object ? parseLease(object) : undefined;
       if (lease) leases.push(lease);
     }
-    return (
-      (worker === undefined ? undefined : leases.find((lease) => lease.worker === worker)) ??
-      leases.find((lease) => !lease.deleting) ??
-      leases[0]
-    );
+    return leases;
   }
 
   async create(request: DispatchedRequest, worker: string): Promise<CreateAnswer> {

@@ -160,65 +160,74 @@ describe('a dispatch given up while the API server holds its create', () => {
   });
 });
 
-// A request granted on one Lease while another of its Leases, on another worker, is granted too
-// (a create that landed after the request went elsewhere): that Lease holds a device for nobody.
-// The controller deletes it, by its uid, so that its agent reclaims the device; the request's own
-// Lease is left as it is.
-describe('a second Lease of a granted request, granted on another worker', () => {
-  it('is deleted, and the request stays Granted on its own Lease', async () => {
-    const fleet = await TestFleet.create(cluster);
-    fleets.push(fleet);
-    await fleet.addWorker('a', { status: iosStatus() });
-    await fleet.addWorker('b', { status: iosStatus() });
-    const reconciler = controllerFor(cluster, fleet);
-    running.push(reconciler);
-    await reconciler.start();
-    await fleet.createRequest('r1', { platform: 'ios' });
-    const own = await fleet.grant('r1');
-    await fleet.phase('r1', 'Granted');
+// A request on one Lease while another of its Leases, on another worker, is granted too (a create
+// the API server held past its withdrawal, landing after the request went elsewhere): that Lease
+// holds a device for nobody. The controller deletes it, by its uid, so that its agent reclaims the
+// device, whether it comes before or after the request's own grant; its own Lease is left alone.
+describe('a second Lease of a request, granted on another worker', () => {
+  for (const when of ['after its own is granted', 'while its own is unanswered'] as const)
+    it(`made ${when}: it is deleted, and the request is Granted on its own Lease`, async () => {
+      const fleet = await TestFleet.create(cluster);
+      fleets.push(fleet);
+      await fleet.addWorker('a', { status: iosStatus() });
+      await fleet.addWorker('b', { status: iosStatus() });
+      const reconciler = controllerFor(cluster, fleet);
+      running.push(reconciler);
+      await reconciler.start();
+      await fleet.createRequest('r1', { platform: 'ios' });
+      let own = await eventually(() => fleet.lease('r1'), { what: 'the dispatch' });
+      if (when === 'after its own is granted') {
+        own = await fleet.grant('r1');
+        await fleet.phase('r1', 'Granted');
+      }
 
-    // The stray: the same request's Lease in the other worker's namespace, granted there.
-    const worker = own.spec.worker === fleet.name('a') ? fleet.name('b') : fleet.name('a');
-    const namespace = leaseNamespaceOf(worker);
-    const stray = (await eventually(
-      () =>
-        cluster.admin
-          .create(simlockPath('lease', { namespace }), {
-            apiVersion: 'simlock.dev/v1alpha1',
-            kind: 'Lease',
-            metadata: {
-              name: own.metadata.name,
-              labels: { ...own.metadata.labels, [WORKER_LABEL]: worker },
-            },
-            spec: { ...own.spec, worker },
-          })
-          .catch(() => undefined),
-      { what: `the stray Lease made in ${namespace}` },
-    )) as LeaseView;
-    const device = { id: 'sim-1', name: 'iPhone 16', model: 'iPhone 16', platform: 'ios' };
-    await cluster.admin.patch(pathOfLease(stray, 'status'), {
-      status: { phase: 'Granted', device: { ...device, os: '18.4', physical: false } },
+      // The stray: the same request's Lease in the other worker's namespace, granted there.
+      const worker = own.spec.worker === fleet.name('a') ? fleet.name('b') : fleet.name('a');
+      const namespace = leaseNamespaceOf(worker);
+      const stray = (await eventually(
+        () =>
+          cluster.admin
+            .create(simlockPath('lease', { namespace }), {
+              apiVersion: 'simlock.dev/v1alpha1',
+              kind: 'Lease',
+              metadata: {
+                name: own.metadata.name,
+                labels: { ...own.metadata.labels, [WORKER_LABEL]: worker },
+              },
+              spec: { ...own.spec, worker },
+            })
+            .catch(() => undefined),
+        { what: `the stray Lease made in ${namespace}` },
+      )) as LeaseView;
+      const device = { id: 'sim-1', name: 'iPhone 16', model: 'iPhone 16', platform: 'ios' };
+      // Its agent grants it, unless the controller has deleted it already: either way it goes.
+      await cluster.admin
+        .patch(pathOfLease(stray, 'status'), {
+          status: { phase: 'Granted', device: { ...device, os: '18.4', physical: false } },
+        })
+        .catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        });
+
+      await eventually(
+        () =>
+          cluster.admin
+            .get(pathOfLease(stray))
+            .then(() => undefined)
+            .catch((error: unknown) => (isNotFound(error) ? true : undefined)),
+        { what: 'the stray Lease deleted' },
+      );
+      if (when === 'while its own is unanswered') await fleet.grant('r1');
+      const request = await fleet.phase('r1', 'Granted');
+      expect(request.status?.worker).toBe(own.spec.worker);
+      const kept = await fleet.lease('r1');
+      expect(kept?.metadata.uid).toBe(own.metadata.uid);
+      expect(kept?.metadata.deletionTimestamp).toBeUndefined();
+      // Released, its own Lease goes with it.
+      await cluster.admin.delete(
+        simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'r1' }),
+      );
+      await fleet.requestGone('r1');
+      await fleet.leaseGone('r1');
     });
-
-    await eventually(
-      () =>
-        cluster.admin
-          .get(pathOfLease(stray))
-          .then(() => undefined)
-          .catch((error: unknown) => (isNotFound(error) ? true : undefined)),
-      { what: 'the stray Lease deleted' },
-    );
-    const request = await fleet.request('r1');
-    expect(request.status?.phase).toBe('Granted');
-    expect(request.status?.worker).toBe(own.spec.worker);
-    const kept = await fleet.lease('r1');
-    expect(kept?.metadata.uid).toBe(own.metadata.uid);
-    expect(kept?.metadata.deletionTimestamp).toBeUndefined();
-    // Released, its own Lease goes with it.
-    await cluster.admin.delete(
-      simlockPath('leaseRequest', { namespace: fleet.namespace, name: 'r1' }),
-    );
-    await fleet.requestGone('r1');
-    await fleet.leaseGone('r1');
-  });
 });

@@ -206,11 +206,6 @@ export type Effect =
    */
   | { type: 'withdrawLease' }
   | { type: 'deleteLease' }
-  /**
-   * Delete a Lease of the request other than the one it is on, granted by its agent: a device held
-   * for nobody (the request was dispatched again meanwhile). Its agent then reclaims the device.
-   */
-  | { type: 'deleteStrayLease'; worker: string; uid: string }
   | { type: 'removeFinalizer' }
   | { type: 'writeStatus'; change: StatusChange }
   /**

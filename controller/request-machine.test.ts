@@ -353,21 +353,6 @@ describe('races found so far', () => {
     expect(step.life).toMatchObject({ kind: 'granted', leaseUid: 'uid-2' });
   });
 
-  it('a Lease granted for nobody (the request is on another) is deleted, so its device is reclaimed', () => {
-    const stray = lease({ uid: 'uid-2', worker: 'mac-2', phase: 'Granted' });
-    for (const life of [granted, dispatched]) {
-      const step = run(life, [{ type: 'leaseSeen', lease: stray }]);
-      expect(step.life).toEqual(life);
-      expect(step.effects).toEqual([{ type: 'deleteStrayLease', worker: 'mac-2', uid: 'uid-2' }]);
-    }
-    // One being let go already, or not granted, is left to what lets it go.
-    for (const other of [
-      { ...stray, lettingGo: true },
-      lease({ uid: 'uid-2', worker: 'mac-2', phase: 'Refused' }),
-    ])
-      expect(run(granted, [{ type: 'leaseSeen', lease: other }]).effects).toEqual([]);
-  });
-
   it('a late DELETED of an earlier Lease does not release a request granted under a new one', () => {
     const onNewLease: RequestLife = { ...granted, leaseUid: 'uid-2' };
     expect(run(onNewLease, [{ type: 'leaseGone', uid: 'uid-1' }]).life).toEqual(onNewLease);

@@ -14,8 +14,6 @@
 //     deleting it would throw away a device the agent gave, and grant the request again elsewhere;
 //   - a Lease being let go, seen while a create is in flight, is an earlier dispatch's (the
 //     withdrawal's own update of a refused Lease), never a refusal of the new one;
-//   - a Lease granted to the request while it is on another (a create that landed after it went
-//     elsewhere) holds a device for nobody: it is deleted, and its agent reclaims the device;
 //   - AlreadyExists on a create means an earlier process dispatched it: adopt that Lease;
 //   - a create held past its withdrawal lands later and is granted: a waiting request adopts it,
 //     an ended one deletes it;
@@ -245,7 +243,7 @@ function isEarlierLease(
 }
 
 function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext): Step {
-  if (isEarlierLease(life, lease.uid, false, lease.lettingGo)) return stay(life, strayGrant(lease));
+  if (isEarlierLease(life, lease.uid, false, lease.lettingGo)) return stay(life);
   const status = lease.status;
   if (life.kind === 'creatingLease' || life.kind === 'dispatched') {
     if (lease.worker !== life.worker) return stay(life);
@@ -306,16 +304,6 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
     if (life.kind === 'ended') return stay(life, [{ type: 'deleteLease' }]);
   }
   return stay(life);
-}
-
-/**
- * An earlier Lease of the request that its agent granted, and that nothing lets go: it holds a
- * device the request does not use. Deleted (its uid the precondition), its agent reclaims it.
- */
-function strayGrant(lease: LeaseFacts): Effect[] {
-  if (lease.status?.phase !== 'Granted' || lease.lettingGo === true) return [];
-  if (lease.uid === undefined || lease.worker === undefined) return [];
-  return [{ type: 'deleteStrayLease', worker: lease.worker, uid: lease.uid }];
 }
 
 function withdrawalLostToGrant(

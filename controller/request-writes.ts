@@ -106,8 +106,16 @@ export class RequestWrites {
     return { type: 'leaseDeleteAnswered', outright };
   }
 
-  /** Deletes a Lease holding a device for nobody; retried after the request's backoff. */
-  async deleteStrayLease(request: TrackedRequest, worker: string, uid: string): MachineAnswer {
+  /**
+   * Deletes a Lease of the request other than the one it is on (request-shell.ts,
+   * sweepStrayLeases); on failure, `again` sweeps again after the request's backoff.
+   */
+  async deleteStrayLease(
+    request: TrackedRequest,
+    worker: string,
+    uid: string,
+    again: () => void,
+  ): MachineAnswer {
     this.options.log.warn('a Lease of the request holds a device it does not use; deleting it', {
       request: request.key,
       worker,
@@ -121,9 +129,11 @@ export class RequestWrites {
         request: request.key,
         error,
       });
-      this.timers.retry(request, 'deleteStrayLease', error, () =>
-        this.deleteStrayLease(request, worker, uid),
-      );
+      request.strayLeases.delete(uid);
+      this.timers.retry(request, 'deleteStrayLease', error, () => {
+        again();
+        return Promise.resolve(undefined);
+      });
     }
     return undefined;
   }

@@ -52,6 +52,8 @@ export interface TrackedRequest extends RequestState {
   /** When each of the request's timers falls due (milliseconds since the epoch): request-timers.ts. */
   timers: Partial<Record<RequestTimer, number>>;
   retries: Map<RequestRetry, RetriedWrite>;
+  /** Uids of other Leases of the request being deleted (request-shell.ts, sweepStrayLeases). */
+  strayLeases: Set<string>;
   /**
    * The current dispatch's Event (where to, and when), held until the agent answers: a grant
    * records both in one Event (ADR 0005, 0016); anything else records it before its own.
@@ -121,6 +123,7 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
     hasFinalizer: false,
     timers: {},
     retries: new Map(),
+    strayLeases: new Set(),
     written: status,
     lastReasonWriteAt: 0,
     settleUntil: 0,
