@@ -353,7 +353,8 @@ export class RequestShell {
     const own = life.leaseUid ?? this.options.leases.watched(request, life.worker)?.uid;
     if (own === undefined) return;
     for (const lease of this.options.leases.allWatched(request)) {
-      if (lease.uid === undefined || lease.uid === own || lease.deleting) continue;
+      // One being let go (withdrawn, or being deleted) is on its way already.
+      if (lease.uid === undefined || lease.uid === own || lease.lettingGo === true) continue;
       if (lease.worker === undefined || request.strayLeases.has(lease.uid)) continue;
       request.strayLeases.add(lease.uid);
       this.answer(

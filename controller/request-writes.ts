@@ -116,7 +116,7 @@ export class RequestWrites {
     uid: string,
     again: () => void,
   ): MachineAnswer {
-    this.options.log.warn('a Lease of the request holds a device it does not use; deleting it', {
+    this.options.log.warn('another Lease of the request than the one it is on; deleting it', {
       request: request.key,
       worker,
       lease: uid,
