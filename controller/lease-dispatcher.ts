@@ -257,8 +257,8 @@ export class LeaseDispatcher {
   }
 
   /**
-   * Deletes the request's Lease of uid `uid` on `worker`, one it is not on (see the machine's
-   * strayGrant); gone already, or another of its name there now, counts as done.
+   * Deletes the request's Lease of uid `uid` on `worker`, one it is not on (request-shell.ts,
+   * sweepStrayLeases); gone already, or another of its name there now, counts as done.
    */
   async deleteStray(request: DispatchedRequest, worker: string, uid: string): Promise<void> {
     await this.deleteOnly({ ...leasePlaceOf(request, worker), uid });
