@@ -28,6 +28,7 @@ import {
   type WorkQueueObserver,
 } from '../runtime/index.js';
 import { LeaseNamespaces } from './lease-namespaces.js';
+import { LeasesByRequest } from './leases-by-request.js';
 import { parseLease, type ParsedLease } from './parsed-lease.js';
 import type { WriteQueue } from './write-queue.js';
 
@@ -128,25 +129,15 @@ export class LeaseDispatcher {
   private readonly orphanChecks = new Set<string>();
   /** Leases whose letting go failed, retried with backoff. */
   private readonly retries: WorkQueue;
-  /**
-   * The keys of each request's Leases, by the request's UID (spec.request), as the informer has
-   * them: one, but for the moments a Lease of an earlier dispatch lingers (ADR 0034 puts each
-   * worker's in a namespace of its own, so two can be there at once).
-   */
-  private readonly byRequest = new Map<string, Set<string>>();
+  /** Every Lease of each request, by its UID (leases-by-request.ts). */
+  private readonly byRequest: LeasesByRequest;
   /** The workers' Lease namespaces, made at a Worker's first sight (lease-namespaces.ts). */
   readonly namespaces: LeaseNamespaces;
 
   constructor(private readonly options: LeaseDispatcherOptions) {
     this.namespaces = new LeaseNamespaces(options);
     // Before any other handler of the informer: theirs look Leases up by their requests.
-    options.leases.on((event) => {
-      const lease = parseLease(event.object);
-      if (lease?.requestUid === undefined) return;
-      const keys = this.byRequest.get(lease.requestUid) ?? new Set<string>();
-      if (event.type !== 'deleted') this.byRequest.set(lease.requestUid, keys.add(lease.key));
-      else if (keys.delete(lease.key) && keys.size === 0) this.byRequest.delete(lease.requestUid);
-    });
+    this.byRequest = new LeasesByRequest(options.leases);
     this.retries = new WorkQueue({
       name: 'leases',
       clock: options.clock,
@@ -158,28 +149,14 @@ export class LeaseDispatcher {
     });
   }
 
-  /**
-   * The request's Lease, as our watch has it: of several, the one on `worker` (the worker its life
-   * names), else one not being deleted, else any.
-   */
+  /** The request's Lease, as our watch has it: of several, the one on `worker`. */
   watched(request: { uid: string }, worker?: string): ParsedLease | undefined {
-    const leases = this.allWatched(request);
-    return (
-      (worker === undefined ? undefined : leases.find((lease) => lease.worker === worker)) ??
-      leases.find((lease) => !lease.deleting) ??
-      leases[0]
-    );
+    return this.byRequest.one(request, worker);
   }
 
-  /** Every Lease of the request our watch has: one, but for a moment (see byRequest). */
+  /** Every Lease of the request our watch has: one, but for a moment. */
   allWatched(request: { uid: string }): ParsedLease[] {
-    const leases: ParsedLease[] = [];
-    for (const key of this.byRequest.get(request.uid) ?? []) {
-      const object = this.options.leases.get(key);
-      const lease = object ? parseLease(object) : undefined;
-      if (lease) leases.push(lease);
-    }
-    return leases;
+    return this.byRequest.all(request);
   }
 
   async create(request: DispatchedRequest, worker: string): Promise<CreateAnswer> {

@@ -308,15 +308,18 @@ describe('a dispatch', () => {
   });
 });
 
+/** Refused, withdrawn (the Lease deleted outright), and dispatched again to the same worker. */
+const refusedAndDispatchedAgain: RequestEvent[] = [
+  { type: 'leaseSeen', lease: lease({ phase: 'Refused' }) },
+  { type: 'leaseDeleteAnswered', outright: true },
+  dispatch,
+];
+
 describe('races found so far', () => {
   it('a late DELETED of an earlier Lease of the same name touches nothing of the new dispatch', () => {
     // Refused, withdrawn; the Lease was deleted outright, so the delete's answer let the request
     // be dispatched again before the DELETED event of the first Lease came.
-    let step = run(dispatched, [
-      { type: 'leaseSeen', lease: lease({ phase: 'Refused' }) },
-      { type: 'leaseDeleteAnswered', outright: true },
-      dispatch,
-    ]);
+    let step = run(dispatched, refusedAndDispatchedAgain);
     expect(step.life.kind).toBe('creatingLease');
     // While the second create is in flight: the DELETED is the first Lease's.
     step = run(step.life, [{ type: 'leaseGone', uid: 'uid-1' }]);
@@ -333,11 +336,7 @@ describe('races found so far', () => {
   it('a late update of an earlier Lease being let go is not the answer of the create in flight', () => {
     // Refused and withdrawn (finalizer off, marked withdrawn, deleted outright); dispatched again
     // to the same worker before the withdrawal's own update of the first Lease came.
-    let step = run(dispatched, [
-      { type: 'leaseSeen', lease: lease({ phase: 'Refused' }) },
-      { type: 'leaseDeleteAnswered', outright: true },
-      dispatch,
-    ]);
+    let step = run(dispatched, refusedAndDispatchedAgain);
     expect(step.life.kind).toBe('creatingLease');
     // That update still says Refused: it is the first Lease's, not a refusal of the new one.
     step = run(step.life, [

@@ -191,7 +191,7 @@ export class RequestShell {
       if (effect.type === 'writeStatus') shown = step.life;
     }
     if (step.life.kind !== previous.kind) this.syncAssumption(request);
-    this.sweepStrayLeases(request);
+    if (this.requests.get(request.key) === request) this.requestWrites.sweepStrayLeases(request);
   }
 
   private carryOut(request: TrackedRequest, effect: Effect, shown: RequestLife): void {
@@ -335,35 +335,6 @@ export class RequestShell {
       this.options.log.warn('no answer from the worker', { request: request.key, worker });
     } else
       this.options.log.info('refused', { request: request.key, worker, refusal: answer.refusal });
-  }
-
-  /**
-   * A request has one Lease. Another of it (a create the API server held past the dispatch's
-   * withdrawal, landing once the request had gone elsewhere; ADR 0034 puts each worker's Leases in
-   * a namespace of their own, so it is not refused as a duplicate) holds, or may yet hold, a device
-   * for nobody. Level-based, as the machine sees one Lease at a time: once the request is on a Lease
-   * of known uid, every other Lease of it our watch has is deleted, by its uid, and its agent
-   * reclaims what it granted.
-   */
-  private sweepStrayLeases(request: TrackedRequest): void {
-    const life = request.life;
-    if (life.kind !== 'dispatched' && life.kind !== 'granted') return;
-    if (this.requests.get(request.key) !== request) return;
-    // After a restart a granted life knows its worker, not its Lease's uid: the one on that worker.
-    const own = life.leaseUid ?? this.options.leases.watched(request, life.worker)?.uid;
-    if (own === undefined) return;
-    for (const lease of this.options.leases.allWatched(request)) {
-      // One being let go (withdrawn, or being deleted) is on its way already.
-      if (lease.uid === undefined || lease.uid === own || lease.lettingGo === true) continue;
-      if (lease.worker === undefined || request.strayLeases.has(lease.uid)) continue;
-      request.strayLeases.add(lease.uid);
-      this.answer(
-        request,
-        this.requestWrites.deleteStrayLease(request, lease.worker, lease.uid, () =>
-          this.sweepStrayLeases(request),
-        ),
-      );
-    }
   }
 
   // --- The request's key in the work queue ---------------------------------------------------

@@ -1,7 +1,7 @@
 // The writes a request's effects make (request-shell.ts carries the effects out): the release
-// finalizer on and off, the first assessment, and the Lease's create, withdrawal, delete and
-// extension through the lease dispatcher. Each answers with the machine's event, which the shell
-// applies (none: nothing to tell); a write that failed is retried with the request's backoff
+// finalizer on and off, the first assessment, the Lease's create, withdrawal, delete and extension
+// through the lease dispatcher, and the sweep of a request's other Leases. Each answers with the
+// machine's event, which the shell applies (none: nothing to tell); a write that failed is retried with the request's backoff
 // (request-timers.ts), never dropped, and its answer is applied when the retry is made.
 import { REQUEST_FINALIZER, ObjectMeta, type RoutingPolicy } from '../api/index.js';
 import {
@@ -107,15 +107,29 @@ export class RequestWrites {
   }
 
   /**
-   * Deletes a Lease of the request other than the one it is on (request-shell.ts,
-   * sweepStrayLeases); on failure, `again` sweeps again after the request's backoff.
+   * A request has one Lease. Another of it (a create the API server held past the dispatch's
+   * withdrawal, landing once the request had gone elsewhere; ADR 0034 puts each worker's Leases in
+   * a namespace of their own, so it is not refused as a duplicate) holds, or may yet hold, a device
+   * for nobody. Level-based (the shell sweeps after each step; the machine sees one Lease at a
+   * time): once the request is on a Lease of known uid, every other Lease of it our watch has, not
+   * already being let go, is deleted by its uid, and its agent reclaims what it granted. A delete
+   * that failed is swept again after the request's backoff.
    */
-  async deleteStrayLease(
-    request: TrackedRequest,
-    worker: string,
-    uid: string,
-    again: () => void,
-  ): MachineAnswer {
+  sweepStrayLeases(request: TrackedRequest): void {
+    const life = request.life;
+    if (life.kind !== 'dispatched' && life.kind !== 'granted') return;
+    // After a restart a granted life knows its worker, not its Lease's uid: the one on that worker.
+    const own = life.leaseUid ?? this.options.leases.watched(request, life.worker)?.uid;
+    if (own === undefined) return;
+    for (const lease of this.options.leases.allWatched(request)) {
+      if (lease.uid === undefined || lease.uid === own || lease.lettingGo === true) continue;
+      if (lease.worker === undefined || request.strayLeases.has(lease.uid)) continue;
+      request.strayLeases.add(lease.uid);
+      void this.deleteStrayLease(request, lease.worker, lease.uid);
+    }
+  }
+
+  private async deleteStrayLease(request: TrackedRequest, worker: string, uid: string) {
     this.options.log.warn('another Lease of the request than the one it is on; deleting it', {
       request: request.key,
       worker,
@@ -131,11 +145,10 @@ export class RequestWrites {
       });
       request.strayLeases.delete(uid);
       this.timers.retry(request, 'deleteStrayLease', error, () => {
-        again();
+        this.sweepStrayLeases(request);
         return Promise.resolve(undefined);
       });
     }
-    return undefined;
   }
 
   /** Moves the Lease's expiry; retried after the request's backoff until it is written. */

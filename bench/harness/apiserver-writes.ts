@@ -1,6 +1,7 @@
 // Writes as the API server counts them (apiserver_request_total on its /metrics), by verb and
 // resource: the figure every benchmark's cost per item is measured in.
 import type { KubeClient } from '../../runtime/index.js';
+import { samplesOf } from './prometheus-text.js';
 
 /** Writes by "VERB group/resource[/subresource]", from apiserver_request_total; refused ones apart. */
 export type WriteCounts = Record<string, number>;
@@ -11,18 +12,13 @@ const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
 export async function apiserverWrites(admin: KubeClient): Promise<WriteCounts> {
   const text = String(await admin.get('/metrics'));
   const counts: WriteCounts = {};
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const close = line.lastIndexOf('}');
-    const labels: Record<string, string> = {};
-    for (const match of line.slice(line.indexOf('{') + 1, close).matchAll(/(\w+)="([^"]*)"/g))
-      labels[match[1] ?? ''] = match[2] ?? '';
+  for (const { labels, value } of samplesOf(text, 'apiserver_request_total')) {
     if (!WRITE_VERBS.has(labels.verb ?? '')) continue;
     const resource = `${labels.group ? `${labels.group}/` : ''}${labels.resource ?? ''}${labels.subresource ? `/${labels.subresource}` : ''}`;
     // A refused write (a 409 of a conditional update) costs the API server too: counted, apart.
     const refused = labels.code !== undefined && !labels.code.startsWith('2');
     const key = `${labels.verb} ${resource}${refused ? ` ${labels.code}` : ''}`;
-    counts[key] = (counts[key] ?? 0) + Number(line.slice(close + 1).trim());
+    counts[key] = (counts[key] ?? 0) + value;
   }
   return counts;
 }
