@@ -24,6 +24,7 @@ import { AgentTunnels, ProxyMetrics, createProxyApp, serveTunnels } from '../pro
 import { execThroughProxy, silentLogger, simlockPath, type KubeClient } from '../runtime/index.js';
 import {
   AGENT_RULES,
+  allowLeaseExec,
   grant,
   makeCa,
   makeLeaf,
@@ -136,23 +137,6 @@ async function startProxy(admin: KubeClient, token: string, caFile: string) {
   return { server, url };
 }
 
-async function allowExec(admin: KubeClient, ns: string): Promise<void> {
-  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}`;
-  await admin.create(`${rbac}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'lease-exec' },
-    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
-  });
-  await admin.create(`${rbac}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'proxy-exec' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
-    subjects: [{ kind: 'ServiceAccount', name: 'simlock-proxy', namespace: ns }],
-  });
-}
-
 async function requestGranted(admin: KubeClient, name: string, spec: object): Promise<void> {
   await admin.create(simlockPath('leaseRequest', { namespace: NAMESPACE }), {
     apiVersion: 'simlock.dev/v1alpha1',
@@ -222,7 +206,11 @@ const results = new Map<Mode, ModeResult>(
 try {
   const { admin, controlPlane } = cluster;
   await createNamespace(admin, NAMESPACE);
-  await allowExec(admin, NAMESPACE);
+  await allowLeaseExec(admin, {
+    namespace: NAMESPACE,
+    serviceAccount: 'simlock-proxy',
+    binding: 'proxy-exec',
+  });
   const token = await serviceAccountToken(admin, NAMESPACE, 'simlock-proxy', {
     create: true,
     expirationSeconds: 7200,

@@ -13,7 +13,7 @@ import { iosSimulatorScript, startFleetAgent, type AgentProcess } from '../test/
 import { TestFleet } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { makeLeaseNamespace } from '../test/cluster/leases.js';
-import { bindRole, createRole } from '../test/cluster/role-bindings.js';
+import { allowLeaseExec } from '../test/cluster/role-bindings.js';
 import { serviceAccountToken } from '../test/cluster/service-account-token.js';
 import { aLease, aLeaseRequest, grantedRequestStatus } from '../test/fixtures/objects.js';
 
@@ -38,17 +38,10 @@ beforeAll(async () => {
     create: true,
   });
   callerToken = await serviceAccountToken(cluster.admin, ns, 'alice', { create: true });
-  await createRole(cluster.admin, {
-    name: 'lease-exec',
+  await allowLeaseExec(cluster.admin, {
     namespace: ns,
-    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
-  });
-  await bindRole(cluster.admin, {
-    name: 'alice-exec',
-    namespace: ns,
-    role: 'lease-exec',
-    roleKind: 'Role',
-    subjects: [{ kind: 'ServiceAccount', name: 'alice', namespace: ns }],
+    serviceAccount: 'alice',
+    binding: 'alice-exec',
   });
   agent = await startFleetAgent(
     cluster,

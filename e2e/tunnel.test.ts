@@ -32,6 +32,7 @@ import {
   processPairIndex,
 } from '../test/cluster/partition.js';
 import type { Relay } from '../test/cluster/relay.js';
+import { allowLeaseExec } from '../test/cluster/role-bindings.js';
 import { serviceAccountToken } from '../test/cluster/service-account-token.js';
 import { proxySeries, startReplica, upgradeStatus } from './tunnel-proxy.js';
 
@@ -78,18 +79,10 @@ beforeAll(async () => {
     create: true,
   });
   callerToken = await serviceAccountToken(cluster.admin, ns, 'alice', { create: true });
-  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'lease-exec' },
-    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
-  });
-  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'alice-exec' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
-    subjects: [{ kind: 'ServiceAccount', name: 'alice', namespace: ns }],
+  await allowLeaseExec(cluster.admin, {
+    namespace: ns,
+    serviceAccount: 'alice',
+    binding: 'alice-exec',
   });
   // The agent's own identity: the chart's agent role and the tunnel of its Worker alone.
   const agentIdentity = await serviceAccountIdentity(cluster.admin, ns, 'worker-a', {

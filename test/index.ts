@@ -8,6 +8,7 @@ export { AGENT_RULES, grant, tunnelRule } from './cluster/agent-rbac.js';
 export { startAgent, type AgentProcess } from './cluster/agents.js';
 export { NetworkPartition, pairAddresses, partitionsUnavailable } from './cluster/partition.js';
 export { Replicas } from './cluster/replicas.js';
+export { allowLeaseExec } from './cluster/role-bindings.js';
 export { serviceAccountToken } from './cluster/service-account-token.js';
 export { iosCapacity, iosStatus, iphoneSimulator } from './fixtures/workers.js';
 export { ensureBundles, launchArgs } from './launch.js';

@@ -11,6 +11,7 @@ import { PROXY_SERVICE_ACCOUNT, proxyToken } from '../../e2e/index.js';
 import type { KubeClient } from '../../runtime/index.js';
 import {
   NetworkPartition,
+  allowLeaseExec,
   ensureBundles,
   launchArgs,
   pairAddresses,
@@ -224,19 +225,10 @@ export async function startSoakFleet(options: {
 
 /** A service account that may exec on the soak namespace's leases (the proxy asks RBAC). */
 async function execUser(admin: KubeClient): Promise<string> {
-  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}`;
-  await admin.create(`${rbac}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'lease-exec' },
-    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
-  });
-  await admin.create(`${rbac}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'soak-user-exec' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
-    subjects: [{ kind: 'ServiceAccount', name: USER_ACCOUNT, namespace: NAMESPACE }],
+  await allowLeaseExec(admin, {
+    namespace: NAMESPACE,
+    serviceAccount: USER_ACCOUNT,
+    binding: 'soak-user-exec',
   });
   return serviceAccountToken(admin, NAMESPACE, USER_ACCOUNT, {
     create: true,

@@ -13,6 +13,7 @@ import { silentLogger } from '../../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from './agents.js';
 import { controllerFor } from './controller.js';
 import { TestFleet } from './fleet.js';
+import { allowLeaseExec } from './role-bindings.js';
 import { serviceAccountToken } from './service-account-token.js';
 import { eventually, type ClusterTestContext } from './harness.js';
 
@@ -54,18 +55,10 @@ export async function startExecFleet(
   const fleet = await TestFleet.create(cluster);
   const ns = fleet.namespace;
   const token = await serviceAccountToken(cluster.admin, ns, 'simlock-proxy', { create: true });
-  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'lease-exec' },
-    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
-  });
-  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'proxy-exec' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-exec' },
-    subjects: [{ kind: 'ServiceAccount', name: 'simlock-proxy', namespace: ns }],
+  await allowLeaseExec(cluster.admin, {
+    namespace: ns,
+    serviceAccount: 'simlock-proxy',
+    binding: 'proxy-exec',
   });
   const agent = await startAgent({
     admin: cluster.admin,

@@ -58,3 +58,27 @@ export async function bindRole(
     ),
   });
 }
+
+/**
+ * What an operator grants a caller of the exec proxy (and the proxy itself): `create leases/exec`
+ * in `namespace`, through its Role `lease-exec` (made here, once a namespace) bound to the
+ * ServiceAccount by `binding`.
+ */
+export async function allowLeaseExec(
+  admin: KubeClient,
+  grant: { namespace: string; serviceAccount: string; binding: string },
+): Promise<void> {
+  const { namespace, serviceAccount, binding } = grant;
+  await createRole(admin, {
+    name: 'lease-exec',
+    namespace,
+    rules: [{ apiGroups: ['simlock.dev'], resources: ['leases/exec'], verbs: ['create'] }],
+  });
+  await bindRole(admin, {
+    name: binding,
+    namespace,
+    role: 'lease-exec',
+    roleKind: 'Role',
+    subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
+  });
+}
