@@ -16,6 +16,7 @@ import {
   shortText,
   timestamp,
   resourceObject,
+  nonNegativeInt,
 } from './schema-parts.js';
 
 export const DeviceSpec = z.object({
@@ -191,7 +192,7 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
 export const Condition = z.object({
   type: z.string().max(316),
   status: z.enum(['True', 'False', 'Unknown']),
-  observedGeneration: z.number().int().min(0).optional(),
+  observedGeneration: nonNegativeInt.optional(),
   lastTransitionTime: timestamp,
   reason: z.string().max(1024),
   message: z.string().max(32_768),
@@ -201,7 +202,7 @@ export type Condition = z.infer<typeof Condition>;
 export const LeaseRequestStatus = z.object({
   phase: RequestPhase,
   queuedAt: timestamp.optional(),
-  position: z.number().int().min(0).optional(),
+  position: nonNegativeInt.optional(),
   workers: z
     .array(WorkerReasonItem)
     .max(MAX_WORKER_REASONS)
@@ -248,7 +249,7 @@ export const LeaseRequestStatus = z.object({
     .max(8)
     .optional()
     .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
-  observedGeneration: z.number().int().min(0).optional(),
+  observedGeneration: nonNegativeInt.optional(),
 });
 export type LeaseRequestStatus = z.infer<typeof LeaseRequestStatus>;
 

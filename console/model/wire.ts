@@ -17,9 +17,10 @@ import {
   LeaseRequestSpec,
   RequestPhase,
   WorkerReason,
+  name,
+  nonNegativeInt,
 } from '../../api/index.js';
 
-const name = z.string().min(1).max(253);
 const time = z.string().max(64);
 
 export const WorkerView = z.object({
@@ -31,10 +32,10 @@ export const WorkerView = z.object({
   capacity: Capacity.optional(),
   devices: z.array(Device).max(512),
   queue: z.array(AgentQueueEntry).max(50),
-  queueDepth: z.number().int().min(0),
+  queueDepth: nonNegativeInt,
   /** When the agent last renewed its heartbeat Lease, and for how long it holds. */
   heartbeat: z
-    .object({ renewTime: time.optional(), durationSeconds: z.number().int().min(0).optional() })
+    .object({ renewTime: time.optional(), durationSeconds: nonNegativeInt.optional() })
     .optional(),
   /** The protocol its agent speaks (the controller routes only to PROTOCOL.min..max). */
   protocol: z.number().int().min(0).max(1000).optional(),
@@ -56,7 +57,7 @@ export const RequestView = z.object({
   spec: LeaseRequestSpec,
   phase: RequestPhase.optional(),
   queuedAt: time.optional(),
-  position: z.number().int().min(0).optional(),
+  position: nonNegativeInt.optional(),
   summary: z.string().max(256).optional(),
   worker: z.string().max(253).optional(),
   lease: z.string().max(253).optional(),
@@ -95,7 +96,7 @@ export const EventView = z.object({
   type: z.string().max(32),
   reason: z.string().max(128),
   message: z.string().max(1024),
-  count: z.number().int().min(0),
+  count: nonNegativeInt,
   firstAt: time.optional(),
   lastAt: time.optional(),
 });
@@ -114,9 +115,9 @@ export const AttentionSettings = z.object({
   /** The controller's --max-lease-duration (the chart's controller.maxLeaseDuration). */
   maxLeaseSeconds: z.number().int().min(1),
   /** A request waiting longer than this needs a look. */
-  waitingOverSeconds: z.number().int().min(0),
+  waitingOverSeconds: nonNegativeInt,
   /** A worker drained longer than this needs a look. */
-  drainedOverSeconds: z.number().int().min(0),
+  drainedOverSeconds: nonNegativeInt,
 });
 export type AttentionSettings = z.infer<typeof AttentionSettings>;
 
