@@ -96,7 +96,12 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
   const failed = new Set<string>();
   // When each request was first seen in each phase, for the timeline in the JSON.
   const seen = new Map<string, Record<string, number>>();
-  const requests = new Informer(admin, { path: simlockPath('leaseRequest', { namespace }) });
+  // The field selector filters nothing (the path is the namespace's): it tells this watch from the
+  // controller's in kube-apiserver's log of watchers it closed as unresponsive.
+  const requests = new Informer(admin, {
+    path: simlockPath('leaseRequest', { namespace }),
+    fieldSelector: `metadata.namespace=${namespace}`,
+  });
   const phaseOf = (object: KubeObject) => (object.status as { phase?: string } | undefined)?.phase;
   requests.on((event) => {
     if (event.type === 'deleted') return;
