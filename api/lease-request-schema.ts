@@ -16,7 +16,6 @@ import {
   shortText,
   timestamp,
   resourceObject,
-  nonNegativeInt,
 } from './schema-parts.js';
 
 export const DeviceSpec = z.object({
@@ -192,7 +191,7 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
 export const Condition = z.object({
   type: z.string().max(316),
   status: z.enum(['True', 'False', 'Unknown']),
-  observedGeneration: nonNegativeInt.optional(),
+  observedGeneration: z.number().int().min(0).optional(),
   lastTransitionTime: timestamp,
   reason: z.string().max(1024),
   message: z.string().max(32_768),
@@ -202,7 +201,7 @@ export type Condition = z.infer<typeof Condition>;
 export const LeaseRequestStatus = z.object({
   phase: RequestPhase,
   queuedAt: timestamp.optional(),
-  position: nonNegativeInt.optional(),
+  position: z.number().int().min(0).optional(),
   workers: z
     .array(WorkerReasonItem)
     .max(MAX_WORKER_REASONS)
@@ -249,7 +248,7 @@ export const LeaseRequestStatus = z.object({
     .max(8)
     .optional()
     .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
-  observedGeneration: nonNegativeInt.optional(),
+  observedGeneration: z.number().int().min(0).optional(),
 });
 export type LeaseRequestStatus = z.infer<typeof LeaseRequestStatus>;
 

@@ -68,8 +68,6 @@ export const leaseSeconds = z.number().int().min(1).max(604_800);
 export const shortText = z.string().max(256);
 export const timestamp = z.iso.datetime();
 export const count = z.number().int().min(0).max(100_000);
-/** A whole number with no bound of its own (a generation, a position, a start in seconds). */
-export const nonNegativeInt = z.number().int().min(0);
 
 export const DeviceClass = z.enum(['phone', 'tablet']);
 export type DeviceClass = z.infer<typeof DeviceClass>;

@@ -6,7 +6,6 @@
 // parses it with this schema. Bounded: at most a day of buckets, each with at most
 // USAGE_MAX_CLASSES classes and models (the rest are counted as `other`).
 import { z } from 'zod';
-import { nonNegativeInt } from './schema-parts.js';
 
 /** The ConfigMap in the system namespace, and its key. */
 export const USAGE_CONFIGMAP = 'simlock-usage';
@@ -40,7 +39,7 @@ export const UsageWaits = z.object({
   minSeconds: seconds,
   maxSeconds: seconds,
   /** How many waits fell in each cell of WAIT_BOUNDS_SECONDS (and past it). */
-  cells: z.array(nonNegativeInt).length(WAIT_BOUNDS_SECONDS.length + 1),
+  cells: z.array(z.number().int().min(0)).length(WAIT_BOUNDS_SECONDS.length + 1),
 });
 export type UsageWaits = z.infer<typeof UsageWaits>;
 
@@ -54,7 +53,7 @@ export type UsageDevices = z.infer<typeof UsageDevices>;
 
 export const UsageBucket = z.object({
   /** Its start, in seconds since the epoch, a multiple of USAGE_BUCKET_SECONDS. */
-  start: nonNegativeInt,
+  start: z.number().int().min(0),
   waits: z.array(UsageWaits).max(USAGE_MAX_CLASSES + 1),
   devices: z.array(UsageDevices).max(USAGE_MAX_CLASSES + 1),
 });

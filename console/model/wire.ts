@@ -18,7 +18,6 @@ import {
   RequestPhase,
   WorkerReason,
   name,
-  nonNegativeInt,
 } from '../../api/index.js';
 
 const time = z.string().max(64);
@@ -32,10 +31,10 @@ export const WorkerView = z.object({
   capacity: Capacity.optional(),
   devices: z.array(Device).max(512),
   queue: z.array(AgentQueueEntry).max(50),
-  queueDepth: nonNegativeInt,
+  queueDepth: z.number().int().min(0),
   /** When the agent last renewed its heartbeat Lease, and for how long it holds. */
   heartbeat: z
-    .object({ renewTime: time.optional(), durationSeconds: nonNegativeInt.optional() })
+    .object({ renewTime: time.optional(), durationSeconds: z.number().int().min(0).optional() })
     .optional(),
   /** The protocol its agent speaks (the controller routes only to PROTOCOL.min..max). */
   protocol: z.number().int().min(0).max(1000).optional(),
@@ -57,7 +56,7 @@ export const RequestView = z.object({
   spec: LeaseRequestSpec,
   phase: RequestPhase.optional(),
   queuedAt: time.optional(),
-  position: nonNegativeInt.optional(),
+  position: z.number().int().min(0).optional(),
   summary: z.string().max(256).optional(),
   worker: z.string().max(253).optional(),
   lease: z.string().max(253).optional(),
@@ -96,7 +95,7 @@ export const EventView = z.object({
   type: z.string().max(32),
   reason: z.string().max(128),
   message: z.string().max(1024),
-  count: nonNegativeInt,
+  count: z.number().int().min(0),
   firstAt: time.optional(),
   lastAt: time.optional(),
 });
@@ -115,9 +114,9 @@ export const AttentionSettings = z.object({
   /** The controller's --max-lease-duration (the chart's controller.maxLeaseDuration). */
   maxLeaseSeconds: z.number().int().min(1),
   /** A request waiting longer than this needs a look. */
-  waitingOverSeconds: nonNegativeInt,
+  waitingOverSeconds: z.number().int().min(0),
   /** A worker drained longer than this needs a look. */
-  drainedOverSeconds: nonNegativeInt,
+  drainedOverSeconds: z.number().int().min(0),
 });
 export type AttentionSettings = z.infer<typeof AttentionSettings>;
 
