@@ -9,7 +9,7 @@
 //   node --import tsx bench/grants-vs-binds.ts [--sizes 10x200,100x2000,1000x5000] [--runs 3]
 //     [--qps 0,100,50] [--sides scheduler,dra,dra-preset-finalizer,kwok,kueue,simlock]
 //     [--concurrency 32] [--timeout-s 600] [--json [FILE]] [--cpu-prof] [--keep]
-//     [--apiserver-profile-s SECONDS] [--controller-args NAME=VALUE,...]
+//     [--apiserver-profile-s SECONDS] [--controller-args NAME=VALUE,...] [--idle-s SECONDS]
 //
 // Each run starts a control plane of its own (etcd, kube-apiserver, the CRDs) and measures the
 // sides one after the other on it. Each side's clock runs from the first create to the last item
@@ -27,7 +27,9 @@
 // `--apiserver-profile-s` takes a Go CPU profile of kube-apiserver during each simlock side (read
 // it with `go tool pprof -top`); `--keep` leaves the last control plane running for a look;
 // `--controller-args dispatch-event-hold-ms=1000` adds flags to the controller's command line (a
-// setting's before and after in one program).
+// setting's before and after in one program); `--idle-s 20` lets each side's stage, up and warmed,
+// stand idle that long before its clock and prints what each process spent a second meanwhile
+// (the fleet's own cost, beside what the items cost).
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -37,6 +39,7 @@ import {
   outDir,
   seconds,
   startBenchControlPlane,
+  totalWrites,
 } from '../harness/index.js';
 import { bindsSide } from './binds.js';
 import { draSide } from './dra.js';
@@ -76,6 +79,11 @@ function describe(side: SideResult): string {
       ? `watchers closed as unresponsive: ${Object.entries(side.watchersClosed)
           .map(([resource, count]) => `${count} ${resource}`)
           .join(', ')}`
+      : '',
+    side.idle
+      ? `idle before it: ${Object.entries(side.idle.cpuMsPerSecond)
+          .map(([process, ms]) => `${process} ${ms} ms/s`)
+          .join(', ')}, ${(totalWrites(side.idle.writes) / side.idle.seconds).toFixed(1)} writes/s`
       : '',
   ].filter(Boolean);
   return `${side.done} in ${seconds(side.ms)}: ${side.perSecond.toFixed(1)}/s, ${side.writesPerItem.toFixed(2)} writes and ${apiserverMsPerItem(side).toFixed(1)} ms of kube-apiserver CPU each${extra.length ? `, ${extra.join(', ')}` : ''}; load average ${side.loadAverage?.toFixed(1) ?? '?'}`;

@@ -38,6 +38,35 @@ export interface SideResult {
   doubleAllocations?: number;
   /** Watchers kube-apiserver closed as unresponsive meanwhile, by resource (none: absent). */
   watchersClosed?: Record<string, number>;
+  /** The stage standing idle before the clock (--idle-s): what the fleet alone costs. */
+  idle?: IdleCost;
+}
+
+/** What a side's stage costs while nothing is asked of it: CPU by process, writes by kind. */
+export interface IdleCost {
+  seconds: number;
+  /** Milliseconds of CPU a second, by process. */
+  cpuMsPerSecond: Record<string, number>;
+  /** Every write meanwhile, by "VERB resource" (heartbeats included). */
+  writes: WriteCounts;
+}
+
+/** Stands `seconds` idle and counts what the processes and the API server did meanwhile. */
+export async function idleCost(admin: KubeClient, seconds: number): Promise<IdleCost> {
+  const before = await apiserverWrites(admin);
+  const cpuBefore = await cpuSeconds();
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const elapsed = (performance.now() - started) / 1000;
+  const cpu = cpuBetween(cpuBefore, await cpuSeconds());
+  const cpuMsPerSecond = Object.fromEntries(
+    Object.entries(cpu).map(([name, used]) => [name, Math.round((used * 1000) / elapsed)]),
+  );
+  return {
+    seconds: elapsed,
+    cpuMsPerSecond,
+    writes: writesBetween(before, await apiserverWrites(admin)),
+  };
 }
 
 /** What a side is given: its control plane, size, client rate limit, folder and a unique tag. */

@@ -41,6 +41,11 @@ export interface Options {
   apiserverProfileSeconds: number | undefined;
   /** Flags added to the controller's command line: a setting's before and after, in one program. */
   controllerArgs: string[];
+  /**
+   * Seconds each side's stage stands idle, up and warmed, before its clock starts: what the fleet
+   * alone (agents or Nodes, controller or scheduler) costs each process a second. 0: not measured.
+   */
+  idleSeconds: number;
 }
 
 const DEFAULT_SIZES: Size[] = [
@@ -63,6 +68,7 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): O
     '--timeout-s',
     '--apiserver-profile-s',
     '--controller-args',
+    '--idle-s',
   ]);
   const sizes =
     line.list('--sizes')?.map((text) => {
@@ -94,6 +100,7 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): O
     apiserverProfileSeconds:
       profile === undefined ? undefined : line.integer('--apiserver-profile-s', 10),
     controllerArgs: controllerArgs(line.string('--controller-args')),
+    idleSeconds: line.integer('--idle-s', 0, 0),
   };
 }
 

@@ -6,6 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { inParallel, waitUntil } from '../harness/index.js';
 import {
   endOfSide,
+  idleCost,
   sideResult,
   startOfSide,
   type SideContext,
@@ -57,6 +58,7 @@ export async function runSide(context: SideContext, side: Side): Promise<SideRes
   const { size, options } = context;
   try {
     if (side.warmUp) await warmUp(side, side.warmUp);
+    const idle = options.idleSeconds > 0 ? await idleCost(admin, options.idleSeconds) : undefined;
     await side.beforeClock?.();
     const start = await startOfSide(admin);
     side.clockStarted?.(start);
@@ -72,7 +74,7 @@ export async function runSide(context: SideContext, side: Side): Promise<SideRes
       tailMs: side.tailMs,
     });
     const extra = await side.extra?.(end, start);
-    return sideResult(end, side.done.size, size.requests, extra);
+    return sideResult(end, side.done.size, size.requests, { ...extra, ...(idle ? { idle } : {}) });
   } finally {
     await side.stop();
   }

@@ -78,4 +78,10 @@ describe('parseOptions', () => {
       /name=value pairs, not dispatch-event-hold-ms/,
     );
   });
+
+  it('stands each stage idle only when asked, for whole seconds', () => {
+    expect(parseOptions([]).idleSeconds).toBe(0);
+    expect(parseOptions(['--idle-s', '20']).idleSeconds).toBe(20);
+    expect(() => parseOptions(['--idle-s', 'soon'])).toThrow(/--idle-s/);
+  });
 });
