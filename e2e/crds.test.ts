@@ -6,6 +6,7 @@ import { simlockPath } from '../runtime/index.js';
 import { KubeApiError } from '../runtime/index.js';
 import { useCluster } from '../test/cluster/harness.js';
 import { aLease, aLeaseRequest } from '../test/fixtures/objects.js';
+import { physicalIphone } from '../test/fixtures/workers.js';
 
 const cluster = useCluster('crds');
 
@@ -252,17 +253,8 @@ describe('Worker and Lease as served by the API server', () => {
       metadata: { name },
       spec: {},
     });
-    const device = {
-      id: 'd1',
-      name: 'iPhone',
-      model: 'iPhone 15 Pro',
-      platform: 'ios',
-      os: '18.4',
-      physical: true,
-      class: 'phone',
-      state: 'ready',
-      presence: { present: true, reason: 'locked' },
-    };
+    // Present, and yet a reason: the schema refuses the pair (Device's type lets it through).
+    const device = physicalIphone({ presence: { present: true, reason: 'locked' } });
     await expect(
       cluster.admin.patch(simlockPath('worker', { name, subresource: 'status' }), {
         status: { protocol: 1, agentVersion: '0.1.0', health: 'running', devices: [device] },
