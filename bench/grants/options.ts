@@ -42,8 +42,9 @@ export interface Options {
   /** Flags added to the controller's command line: a setting's before and after, in one program. */
   controllerArgs: string[];
   /**
-   * Seconds each side's stage stands idle, up and warmed, before its clock starts: what the fleet
-   * alone (agents or Nodes, controller or scheduler) costs each process a second. 0: not measured.
+   * Seconds each side's stage stands idle, up, settled (simlock: every worker's Lease namespace
+   * made) and warmed, before its clock starts: what the fleet alone (agents or Nodes, controller
+   * or scheduler) costs each process a second. 0: not measured, and nothing waited for.
    */
   idleSeconds: number;
 }

@@ -3,7 +3,7 @@
 // N LeaseRequests.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { REQUEST_FINALIZER } from '../../api/index.js';
+import { REQUEST_FINALIZER, leaseNamespaceOf } from '../../api/index.js';
 import { Informer, simlockPath, type KubeObject } from '../../runtime/index.js';
 import type { HostedWorker } from '../agent-host.js';
 import {
@@ -91,6 +91,22 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
     120_000,
     'every worker running',
   );
+  if (options.idleSeconds > 0) {
+    // Idle means settled: the controller makes each worker's Lease namespace when it first sees
+    // the Worker (ADR 0034), a write a worker once in its life, which would count as the fleet's.
+    const wanted = new Set(workers.map((worker) => leaseNamespaceOf(worker.name)));
+    await waitUntil(
+      async () => {
+        const list = (await admin.get('/api/v1/namespaces')) as {
+          items: { metadata: { name: string } }[];
+        };
+        return list.items.filter((item) => wanted.has(item.metadata.name)).length === wanted.size;
+      },
+      300_000,
+      "every worker's Lease namespace made",
+      500,
+    );
+  }
 
   const granted = new Set<string>();
   const failed = new Set<string>();
