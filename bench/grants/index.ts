@@ -9,7 +9,8 @@
 //   node --import tsx bench/grants-vs-binds.ts [--sizes 10x200,100x2000,1000x5000] [--runs 3]
 //     [--qps 0,100,50] [--sides scheduler,dra,dra-preset-finalizer,kwok,kueue,simlock]
 //     [--concurrency 32] [--timeout-s 600] [--json [FILE]] [--cpu-prof] [--keep]
-//     [--apiserver-profile-s SECONDS] [--controller-args NAME=VALUE,...] [--idle-s SECONDS]
+//     [--apiserver-profile-s SECONDS [--apiserver-profile-after-s SECONDS]]
+//     [--controller-args NAME=VALUE,...] [--idle-s SECONDS]
 //
 // Each run starts a control plane of its own (etcd, kube-apiserver, the CRDs) and measures the
 // sides one after the other on it. Each side's clock runs from the first create to the last item
@@ -25,7 +26,8 @@
 // Dispatched and Granted. `--cpu-prof` writes V8 profiles of the controller and the agents to
 // bench/out/grants-vs-binds/ (read them with bench/profile-summary.ts);
 // `--apiserver-profile-s` takes a Go CPU profile of kube-apiserver during each simlock side (read
-// it with `go tool pprof -top`); `--keep` leaves the last control plane running for a look;
+// it with `go tool pprof -top`), from its clock's start or `--apiserver-profile-after-s` later;
+// `--keep` leaves the last control plane running for a look;
 // `--controller-args dispatch-event-hold-ms=1000` adds flags to the controller's command line (a
 // setting's before and after in one program); `--idle-s 20` lets each side's stage, up and warmed,
 // stand idle that long before its clock and prints what each process spent a second meanwhile

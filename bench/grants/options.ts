@@ -39,6 +39,8 @@ export interface Options {
   sideTimeoutMs: number;
   /** Seconds of kube-apiserver CPU profile (/debug/pprof/profile) to take during the simlock side. */
   apiserverProfileSeconds: number | undefined;
+  /** Seconds after the clock's start that profile begins (a later part of a long side). */
+  apiserverProfileDelaySeconds: number;
   /** Flags added to the controller's command line: a setting's before and after, in one program. */
   controllerArgs: string[];
   /**
@@ -68,6 +70,7 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): O
     '--keep',
     '--timeout-s',
     '--apiserver-profile-s',
+    '--apiserver-profile-after-s',
     '--controller-args',
     '--idle-s',
   ]);
@@ -100,6 +103,7 @@ export function parseOptions(argv: readonly string[] = process.argv.slice(2)): O
     sideTimeoutMs: line.integer('--timeout-s', 600) * 1000,
     apiserverProfileSeconds:
       profile === undefined ? undefined : line.integer('--apiserver-profile-s', 10),
+    apiserverProfileDelaySeconds: line.integer('--apiserver-profile-after-s', 0, 0),
     controllerArgs: controllerArgs(line.string('--controller-args')),
     idleSeconds: line.integer('--idle-s', 0, 0),
   };

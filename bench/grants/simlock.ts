@@ -161,14 +161,16 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
     },
     clockStarted: () => {
       if (options.apiserverProfileSeconds === undefined) return;
-      profile = profileApiServer(
-        controlPlane,
-        options.apiserverProfileSeconds,
-        join(dir, `kube-apiserver-${tag}.pprof`),
-      ).then(
-        (path) => log(`  kube-apiserver profile: ${path}`),
-        (error: unknown) => log(`  kube-apiserver profile failed: ${String(error)}`),
-      );
+      const seconds = options.apiserverProfileSeconds;
+      const after = options.apiserverProfileDelaySeconds;
+      profile = new Promise((resolve) => setTimeout(resolve, after * 1000))
+        .then(() =>
+          profileApiServer(controlPlane, seconds, join(dir, `kube-apiserver-${tag}.pprof`)),
+        )
+        .then(
+          (path) => log(`  kube-apiserver profile: ${path}`),
+          (error: unknown) => log(`  kube-apiserver profile failed: ${String(error)}`),
+        );
     },
     extra: async (_end, start) => {
       await profile;
