@@ -84,13 +84,13 @@ describe('presenceChanged', () => {
 });
 
 describe('writeLaneFor', () => {
-  it('puts an outcome in the dispatch lane, even beside a worker going away', () => {
+  it('puts an outcome in the outcome lane, even beside a worker going away', () => {
     const before = waiting(['a', 'full']);
     expect(writeLaneFor(before, { phase: 'Granted', lease: 'l', device: { id: 'd' } })).toBe(
-      'dispatch',
+      'outcome',
     );
     expect(writeLaneFor(undefined, { phase: 'Failed', error: { code: 'TIMEOUT' } })).toBe(
-      'dispatch',
+      'outcome',
     );
   });
 

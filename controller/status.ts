@@ -190,15 +190,15 @@ export function recoveryPart(status: Record<string, unknown> | undefined): strin
 
 /**
  * The write lane a changed status goes in (write-queue.ts): a change of its urgent part in the
- * first, at once; a change of which workers are away, or of its device's recovery, in the
+ * outcome lane, at once, ahead of new dispatches; a change of which workers are away, or of its device's recovery, in the
  * presence lane, at once too; anything else is progress, written once the reason-write interval
  * allows.
  */
 export function writeLaneFor(
   written: Record<string, unknown> | undefined,
   next: Record<string, unknown>,
-): 'dispatch' | 'presence' | 'progress' {
-  if (urgentPart(written) !== urgentPart(next)) return 'dispatch';
+): 'outcome' | 'presence' | 'progress' {
+  if (urgentPart(written) !== urgentPart(next)) return 'outcome';
   if (presenceChanged(written, next)) return 'presence';
   return recoveryPart(written) !== recoveryPart(next) ? 'presence' : 'progress';
 }

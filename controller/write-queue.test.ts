@@ -48,26 +48,55 @@ describe('WriteQueue', () => {
       ['dispatch', 'd2'],
     ];
     for (const [priority, name] of order) void queue.run(priority, write(name));
-    expect(queue.depth).toEqual({ dispatch: 2, bookkeeping: 1, presence: 0, progress: 2 });
+    expect(queue.depth).toEqual({
+      outcome: 0,
+      dispatch: 2,
+      bookkeeping: 1,
+      presence: 0,
+      progress: 2,
+    });
     for (const name of ['first', 'd1', 'd2', 'b1', 'p1', 'p2']) await finish(name);
     expect(started).toEqual(['first', 'd1', 'd2', 'b1', 'p1', 'p2']);
+  });
+
+  it('tells the grants made before the rest of a line of dispatches', async () => {
+    const queue = new WriteQueue({ concurrency: 1 });
+    const { started, write, finish } = controlled();
+    void queue.run('dispatch', write('busy'));
+    // A walk's Lease creates are queued; then the agents grant two Leases already made.
+    for (let index = 0; index < 6; index++) void queue.run('dispatch', write(`create${index}`));
+    queue.schedule('r1', 'outcome', write('r1 granted'));
+    queue.schedule('r2', 'outcome', write('r2 granted'));
+    await finish('busy');
+    for (let step = 0; step < 5; step++) await finish(started.at(-1) ?? '');
+    expect(started).toEqual([
+      'busy',
+      'r1 granted',
+      'r2 granted',
+      'create0',
+      'create1',
+      'create2',
+      'create3',
+    ]);
   });
 
   it('gives every lane its share while all have work: progress is late, never starved', async () => {
     const queue = new WriteQueue({ concurrency: 1 });
     const { started, write, finish } = controlled();
-    void queue.run('dispatch', write('busy'));
+    void queue.run('dispatch', write('dbusy'));
     for (let index = 0; index < 20; index++) {
+      void queue.run('outcome', write(`o${index}`));
       void queue.run('dispatch', write(`d${index}`));
       void queue.run('bookkeeping', write(`b${index}`));
       void queue.run('presence', write(`a${index}`));
       void queue.run('progress', write(`p${index}`));
     }
-    await finish('busy');
-    for (let step = 0; step < 24; step++) await finish(started.at(-1) ?? '');
-    const first = started.slice(1, 25);
+    await finish('dbusy');
+    for (let step = 0; step < 36; step++) await finish(started.at(-1) ?? '');
+    // The first 36 writes, the dispatch that kept the queue busy among them.
+    const first = started.slice(0, 36);
     const lane = (letter: string) => first.filter((name) => name.startsWith(letter)).length;
-    expect([lane('d'), lane('b'), lane('a'), lane('p')]).toEqual([12, 6, 4, 2]);
+    expect([lane('o'), lane('d'), lane('b'), lane('a'), lane('p')]).toEqual([12, 12, 6, 4, 2]);
   });
 
   it('starts a presence write ahead of a line of progress writes, on the same rate', async () => {
@@ -128,8 +157,14 @@ describe('WriteQueue', () => {
     queue.schedule('r1', 'progress', write('r1 reasons'));
     queue.schedule('r2', 'progress', write('r2 reasons'));
     queue.schedule('r1', 'progress', write('r1 newer reasons'));
-    queue.schedule('r2', 'dispatch', write('r2 granted'));
-    expect(queue.depth).toEqual({ dispatch: 1, bookkeeping: 0, presence: 0, progress: 1 });
+    queue.schedule('r2', 'outcome', write('r2 granted'));
+    expect(queue.depth).toEqual({
+      outcome: 1,
+      dispatch: 0,
+      bookkeeping: 0,
+      presence: 0,
+      progress: 1,
+    });
     await finish('busy');
     await finish('r2 granted');
     await finish('r1 newer reasons');
