@@ -190,9 +190,9 @@ export function recoveryPart(status: Record<string, unknown> | undefined): strin
 
 /**
  * The write lane a changed status goes in (write-queue.ts): a change of its urgent part in the
- * outcome lane, at once, ahead of new dispatches; a change of which workers are away, or of its device's recovery, in the
- * presence lane, at once too; anything else is progress, written once the reason-write interval
- * allows.
+ * outcome lane, at once, ahead of new dispatches (ADR 0036); a change of which workers are away,
+ * or of its device's recovery, in the presence lane, at once too; anything else is progress,
+ * written once the reason-write interval allows.
  */
 export function writeLaneFor(
   written: Record<string, unknown> | undefined,

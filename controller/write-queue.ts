@@ -5,15 +5,15 @@
 // of a waiting request's reasons and its position) last. At most `concurrency` writes are in
 // flight. When every lane has work, slots go to the lanes in the proportion 6 : 6 : 3 : 2 : 1, so
 // a busy fleet still shows its waiting requests their reasons, only later; presence and progress
-// writes also keep to a rate of their own, shared.
+// writes also keep to a rate of their own, shared. Without the lanes, a burst of thousands of
+// requests sent thousands of writes at once: the API server answered each in tens of seconds,
+// dispatches timed out, and every timeout made more writes (a congestion collapse).
 //
 // Outcomes have a lane of their own so that a grant the agent made is told before the next
-// dispatches are made: in one lane, under a client rate limit, a walk's Lease creates (one per
-// worker) queued ahead of the Granted statuses of the Leases already granted, and a thousand-worker
-// fleet at QPS 50 showed a request Dispatched a median 105 s after its agent granted it, the
-// lease's time running (docs/PERFORMANCE.md §8.3). Without this, a burst of thousands of requests sent thousands of writes at
-// once: the API server answered each in tens of seconds, dispatches timed out, and every timeout
-// made more writes (a congestion collapse).
+// dispatches are made (ADR 0036): in one lane, under a client rate limit, a walk's Lease creates
+// (one per worker) queued ahead of the Granted statuses of the Leases already granted, and a
+// thousand-worker fleet at QPS 50 showed a request Dispatched a median 105 s after its agent
+// granted it, the lease's time running.
 //
 // Presence has a lane of its own because "worker X is disconnected" is news a user acts on (and
 // the soak bounds it: the heartbeat plus a second), while a position that moved is not: in one
