@@ -234,7 +234,7 @@ export class LeaseDispatcher {
   }
 
   /**
-   * Deletes the request's Lease of uid `uid` on `worker`, one it is not on (request-shell.ts,
+   * Deletes the request's Lease of uid `uid` on `worker`, one it is not on (request-writes.ts,
    * sweepStrayLeases); gone already, or another of its name there now, counts as done.
    */
   async deleteStray(request: DispatchedRequest, worker: string, uid: string): Promise<void> {

@@ -1,8 +1,9 @@
 // The writes a request's effects make (request-shell.ts carries the effects out): the release
 // finalizer on and off, the first assessment, the Lease's create, withdrawal, delete and extension
 // through the lease dispatcher, and the sweep of a request's other Leases. Each answers with the
-// machine's event, which the shell applies (none: nothing to tell); a write that failed is retried with the request's backoff
-// (request-timers.ts), never dropped, and its answer is applied when the retry is made.
+// machine's event, which the shell applies (none: nothing to tell); a write that failed is
+// retried with the request's backoff (request-timers.ts), never dropped, and its answer is
+// applied when the retry is made.
 import { REQUEST_FINALIZER, ObjectMeta, type RoutingPolicy } from '../api/index.js';
 import {
   isNotFound,

@@ -52,7 +52,7 @@ export interface TrackedRequest extends RequestState {
   /** When each of the request's timers falls due (milliseconds since the epoch): request-timers.ts. */
   timers: Partial<Record<RequestTimer, number>>;
   retries: Map<RequestRetry, RetriedWrite>;
-  /** Uids of other Leases of the request being deleted (request-shell.ts, sweepStrayLeases). */
+  /** Uids of other Leases of the request being deleted (request-writes.ts, sweepStrayLeases). */
   strayLeases: Set<string>;
   /**
    * The current dispatch's Event (where to, and when), held until the agent answers: a grant
