@@ -171,6 +171,11 @@ describe('a dispatch', () => {
   it('granted before its create answered is granted (the agent was quicker than the answer)', () => {
     const step = run(creating, [{ type: 'leaseSeen', lease: lease({ phase: 'Granted' }) }]);
     expect(step.life).toMatchObject({ kind: 'granted', leaseUid: 'uid-1' });
+    // Its dispatch is told before its grant (the grant's Event names it, and it is counted).
+    expect(step.effects.filter((effect) => effect.type === 'recordEvent')).toEqual([
+      { type: 'recordEvent', event: 'dispatched' },
+      { type: 'recordEvent', event: 'granted' },
+    ]);
     // The create's answer, coming after, changes nothing.
     expect(run(step.life, [created()]).effects).toEqual([]);
   });

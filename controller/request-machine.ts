@@ -272,12 +272,17 @@ function leaseSeen(life: RequestLife, lease: LeaseFacts, context: MachineContext
           grantedAt: context.now,
         };
         const settled = grantedSeen(granted, lease, context);
+        // Granted before its create answered (the agent was quicker than the answer): the answer
+        // will change nothing, so the dispatch is told here, and its grant's Event names it.
+        const untold: Effect[] =
+          life.kind === 'creatingLease' ? [{ type: 'recordEvent', event: 'dispatched' }] : [];
         return {
           life: settled.life,
           effects: [
             { type: 'cancel', timers: ['dispatch', 'wait'] },
             { type: 'writeStatus', change: { kind: 'granted', device: status.device } },
             ...settled.effects,
+            ...untold,
             { type: 'recordEvent', event: 'granted' },
             { type: 'walk' },
           ],
