@@ -7,8 +7,9 @@
 // status.workers a list-map keyed by worker as before ADR 0017 (map-workers), and with a
 // status.workerGroups added that holds the same reasons grouped by reason, written instead of
 // status.workers (grouped-workers, a form weighed in issue 36). For each the same status PUTs are
-// made: waiting-W (N requests, K Waiting statuses of W reasons each) and granted (one Granted
-// status each). kube-apiserver's CPU per write, from /proc, is the figure; generated − a variant
+// made: waiting-W (N requests, K Waiting statuses of W reasons each), granted (one Granted
+// status each) and granted-over-W (one Granted status each over the Waiting status of W reasons
+// the controller writes: what a grant costs after a wait). kube-apiserver's CPU per write, from /proc, is the figure; generated − a variant
 // is what the variant's change saves. Variants alternate within a run (their order turns from run
 // to run). Prints; asserts nothing.
 //
@@ -54,6 +55,7 @@ const variants = line.choices('--variants', VARIANTS, 'variant');
 const workloads: Workload[] = [
   ...workerCounts.map((workers) => ({ kind: 'waiting' as const, workers })),
   { kind: 'granted' },
+  ...workerCounts.map((workers) => ({ kind: 'granted-over' as const, workers })),
 ];
 
 /** The variants in run `run`'s order: turned by one each run, so none is always first. */

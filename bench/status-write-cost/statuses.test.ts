@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { LeaseRequestStatus, type WorkerReason } from '../../api/index.js';
+import { LeaseRequestStatus, reasonsByWorker, type WorkerReason } from '../../api/index.js';
 import {
   grantedStatus,
   groupWorkers,
+  productWaitingStatus,
   waitingGroupedStatus,
   waitingStatus,
   waitingWorkers,
@@ -18,6 +19,14 @@ describe('benchmark statuses', () => {
     }
     expect(LeaseRequestStatus.parse(grantedStatus('r-0001', 'mac-mini-0001')).workers).toBe(
       undefined,
+    );
+  });
+
+  it("as the controller writes them carry each worker's reason grouped in status.workers", () => {
+    const status = LeaseRequestStatus.parse(productWaitingStatus(1000));
+    expect(status.workers?.length).toBeLessThan(20);
+    expect([...reasonsByWorker(status)].sort((a, b) => a.worker.localeCompare(b.worker))).toEqual(
+      waitingWorkers(1000, 0),
     );
   });
 

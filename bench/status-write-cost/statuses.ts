@@ -6,6 +6,7 @@
 import {
   CAPACITY_REASONS,
   WAITING_REASONS,
+  groupReasons,
   summarizeReasons,
   type CapacityReason,
   type LeaseRequestStatus,
@@ -53,6 +54,19 @@ export function waitingStatus(
     queuedAt: QUEUED_AT,
     position,
     workers: entries,
+    summary: summarizeReasons(entries),
+    observedGeneration: 1,
+  };
+}
+
+/** A waiting request's status with `workers` reasons as the controller writes it (ADR 0033). */
+export function productWaitingStatus(workers: number): LeaseRequestStatus {
+  const entries = waitingWorkers(workers, 0);
+  return {
+    phase: 'Waiting',
+    queuedAt: QUEUED_AT,
+    position: 0,
+    workers: groupReasons(entries),
     summary: summarizeReasons(entries),
     observedGeneration: 1,
   };

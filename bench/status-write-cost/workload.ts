@@ -3,8 +3,12 @@
 // gave; kube-apiserver's CPU (utime + stime from /proc) is read around the PUTs alone. Then the
 // requests are deleted, so that the next variant's new watch cache does not start by listing them.
 // Under grouped-workers a waiting status carries its reasons in status.workerGroups instead.
+// granted-over-W: each request first given (not measured) the Waiting status of W reasons the
+// controller writes (status.workers grouped by reason, ADR 0033), then its Granted status: what a
+// grant costs when the request waited on a fleet of W workers, against `granted` (it never did).
 import os from 'node:os';
 import { z } from 'zod';
+import type { LeaseRequestStatus } from '../../api/index.js';
 import {
   KubeApiError,
   KubeUnavailableError,
@@ -14,16 +18,28 @@ import {
   type KubeClient,
 } from '../../runtime/index.js';
 import { cpuBetween, cpuSeconds, inParallel, percentile, waitUntil } from '../harness/index.js';
-import { grantedStatus, waitingGroupedStatus, waitingStatus, workerName } from './statuses.js';
+import {
+  grantedStatus,
+  productWaitingStatus,
+  waitingGroupedStatus,
+  waitingStatus,
+  workerName,
+} from './statuses.js';
 import { writesGroups, type Variant } from './variants.js';
 
 export const IN_FLIGHT = 32;
 
-/** waiting-W: writes-per-request Waiting statuses of W reasons; granted: one Granted status. */
-export type Workload = { kind: 'waiting'; workers: number } | { kind: 'granted' };
+/**
+ * waiting-W: writes-per-request Waiting statuses of W reasons; granted: one Granted status;
+ * granted-over-W: one Granted status over the product's Waiting status of W reasons.
+ */
+export type Workload =
+  | { kind: 'waiting'; workers: number }
+  | { kind: 'granted' }
+  | { kind: 'granted-over'; workers: number };
 
 export function workloadName(workload: Workload): string {
-  return workload.kind === 'waiting' ? `waiting-${workload.workers}` : 'granted';
+  return workload.kind === 'granted' ? 'granted' : `${workload.kind}-${workload.workers}`;
 }
 
 export interface Measurement {
@@ -69,6 +85,10 @@ export async function measureWorkload(
   const { admin, namespace } = context;
   const names = Array.from({ length: context.requests }, (_, index) => requestName(index));
   const versions = await createRequests(admin, namespace, names);
+  if (workload.kind === 'granted-over')
+    await writeStatuses(admin, namespace, names, versions, () =>
+      productWaitingStatus(workload.workers),
+    );
   // The creates' events reach the watch cache after their answers: let them land first.
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const writesPerRequest = workload.kind === 'waiting' ? context.writesPerRequest : 1;
@@ -169,6 +189,26 @@ async function createRequests(
     versions.set(name, version);
   });
   return versions;
+}
+
+/** One status PUT per request, not measured; `versions` takes each answer's version. */
+async function writeStatuses(
+  admin: KubeClient,
+  namespace: string,
+  names: readonly string[],
+  versions: Map<string, string>,
+  statusOf: (name: string) => LeaseRequestStatus,
+): Promise<void> {
+  await inParallel(names, IN_FLIGHT, async (name) => {
+    const path = simlockPath('leaseRequest', { namespace, name, subresource: 'status' });
+    const body = statusReplacement(
+      { resource: 'leaseRequest', namespace, name, resourceVersion: versions.get(name) ?? '' },
+      statusOf(name),
+    );
+    const version = resourceVersionOf(await admin.replace(path, body));
+    if (version === undefined) throw new Error(`status of ${name}: no resourceVersion`);
+    versions.set(name, version);
+  });
 }
 
 async function deleteRequests(admin: KubeClient, namespace: string): Promise<void> {
