@@ -73,6 +73,13 @@ export default defineConfig({
           // fresh clones, nothing beside them: the suite 10 m 20 s with two, 9 m 00 s with three,
           // the long files' own times within 5 % of each other (docs/PERFORMANCE.md §7).
           maxWorkers: 3,
+          // A worker's files share its imported modules (client-node, zod, our folders), as the
+          // unit project's do: the tier took 378 s and 601 s of CPU with a fresh import per file,
+          // 317 s and 491 s so (docs/PERFORMANCE.md §7). Every file makes its own namespace,
+          // clients and processes (useCluster); the guard fails a file that leaves fake timers on
+          // or the environment changed for the files after it.
+          isolate: false,
+          setupFiles: ['test/unit/shared-worker-guard.ts'],
         },
       },
       {

@@ -1,6 +1,7 @@
-// The unit project's files share a worker and its modules (`isolate: false`, vitest.config.ts), so
-// a file that leaves fake timers on, or the environment changed, would change the files run after
-// it in that worker, and which those are depends on timing. Such a file fails here instead.
+// The unit and cluster projects' files share a worker and its modules (`isolate: false`,
+// vitest.config.ts), so a file that leaves fake timers on, or the environment changed, would
+// change the files run after it in that worker, and which those are depends on timing. Such a
+// file fails here instead.
 import { afterAll, beforeAll, vi } from 'vitest';
 
 let environment = '';
