@@ -2,12 +2,13 @@
 // and its node image (cached; cold, many minutes). Where that cannot be done, the tier's tests are
 // skipped with the reason, and tools/test.sh prints it in the final summary: never a silent pass.
 import { spawn } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { DocRun, type DocRunPlace } from './doc-run.js';
 import { headStartStatusFile, offerHeadStart } from './head-start.js';
 import { KindRun, type KindRunPlace } from './kind.js';
+import { tierCannotRun, tierNotBegun } from './tier-status.js';
 
 export type KindTools =
   | {
@@ -40,7 +41,6 @@ let installRun:
   | undefined;
 
 const buildScript = fileURLToPath(new URL('../../tools/kind/build.sh', import.meta.url));
-const statusFile = fileURLToPath(new URL('../../.simlock/kind-tier-status', import.meta.url));
 
 /** Runs build.sh, its progress on our stderr: its KEY=VALUE lines, what is missing, or a failure. */
 function build(): Promise<
@@ -101,8 +101,7 @@ export async function setup(project: TestProject): Promise<void> {
     };
     console.log(`kind tier: tools ready in ${Date.now() - started} ms (${tools.kindNodeImage})`);
   }
-  await mkdir(fileURLToPath(new URL('../../.simlock/', import.meta.url)), { recursive: true });
-  await writeFile(statusFile, tools.ready ? 'ran\n' : `did not run: ${tools.missing}\n`);
+  await (tools.ready ? tierNotBegun() : tierCannotRun(tools.missing));
   project.provide('kindTools', tools);
   await rm(headStartStatusFile, { force: true });
   if (tools.ready) {

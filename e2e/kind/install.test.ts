@@ -19,6 +19,7 @@ import { clusterReady } from './head-start.js';
 import { KindRun, must } from './kind.js';
 import { pods, waitForRollout } from './pods.js';
 import { requestsThrough } from './requests.js';
+import { tierRan } from './tier-status.js';
 
 const tools = inject('kindTools');
 const SYSTEM_NAMESPACE = 'simlock-system';
@@ -89,6 +90,7 @@ describe.runIf(tools.ready)(
     beforeAll(async () => {
       const place = inject('kindInstallRun');
       if (!tools.ready || !place) throw new Error('the kind global setup made no install run');
+      await tierRan();
       kind = KindRun.attach(tools, place.kind);
       doc = DocRun.attach(kind, place.doc);
       // The tests' own plugin runs (requests.ts) start many at once: built once here, not by each.
