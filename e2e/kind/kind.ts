@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../runtime/index.js';
 import { runCommand, type CommandResult } from '../../test/cluster/harness.js';
 import type { KindTools } from './global-setup.js';
+import { forgetOwner, noteOwner, sweepStaleRuns } from './stale-runs.js';
 
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -82,11 +83,20 @@ export class KindRun {
     const path = join(repositoryRoot, '.simlock', transcript);
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, '');
-    return new KindRun(tools, {
+    const run = new KindRun(tools, {
       name: `simlock-e2e-${randomBytes(3).toString('hex')}`,
       dir: await mkdtemp(join(tmpdir(), 'simlock-kind-')),
       transcript: path,
     });
+    const removed = await sweepStaleRuns((command, args) =>
+      run.run(command, args, { record: false }),
+    );
+    if (removed.length > 0)
+      console.log(
+        `kind tier: removed the clusters of runs that ended without their teardown: ${removed.join(', ')}`,
+      );
+    await noteOwner(run.name);
+    return run;
   }
 
   /** The run another process started (the kind global setup), to go on with; it cleans up. */
@@ -210,6 +220,7 @@ export class KindRun {
       const ids = left.stdout.split('\n').filter(Boolean);
       if (ids.length > 0) await this.run('docker', ['rm', '--force', ...ids]);
       await this.run('docker', ['network', 'rm', this.network]);
+      await forgetOwner(this.name);
     }
     await rm(this.dir, { recursive: true, force: true });
   }
