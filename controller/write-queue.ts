@@ -26,27 +26,22 @@
 import { TokenBucket, sleep, type Clock, type RateLimit } from '../runtime/index.js';
 
 export type WritePriority = 'outcome' | 'dispatch' | 'bookkeeping' | 'presence' | 'progress';
-const ORDER: readonly WritePriority[] = [
-  'outcome',
-  'dispatch',
-  'bookkeeping',
-  'presence',
-  'progress',
-];
-const RANK: Record<WritePriority, number> = {
-  outcome: 0,
-  dispatch: 1,
-  bookkeeping: 2,
-  presence: 3,
-  progress: 4,
-};
-const WEIGHT: Record<WritePriority, number> = {
+/** Each lane's weight in the fair share, the lanes in their rank (first is served first). */
+const WEIGHT: Readonly<Record<WritePriority, number>> = {
   outcome: 6,
   dispatch: 6,
   bookkeeping: 3,
   presence: 2,
   progress: 1,
 };
+const ORDER = Object.keys(WEIGHT) as readonly WritePriority[];
+const RANK = perLane((lane) => ORDER.indexOf(lane));
+
+/** A record of one value per lane. */
+function perLane<T>(value: (lane: WritePriority) => T): Record<WritePriority, T> {
+  return Object.fromEntries(ORDER.map((lane) => [lane, value(lane)])) as Record<WritePriority, T>;
+}
+
 /** The lanes that keep to the progress rate (a waiting request's status, all together). */
 const RATED = new Set<WritePriority>(['presence', 'progress']);
 
@@ -77,13 +72,7 @@ export class WriteQueue {
   private readonly inFlightKeys = new Map<string, Task | undefined>();
   private running = 0;
   /** Writes started per lane (weighted fair share among the lanes that have work). */
-  private readonly started: Record<WritePriority, number> = {
-    outcome: 0,
-    dispatch: 0,
-    bookkeeping: 0,
-    presence: 0,
-    progress: 0,
-  };
+  private readonly started = perLane(() => 0);
   private readonly progressTokens: TokenBucket | undefined;
   private readonly wait: (ms: number) => Promise<void>;
   /**
@@ -106,13 +95,7 @@ export class WriteQueue {
 
   /** Writes waiting for their turn, by priority (for metrics and tests). */
   get depth(): Record<WritePriority, number> {
-    return {
-      outcome: this.lanes.get('outcome')?.length ?? 0,
-      dispatch: this.lanes.get('dispatch')?.length ?? 0,
-      bookkeeping: this.lanes.get('bookkeeping')?.length ?? 0,
-      presence: this.lanes.get('presence')?.length ?? 0,
-      progress: this.lanes.get('progress')?.length ?? 0,
-    };
+    return perLane((lane) => this.lanes.get(lane)?.length ?? 0);
   }
 
   get inFlight(): number {
