@@ -220,8 +220,8 @@ export class KindRun {
       const ids = left.stdout.split('\n').filter(Boolean);
       if (ids.length > 0) await this.run('docker', ['rm', '--force', ...ids]);
       await this.run('docker', ['network', 'rm', this.network]);
-      await forgetOwner(this.name);
     }
+    await forgetOwner(this.name);
     await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -40,8 +40,9 @@ function startTicksOf(pid: number): string | undefined {
 function alive({ pid, startTicks }: Owner): boolean {
   try {
     process.kill(pid, 0);
-  } catch {
-    return false;
+  } catch (error) {
+    // EPERM: there, another user's.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
   return startTicks === undefined || startTicksOf(pid) === startTicks;
 }
