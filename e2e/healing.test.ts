@@ -24,7 +24,7 @@ import { readTestdata } from '../test/stand-ins/stand-in.js';
 import { SimctlStandIn, type StandInSimulator } from '../test/stand-ins/simctl-stand-in.js';
 import { AGENT_SERVER_PORT, androidWorld } from '../test/stand-ins/android-world.js';
 import { startFleetAgent } from '../test/cluster/agents.js';
-import { controllerFor } from '../test/cluster/controller.js';
+import { controllerFor, takingRequests } from '../test/cluster/controller.js';
 import { startExecFleet, type ExecFleet } from '../test/cluster/exec-fleet.js';
 import { TestFleet, type RequestView } from '../test/cluster/fleet.js';
 import { eventually, runCommand, useCluster } from '../test/cluster/harness.js';
@@ -203,6 +203,7 @@ describe('a fleet that heals itself (simctl and adb over stand-ins)', () => {
       const reconciler = controllerFor(cluster, fleet);
       cleanups.push(() => reconciler.stop());
       await reconciler.start();
+      await takingRequests(reconciler, fleet.name('a'));
       expect((await agent.status())?.disk).toMatchObject({ lowBelowGiB: 100_000, low: true });
 
       await fleet.createRequest('wants', { platform: 'ios', model: 'iPhone 16' });
@@ -249,6 +250,7 @@ describe('a fleet that heals itself (simctl and adb over stand-ins)', () => {
       const reconciler = controllerFor(cluster, fleet);
       cleanups.push(() => reconciler.stop());
       await reconciler.start();
+      await takingRequests(reconciler, fleet.name('a'));
 
       await fleet.createRequest('emu', {
         platform: 'android',

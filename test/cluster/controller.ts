@@ -1,5 +1,6 @@
 // The controller in-process, watching one TestFleet: its namespace (requests, leases, heartbeats)
 // and its Workers (by label), as a test that plays or runs the agents needs it.
+import { takesRequests } from '../../api/index.js';
 import { ControllerMetrics, Reconciler, type ReconcilerOptions } from '../../controller/index.js';
 import { KubeClient, silentLogger, systemClock } from '../../runtime/index.js';
 import { afterEach } from 'vitest';
@@ -67,5 +68,24 @@ export async function writesSettled(reconciler: Reconciler): Promise<void> {
   await eventually(() => (reconciler.snapshot().pendingWrites === 0 ? true : undefined), {
     intervalMs: 20,
     what: "the controller's status writes made",
+  });
+}
+
+/**
+ * Waits until the controller sees worker `name` take requests (connected, undrained, its catalog
+ * and capacity read). A request created before that fails on admission (NO_CAPACITY, no-worker),
+ * as the product means it to: an agent's own report of running is not the controller's view of it.
+ */
+export async function takingRequests(reconciler: Reconciler, name: string): Promise<void> {
+  const takes = () =>
+    reconciler
+      .snapshot()
+      .workers.some(
+        (view) =>
+          view.name === name &&
+          takesRequests.check(view, { platform: 'ios', physical: false }) === undefined,
+      );
+  await eventually(() => (takes() ? true : undefined), {
+    what: `the controller seeing ${name} take requests`,
   });
 }
