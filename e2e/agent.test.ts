@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { heartbeatLeaseName, reasonsByWorker } from '../api/index.js';
 import type { Reconciler } from '../controller/index.js';
 import { coordinationLeasePath, isNotFound, simlockPath } from '../runtime/index.js';
-import { controllerFor } from '../test/cluster/controller.js';
+import { controllerFor, takingRequests } from '../test/cluster/controller.js';
 import { startFleetAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet, type LeaseView } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
@@ -31,6 +31,7 @@ async function startController(fleet: TestFleet) {
   const reconciler = controllerFor(cluster, fleet);
   reconcilers.push(reconciler);
   await reconciler.start();
+  await takingRequests(reconciler, fleet.name('a'));
 }
 
 /** Creates a Lease for the agent directly; `finalizers` as the controller puts them on. */

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LeaseObject, LeaseRequestObject, type GrantProgress } from '../api/index.js';
 import { deriveLimits, readMachine } from '../agent/index.js';
 import type { Reconciler } from '../controller/index.js';
-import { controllerFor } from '../test/cluster/controller.js';
+import { controllerFor, takingRequests } from '../test/cluster/controller.js';
 import { Informer, KubeClient, simlockPath } from '../runtime/index.js';
 import { startFleetAgent, iosSimulatorScript, type AgentProcess } from '../test/cluster/agents.js';
 import { TestFleet } from '../test/cluster/fleet.js';
@@ -128,6 +128,7 @@ describe('an agent that makes the device a lease wants', () => {
     const reconciler = controllerFor(cluster, fleet);
     reconcilers.push(reconciler);
     await reconciler.start();
+    await takingRequests(reconciler, fleet.name('a'));
     const seen = await watchStatuses(
       simlockPath('leaseRequest', { namespace: fleet.namespace }),
       (object) => LeaseRequestObject.safeParse(object).data?.status,

@@ -20,7 +20,7 @@ import type { Reconciler } from '../controller/index.js';
 import type { AgentTunnels } from '../proxy/index.js';
 import { execThroughProxy, screenshotThroughProxy, simlockPath } from '../runtime/index.js';
 import { iosSimulatorScript, startAgent, type AgentProcess } from '../test/cluster/agents.js';
-import { controllerFor } from '../test/cluster/controller.js';
+import { controllerFor, takingRequests } from '../test/cluster/controller.js';
 import { TestFleet } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { serviceAccountIdentity } from '../test/cluster/identities.js';
@@ -134,6 +134,7 @@ beforeAll(async () => {
   });
   reconciler = controllerFor(cluster, fleet);
   await reconciler.start();
+  await takingRequests(reconciler, fleet.name('a'));
   await fleet.createRequest('sim', { platform: 'ios', model: 'iPhone 16' });
   await fleet.createRequest('phone', { platform: 'ios', physical: true });
   await fleet.createRequest('android', { platform: 'android', physical: true });
