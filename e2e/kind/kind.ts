@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../runtime/index.js';
 import { runCommand, type CommandResult } from '../../test/cluster/harness.js';
 import type { KindTools } from './global-setup.js';
-import { forgetOwner, noteOwner, sweepStaleRuns } from './stale-runs.js';
+import { forgetOwner, noteOwner, removeRun, sweepStaleRuns } from './stale-runs.js';
 
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -203,25 +203,10 @@ export class KindRun {
     return `${journal.stdout}${journal.stderr}`;
   }
 
-  /**
-   * Deletes the cluster, the containers named after it (docs/INSTALL.md's agents, when the run
-   * stopped before its uninstall step) and the network kind made for it, and this run's files.
-   */
+  /** Deletes the cluster and what was made for it (removeRun), when this run owns it; its files. */
   async cleanup(): Promise<void> {
-    if (this.ownsCluster) {
-      await this.run('kind', ['delete', 'cluster', '--name', this.name], { timeoutMs: 120_000 });
-      const left = await this.run('docker', [
-        'ps',
-        '--all',
-        '--quiet',
-        '--filter',
-        `name=${this.name}-`,
-      ]);
-      const ids = left.stdout.split('\n').filter(Boolean);
-      if (ids.length > 0) await this.run('docker', ['rm', '--force', ...ids]);
-      await this.run('docker', ['network', 'rm', this.network]);
-    }
-    await forgetOwner(this.name);
+    if (this.ownsCluster) await removeRun((command, args) => this.run(command, args), this.name);
+    else await forgetOwner(this.name);
     await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -81,6 +81,19 @@ async function runsOnEngine(run: Run, now: number): Promise<Map<string, number>>
   return runs;
 }
 
+/**
+ * Deletes run `name`'s cluster, the containers named after it (docs/INSTALL.md's agents, when the
+ * run stopped before its uninstall step), the network kind made for it, and its owner's note.
+ */
+export async function removeRun(run: Run, name: string): Promise<void> {
+  await run('kind', ['delete', 'cluster', '--name', name]);
+  const left = await run('docker', ['ps', '--all', '--quiet', '--filter', `name=${name}-`]);
+  const ids = left.stdout.split('\n').filter(Boolean);
+  if (ids.length > 0) await run('docker', ['rm', '--force', ...ids]);
+  await run('docker', ['network', 'rm', `${name}-net`]);
+  await forgetOwner(name);
+}
+
 /** Deletes the clusters, containers and networks of stale runs; answers the runs it removed. */
 export async function sweepStaleRuns(run: Run, now = Date.now()): Promise<string[]> {
   const removed: string[] = [];
@@ -88,12 +101,7 @@ export async function sweepStaleRuns(run: Run, now = Date.now()): Promise<string
     const owner = await ownerOf(name);
     const stale = owner ? !alive(owner) : ageMs > UNOWNED_STALE_MS;
     if (!stale) continue;
-    await run('kind', ['delete', 'cluster', '--name', name]);
-    const left = await run('docker', ['ps', '--all', '--quiet', '--filter', `name=${name}-`]);
-    const ids = left.stdout.split('\n').filter(Boolean);
-    if (ids.length > 0) await run('docker', ['rm', '--force', ...ids]);
-    await run('docker', ['network', 'rm', `${name}-net`]);
-    await forgetOwner(name);
+    await removeRun(run, name);
     removed.push(name);
   }
   return removed;
