@@ -2,6 +2,7 @@ import { mkdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import KindFirstSequencer from './test/kind-first-sequencer.js';
 
 // Processes the tests start by name (the plugin's `exec node`, npx) run on the Node that runs the
 // tests, as those started with process.execPath do: tools/test.sh picks Node 24 or 22 for a run,
@@ -32,7 +33,10 @@ function nodeOnlyFolder(node: string): string {
 // Kubernetes: *.cluster.test.ts beside the code, and e2e/) and `kind` (e2e/kind/: the image, the
 // chart's pods on a kind cluster). The cluster project starts one real control plane per run in
 // its global setup and gives each test file its own namespace; the kind project's global setup
-// builds kind and its node image (tools/kind) and runs after the others, as it needs both cores.
+// builds kind and its node image (tools/kind). The cluster and kind projects run as one group, the
+// kind files first (test/kind-first-sequencer.ts): the install test is minutes of waiting on
+// kubeadm, rollouts and probes, and after the cluster tier it kept the cores a third idle (the
+// suite 11 m 33 s so, 8 m 00 s beside it: docs/PERFORMANCE.md §7).
 export default defineConfig({
   // Vitest keeps each file's last duration here and runs the longest first; outside the checkout
   // (not node_modules/.vite, which a fresh clone's npm ci starts empty), so that a fresh clone too
@@ -40,8 +44,7 @@ export default defineConfig({
   // Files are named relative to the root, so every clone shares it.
   cacheDir: join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'simlock', 'vitest'),
   test: {
-    // The second one starts the kind tier's first step while the cluster tier ends (e2e/kind).
-    reporters: ['default', './e2e/kind/head-start-reporter.ts'],
+    sequence: { sequencer: KindFirstSequencer },
     projects: [
       {
         test: {
@@ -68,11 +71,12 @@ export default defineConfig({
           globalSetup: ['test/cluster/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // Three files at a time on two cores: the longest files mostly wait (idle timeouts,
-          // expiries, a fault's timeline), and the cores stood a quarter idle even so. Measured on
-          // fresh clones, nothing beside them: the suite 10 m 20 s with two, 9 m 00 s with three,
-          // the long files' own times within 5 % of each other (docs/PERFORMANCE.md §7).
-          maxWorkers: 3,
+          // Four files at a time on two cores, the kind project's included (one group, one
+          // maxWorkers): the kind install test and three cluster files for most of the run. The
+          // longest files mostly wait (idle timeouts, expiries, a fault's timeline): alone, the
+          // suite took 10 m 20 s with two cluster files at a time, 9 m 00 s with three, the long
+          // files' own times within 5 % of each other (docs/PERFORMANCE.md §7).
+          maxWorkers: 4,
           // A worker's files share its imported modules (client-node, zod, our folders), as the
           // unit project's do: the tier took 378 s and 601 s of CPU with a fresh import per file,
           // 317 s and 491 s so (docs/PERFORMANCE.md §7). Every file makes its own namespace,
@@ -85,13 +89,14 @@ export default defineConfig({
       {
         test: {
           name: 'kind',
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 1 },
           include: ['e2e/kind/**/*.test.ts'],
           globalSetup: ['e2e/kind/global-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 300_000,
-          // One kind cluster at a time: a node and the chart's pods take both cores.
-          fileParallelism: false,
+          // The group's (above). Each file has its own kind run, network and containers; the image
+          // file's docker build and the install test's may overlap (BuildKit shares their layers).
+          maxWorkers: 4,
         },
       },
     ],

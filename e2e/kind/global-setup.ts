@@ -2,11 +2,9 @@
 // and its node image (cached; cold, many minutes). Where that cannot be done, the tier's tests are
 // skipped with the reason, and tools/test.sh prints it in the final summary: never a silent pass.
 import { spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { DocRun, type DocRunPlace } from './doc-run.js';
-import { headStartStatusFile, offerHeadStart } from './head-start.js';
 import { KindRun, type KindRunPlace } from './kind.js';
 import { tierCannotRun, tierNotBegun } from './tier-status.js';
 
@@ -27,18 +25,13 @@ export type KindTools =
 declare module 'vitest' {
   export interface ProvidedContext {
     kindTools: KindTools;
-    /**
-     * The install test's kind run and the shell of docs/INSTALL.md's steps, whose first steps may
-     * be under way already (head-start.ts).
-     */
+    /** The install test's kind run and the shell of docs/INSTALL.md's steps. */
     kindInstallRun: { kind: KindRunPlace; doc: DocRunPlace } | null;
   }
 }
 
-/** The install test's run, its shell, and the end of its head start (awaited at teardown). */
-let installRun:
-  | { kind: KindRun; doc: DocRun; close: () => Promise<void>; settled: () => Promise<void> }
-  | undefined;
+/** The install test's run and its shell, ended at teardown. */
+let installRun: { kind: KindRun; doc: DocRun; close: () => Promise<void> } | undefined;
 
 const buildScript = fileURLToPath(new URL('../../tools/kind/build.sh', import.meta.url));
 
@@ -103,13 +96,12 @@ export async function setup(project: TestProject): Promise<void> {
   }
   await (tools.ready ? tierNotBegun() : tierCannotRun(tools.missing));
   project.provide('kindTools', tools);
-  await rm(headStartStatusFile, { force: true });
   if (tools.ready) {
     const kind = await KindRun.start(tools, 'kind-install.log');
-    // The doc's steps make the cluster, in this process or the install test's: it goes at teardown.
+    // The doc's steps, in the install test's worker, make the cluster: it goes at teardown.
     kind.ownsCluster = true;
     const { run: doc, close } = await DocRun.start(kind);
-    installRun = { kind, doc, close, ...offerHeadStart(doc) };
+    installRun = { kind, doc, close };
   }
   project.provide(
     'kindInstallRun',
@@ -117,13 +109,9 @@ export async function setup(project: TestProject): Promise<void> {
   );
 }
 
-/**
- * A head start still running is waited for; the doc's shell ends with its jobs (agents, a
- * port-forward), and the cluster goes if the install test left it.
- */
+/** The doc's shell ends with its jobs (agents, a port-forward); the cluster goes if the test left it. */
 export async function teardown(): Promise<void> {
   if (!installRun) return;
-  await installRun.settled();
   await installRun.close();
   await installRun.kind.cleanup();
 }

@@ -15,7 +15,7 @@ import { eventually } from '../../test/cluster/harness.js';
 import { ensureBundles } from '../../test/launch.js';
 import { cannotStart, type Release } from './cannot-start.js';
 import { DocRun, INSTALL_STEPS } from './doc-run.js';
-import { clusterReady } from './head-start.js';
+import { prepareCluster } from './first-steps.js';
 import { KindRun, must } from './kind.js';
 import { pods, waitForRollout } from './pods.js';
 import { requestsThrough } from './requests.js';
@@ -101,9 +101,8 @@ describe.runIf(tools.ready)(
 
     step(
       "0, 1: the release's files built and checked, its plugin on PATH; kind create cluster, kind load image-archive",
-      // Begun by the global setup while the last cluster files ran, if it could be (head-start.ts).
       async () => {
-        await clusterReady(doc, 1_400_000);
+        await prepareCluster(doc);
         ran.push('setup', 'cluster');
       },
       1_500_000,
