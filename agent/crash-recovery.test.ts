@@ -6,6 +6,7 @@ import { FakeClock } from '../test/fake-clock.js';
 import { anAgentConfig } from '../test/fixtures/agent-config.js';
 import { aScriptedSimulator } from '../test/fixtures/driver-devices.js';
 import { AgentCore } from './core.js';
+import { DriverError } from './drivers/driver.js';
 import { FakeDriver } from './drivers/fake/fake.js';
 import type { FakeScriptInput } from './drivers/fake/fake-script.js';
 
@@ -116,6 +117,26 @@ describe('a leased device that crashes', () => {
     driver.setCheckFails('sim', false);
     await clock.advance(BOOT_MS);
     expect(core.recovery.healthOf('lease-1')?.condition?.reason).toBe('DeviceRecovered');
+    core.stop();
+  });
+
+  it('does not count a check that failed on the device before its crash once it is back', async () => {
+    // An emulator killed while the probe's `adb getprop` to it is under way: the listing sees its
+    // process gone (crash 1) and it is booted again before that check's "device not found" comes
+    // back (seen on a loaded machine). That answer was the old emulator's: no second crash.
+    const { clock, driver, core, news } = await startAgent({ devices: [sim] });
+    let fail: (error: Error) => void = () => undefined;
+    driver.checkDevice = () => new Promise<void>((_resolve, reject) => (fail = reject));
+    await clock.advance(PROBE_MS);
+    await crash(clock, driver, core);
+    await clock.advance(BOOT_MS);
+    expect(news).toEqual(['DeviceCrashed', 'DeviceRecovered']);
+
+    fail(new DriverError("adb: device 'emulator-5600' not found"));
+    await clock.advance(0);
+    expect(news).toEqual(['DeviceCrashed', 'DeviceRecovered']);
+    expect(core.recovery.recovering('lease-1')).toBe(false);
+    expect(driver.operations.filter((each) => each.operation === 'boot')).toHaveLength(1);
     core.stop();
   });
 

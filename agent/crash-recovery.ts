@@ -64,6 +64,8 @@ export class CrashRecovery {
   readonly #watched = new Map<string, Watched>();
   /** Crash times per device, within the window (crashBudget's history). */
   readonly #crashes = new Map<string, number[]>();
+  /** Crashes counted per device, ever: a check that fails is judged only if none came meanwhile. */
+  readonly #counted = new Map<string, number>();
   #probing = false;
 
   constructor(options: CrashRecoveryOptions) {
@@ -128,11 +130,15 @@ export class CrashRecovery {
           const device = inventory.driverDevice(record.device.id);
           // Not booted by the listing: checkListing answers it (or it is on its way up).
           if (device?.power !== 'booted') return;
+          const countedBefore = this.#counted.get(device.id) ?? 0;
           try {
             await driver.checkDevice?.(device);
           } catch (error) {
             // Listed again first: a device the tools now list down crashed that way, not a check.
             await this.#options.relist?.().catch(() => undefined);
+            // A crash counted while the check ran (the listing saw the emulator exit; it may be
+            // booted again by now): the check failed on that one, whose crash is told already.
+            if ((this.#counted.get(device.id) ?? 0) !== countedBefore) return;
             const now = inventory.driverDevice(record.device.id);
             this.crashed(
               record.leaseId,
@@ -159,6 +165,7 @@ export class CrashRecovery {
     if (record === undefined || record.device.physical) return;
     // A device no longer listed at all is the machine's listedGone, not a crash (`lost`).
     if (this.#lifeOf(record.device.id, leaseId)?.kind !== 'leased') return;
+    this.#counted.set(record.device.id, (this.#counted.get(record.device.id) ?? 0) + 1);
     const watched = this.#watched.get(leaseId) ?? {
       deviceId: record.device.id,
       health: { recovery: null },
