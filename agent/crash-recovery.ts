@@ -108,10 +108,7 @@ export class CrashRecovery {
     };
   }
 
-  /**
-   * After a listing: a leased virtual device the tools list shut down has crashed (a simulator
-   * gone Shutdown; an emulator whose process exited, its serial gone from `adb devices`).
-   */
+  /** After a listing: a leased virtual device the tools list shut down has crashed (header). */
   checkListing(): void {
     for (const record of this.#watchable()) {
       const device = this.#options.inventory.driverDevice(record.device.id);
@@ -136,8 +133,7 @@ export class CrashRecovery {
           } catch (error) {
             // Listed again first: a device the tools now list down crashed that way, not a check.
             await this.#options.relist?.().catch(() => undefined);
-            // A crash counted while the check ran (the listing saw the emulator exit; it may be
-            // booted again by now): the check failed on that one, whose crash is told already.
+            // A crash counted while it ran (the listing's, booted again since): told already.
             if ((this.#counted.get(device.id) ?? 0) !== countedBefore) return;
             const now = inventory.driverDevice(record.device.id);
             this.crashed(
@@ -183,7 +179,7 @@ export class CrashRecovery {
       budget: this.#rule.limit,
     });
     if (verdict.event === 'crashed') {
-      const estimate = this.#bootEstimateMs(record);
+      const estimate = this.#options.timings.estimate('booting', record.device).ms;
       watched.health = {
         ...watched.health,
         recovery: {
@@ -386,10 +382,6 @@ export class CrashRecovery {
   #lifeOf(deviceId: string, leaseId?: string): DeviceLife | undefined {
     const life = this.#options.steps.lifeOf(deviceId);
     return leaseId === undefined || life?.lease === leaseId ? life : undefined;
-  }
-
-  #bootEstimateMs(record: LeaseRecord): number | undefined {
-    return this.#options.timings.estimate('booting', record.device).ms;
   }
 
   #backIn(recovery: DeviceRecovery): string {
