@@ -73,9 +73,9 @@ export default defineConfig({
           hookTimeout: 120_000,
           // Four files at a time on two cores, the kind project's included (one group, one
           // maxWorkers): the kind install test and three cluster files for most of the run. The
-          // longest files mostly wait (idle timeouts, expiries, a fault's timeline): alone, the
-          // suite took 10 m 20 s with two cluster files at a time, 9 m 00 s with three, the long
-          // files' own times within 5 % of each other (docs/PERFORMANCE.md §7).
+          // longest files mostly wait (idle timeouts, expiries, a fault's timeline): the suite took
+          // 10 m 20 s with two cluster files at a time, 9 m 00 s with three; the tier alone 293 s
+          // with three, 257 s with four, the same CPU (docs/PERFORMANCE.md §7).
           maxWorkers: 4,
           // A worker's files share its imported modules (client-node, zod, our folders), as the
           // unit project's do: the tier took 378 s and 601 s of CPU with a fresh import per file,
