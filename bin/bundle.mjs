@@ -78,27 +78,36 @@ export function sourceStamp(root) {
   return hash.digest('hex').slice(0, 16);
 }
 
+/**
+ * How every bundle is made (bench/driver-libraries builds the driver libraries' bundles alike, to
+ * weigh them as simlock would run them).
+ * @satisfies {import('esbuild').BuildOptions}
+ */
+export const BUNDLE_OPTIONS = /** @type {const} */ ({
+  bundle: true,
+  // Shared code in chunks, and each plugin command still loaded only when it runs.
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node22',
+  outExtension: { '.js': '.mjs' },
+  sourcemap: 'linked',
+  // CommonJS dependencies call require(); an ES module has none of its own.
+  banner: {
+    js: "import { createRequire as __simlockCreateRequire } from 'node:module'; const require = __simlockCreateRequire(import.meta.url);",
+  },
+});
+
 /** Builds the bundles (all, or the ones named) into `outDir` (created; files in it overwritten). */
 export async function buildBundles(root, outDir, only = Object.keys(ENTRY_POINTS)) {
   const esbuild = await import('esbuild');
   const { outputFiles } = await esbuild.build({
+    ...BUNDLE_OPTIONS,
     absWorkingDir: root,
     entryPoints: Object.fromEntries(
       Object.entries(ENTRY_POINTS).filter(([name]) => only.includes(name)),
     ),
     outdir: outDir,
-    bundle: true,
-    // Shared code in chunks, and each plugin command still loaded only when it runs.
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node22',
-    outExtension: { '.js': '.mjs' },
-    sourcemap: 'linked',
-    // CommonJS dependencies call require(); an ES module has none of its own.
-    banner: {
-      js: "import { createRequire as __simlockCreateRequire } from 'node:module'; const require = __simlockCreateRequire(import.meta.url);",
-    },
     logLevel: 'warning',
     write: false,
   });

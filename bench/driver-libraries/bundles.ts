@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as esbuild from 'esbuild';
-import { asciiOnly } from '../../bin/bundle.mjs';
+import { asciiOnly, BUNDLE_OPTIONS } from '../../bin/bundle.mjs';
 import { LIBRARIES, projectDir, type Library } from './libraries.js';
 
 /** Prints the process's memory and CPU time as it ends: the start-time runs read them. */
@@ -122,19 +122,10 @@ export async function buildEntry(
   const outdir = await scratchFolder();
   const build = (external: string[]) =>
     esbuild.build({
+      ...BUNDLE_OPTIONS,
       absWorkingDir: root,
       entryPoints: { main: entry.file },
       outdir,
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node22',
-      outExtension: { '.js': '.mjs' },
-      sourcemap: 'linked',
-      banner: {
-        js: "import { createRequire as __simlockCreateRequire } from 'node:module'; const require = __simlockCreateRequire(import.meta.url);",
-      },
       external,
       logLevel: 'silent',
       write: false,
