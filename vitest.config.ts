@@ -36,7 +36,7 @@ function nodeOnlyFolder(node: string): string {
 // builds kind and its node image (tools/kind). The cluster and kind projects run as one group, the
 // kind files first (test/kind-first-sequencer.ts): the install test is minutes of waiting on
 // kubeadm, rollouts and probes, and after the cluster tier it kept the cores a third idle (the
-// suite 11 m 33 s so, 8 m 00 s beside it: docs/PERFORMANCE.md §7).
+// suite 11 m 33 s so, 8 m 00 s beside it: docs/adr/0037, docs/PERFORMANCE.md §7).
 export default defineConfig({
   // Vitest keeps each file's last duration here and runs the longest first; outside the checkout
   // (not node_modules/.vite, which a fresh clone's npm ci starts empty), so that a fresh clone too
