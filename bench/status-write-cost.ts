@@ -11,11 +11,14 @@
 // status each) and granted-over-W (one Granted status each over the Waiting status of W reasons
 // the controller writes: what a grant costs after a wait). kube-apiserver's CPU per write, from /proc, is the figure; generated − a variant
 // is what the variant's change saves. Variants alternate within a run (their order turns from run
-// to run). Prints; asserts nothing.
+// to run). Each workload is measured bare and, with `--surroundings bare,standing,watched,loaded`,
+// also among standing requests, watchers, or both (status-write-cost/surroundings.ts; named
+// "… standing" and so on), these alternating too. Prints; asserts nothing.
 //
 //   node --import tsx bench/status-write-cost.ts [--requests 500] [--writes-per-request 4]
 //     [--workers 100,1000] [--runs 3] [--json PATH]
 //     [--variants generated,no-status-cel,no-cel,map-workers,grouped-workers]
+//     [--surroundings bare] [--standing 10000] [--standing-workers 1000] [--watchers 2]
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -32,18 +35,21 @@ import {
   type Crd,
 } from './harness/index.js';
 import { applyVariant, createProbe } from './status-write-cost/apply-variant.js';
+import { SURROUNDINGS, surround, type Loaded } from './status-write-cost/surroundings.js';
 import { formatTables, ruleCosts, rows } from './status-write-cost/summary.js';
 import { countRules, crdVariant, VARIANTS, type Variant } from './status-write-cost/variants.js';
 import {
   IN_FLIGHT,
   measureWorkload,
-  workloadName,
   type Measurement,
   type Workload,
 } from './status-write-cost/workload.js';
 
 const line = new CommandLine();
-line.only(['--requests', '--writes-per-request', '--workers', '--runs', '--variants', '--json']);
+line.only([
+  ...['--requests', '--writes-per-request', '--workers', '--runs', '--variants', '--json'],
+  ...['--surroundings', '--standing', '--standing-workers', '--watchers'],
+]);
 const requests = line.integer('--requests', 500);
 const writesPerRequest = line.integer('--writes-per-request', 4);
 const workerCounts = (line.list('--workers') ?? ['100', '1000']).map(Number);
@@ -52,16 +58,24 @@ const jsonPath = line.optionalValue('--json');
 for (const count of workerCounts)
   if (!Number.isInteger(count) || count < 0) throw new Error('--workers takes integers');
 const variants = line.choices('--variants', VARIANTS, 'variant');
+const surroundingsList = line.list('--surroundings')
+  ? line.choices('--surroundings', SURROUNDINGS, 'surroundings')
+  : (['bare'] as const);
+const loaded: Loaded = {
+  standing: line.integer('--standing', 10_000),
+  workers: line.integer('--standing-workers', 1000),
+  watchers: line.integer('--watchers', 2, 0),
+};
 const workloads: Workload[] = [
   ...workerCounts.map((workers) => ({ kind: 'waiting' as const, workers })),
   { kind: 'granted' },
   ...workerCounts.map((workers) => ({ kind: 'granted-over' as const, workers })),
 ];
 
-/** The variants in run `run`'s order: turned by one each run, so none is always first. */
-function orderOf(run: number): Variant[] {
-  const turn = run % variants.length;
-  return [...variants.slice(turn), ...variants.slice(0, turn)];
+/** The items in run `run`'s order: turned by one each run, so none is always first. */
+function orderOf<T>(items: readonly T[], run: number): T[] {
+  const turn = run % items.length;
+  return [...items.slice(turn), ...items.slice(0, turn)];
 }
 
 async function main(): Promise<void> {
@@ -87,29 +101,44 @@ async function main(): Promise<void> {
     await createProbe(admin, probe);
     let current: Variant | undefined;
     for (let run = 0; run < runs; run++) {
-      for (const workload of workloads) {
-        for (const variant of orderOf(run)) {
-          if (variant !== current) {
-            const { switchMs } = await applyVariant(
-              admin,
-              variant,
-              crds.get(variant) as Crd,
-              probe,
-            );
-            switches.push({ variant, ms: switchMs });
-            current = variant;
+      for (const surroundings of orderOf(surroundingsList, run)) {
+        const around = await surround(admin, surroundings, loaded);
+        try {
+          for (const workload of workloads) {
+            for (const variant of orderOf(variants, run)) {
+              if (variant !== current) {
+                const { switchMs } = await applyVariant(
+                  admin,
+                  variant,
+                  crds.get(variant) as Crd,
+                  probe,
+                );
+                switches.push({ variant, ms: switchMs });
+                current = variant;
+              }
+              const eventsBefore = around.events();
+              const m = await measureWorkload(
+                { admin, namespace, requests, writesPerRequest, run, variant },
+                workload,
+              );
+              if (surroundings !== 'bare') {
+                m.workload += ` ${surroundings}`;
+                m.watchEventsPerWrite = (around.events() - eventsBefore) / m.writes;
+              }
+              measurements.push(m);
+              const refused = Object.values(m.refused).reduce((a, b) => a + b, 0);
+              log(
+                `run ${run + 1}/${runs} ${m.workload} ${variant}: ${m.writes} writes in ${seconds(m.ms)}, ` +
+                  `apiserver ${m.apiserverCpuMsPerWrite.toFixed(2)} ms/write, ${m.writesPerSecond.toFixed(0)}/s, ` +
+                  `p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms, refused ${refused}, load ${m.loadAverage.toFixed(1)}` +
+                  (m.watchEventsPerWrite === undefined
+                    ? ''
+                    : `, ${m.watchEventsPerWrite.toFixed(1)} watch events a write`),
+              );
+            }
           }
-          const m = await measureWorkload(
-            { admin, namespace, requests, writesPerRequest, run, variant },
-            workload,
-          );
-          measurements.push(m);
-          const refused = Object.values(m.refused).reduce((a, b) => a + b, 0);
-          log(
-            `run ${run + 1}/${runs} ${workloadName(workload)} ${variant}: ${m.writes} writes in ${seconds(m.ms)}, ` +
-              `apiserver ${m.apiserverCpuMsPerWrite.toFixed(2)} ms/write, ${m.writesPerSecond.toFixed(0)}/s, ` +
-              `p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms, refused ${refused}, load ${m.loadAverage.toFixed(1)}`,
-          );
+        } finally {
+          await around.takeDown();
         }
       }
     }
@@ -138,6 +167,8 @@ async function main(): Promise<void> {
             workers: workerCounts,
             runs,
             variants,
+            surroundings: surroundingsList,
+            loaded,
             inFlight: IN_FLIGHT,
           },
           rows: table,

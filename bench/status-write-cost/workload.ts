@@ -63,6 +63,8 @@ export interface Measurement {
   /** One request as stored after its writes (managed fields included), in bytes of JSON. */
   storedBytes: number;
   loadAverage: number;
+  /** Among watchers (surroundings.ts): the events they got over the workload (its creates and deletes too), per write. */
+  watchEventsPerWrite?: number;
 }
 
 export interface WorkloadContext {
