@@ -212,6 +212,26 @@ describe('dispatch and grant', () => {
     ]);
   });
 
+  it('writes a granted lease ExpiringSoon when it comes, not when the dispatch hold would have ended', async () => {
+    // A hold of 60 s, over once the agent grants: the warning 8 s before a 10 s lease's expiry is
+    // written 2 s after the grant (it was held to the hold's end, past the expiry).
+    const { fleet, start } = await setup({ dispatchEventHoldMs: 60_000, expiringSoonMs: 8_000 });
+    await fleet.addWorker('a', { status: iosStatus() });
+    await start();
+    await fleet.createRequest('r1', { platform: 'ios', durationSeconds: 10 });
+    await fleet.grant('r1');
+    await fleet.phase('r1', 'Granted');
+    const warned = await fleet.requestWhere(
+      'r1',
+      (r) =>
+        (r.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+          (c) => c.type === 'ExpiringSoon' && c.status === 'True',
+        ) === true,
+      7_000,
+    );
+    expect(warned.status?.phase).toBe('Granted');
+  });
+
   it('by default holds the dispatch, its Event and its status, until its agent answers: a cold boot tells it as the agent acknowledges, the grant on its own (ADR 0016, 0030)', async () => {
     const { fleet, start } = await setup();
     const a = await fleet.addWorker('a', { label: 'wrk_a', status: iosStatus() });

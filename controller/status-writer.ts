@@ -106,6 +106,10 @@ export class StatusWriter {
         request.workers = [];
         break;
       case 'granted': {
+        // The dispatch's hold ends with the grant: a later change (ExpiringSoon, an extended
+        // expiry) is written when due, not when the hold would have ended (up to the dispatch
+        // timeout after the dispatch, past a short lease's warning).
+        request.settleUntil = now;
         this.remember(request, now);
         const granted = grantOf(request.life);
         request.lease = granted ? leasePlaceOf(request, granted.worker) : undefined;

@@ -23,7 +23,7 @@ beforeAll(async () => {
   env = await startExecFleet(cluster, {
     // simctl runs 10 s: an exec that lasts longer than the idle timeout.
     tools: { simctl: { delayMs: 10_000, stdout: 'done\n' } },
-    controller: { expiringSoonMs: 20_000 },
+    controller: { expiringSoonMs: 10_000 },
     recordActivity: true,
   });
   ({ fleet, agent, proxyUrl, token } = env);
@@ -31,12 +31,8 @@ beforeAll(async () => {
 
 afterAll(() => env?.stop());
 
-const released = (name: string, timeoutMs = 20_000) =>
-  fleet.requestWhere(
-    name,
-    (r) => r.status?.phase === 'Released' || r.status === undefined,
-    timeoutMs,
-  );
+const released = (name: string) =>
+  fleet.requestWhere(name, (r) => r.status?.phase === 'Released' || r.status === undefined, 20_000);
 
 async function gone(name: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
@@ -95,11 +91,9 @@ describe('extend', () => {
   });
 
   it('marks a lease expiring soon, then releases it at its expiry', async () => {
-    // Two minutes left, but the controller warns 20 s before: not expiring soon. The list below
-    // runs within soon's last 20 s (a warning window of 10 s once closed before a plugin call on
-    // a loaded machine had listed it).
+    // Two minutes left, but the controller warns 10 s before: not expiring soon.
     await fleet.createRequest('later', { platform: 'ios', durationSeconds: 120 });
-    await fleet.createRequest('soon', { platform: 'ios', durationSeconds: 22 });
+    await fleet.createRequest('soon', { platform: 'ios', durationSeconds: 12 });
     await fleet.phase('later', 'Granted', 20_000);
     await fleet.phase('soon', 'Granted', 20_000);
     const warned = await fleet.requestWhere(
@@ -114,7 +108,7 @@ describe('extend', () => {
     expect(listed.stdout).toMatch(/soon.*expiring soon/);
     const later = listed.stdout.split('\n').find((line) => line.startsWith('later '));
     expect(later).toMatch(/Granted +in \d+s +\d+s$/);
-    await released('soon', 40_000);
+    await released('soon');
     await simlock('release', 'later');
   });
 });
@@ -217,7 +211,7 @@ describe('lease --hold', () => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    // The controller warns 20 s before the expiry here (expiringSoonMs): at once.
+    // The controller warns 10 s before the expiry here (expiringSoonMs): at once.
     expect(stderr).toMatch(
       /^warning: lease held-short: the lease expires at \S+Z; kubectl simlock extend held-short --by 30m keeps it$/m,
     );

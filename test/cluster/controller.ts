@@ -44,6 +44,7 @@ export function controllerStories(cluster: ClusterTestContext) {
         reasonWriteIntervalMs?: number;
         dispatchEventHoldMs?: number;
         grantEventsPerSecond?: number;
+        expiringSoonMs?: number;
       } = {},
     ) => {
       const fleet = await TestFleet.create(cluster);
