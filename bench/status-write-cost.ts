@@ -19,6 +19,7 @@
 //     [--workers 100,1000] [--runs 3] [--json PATH]
 //     [--variants generated,no-status-cel,no-cel,map-workers,grouped-workers]
 //     [--surroundings bare] [--standing 10000] [--standing-workers 1000] [--watchers 2]
+//     [--write-rate 0] (the measured PUTs at most this many a second, as a throttled client's)
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -48,7 +49,7 @@ import {
 const line = new CommandLine();
 line.only([
   ...['--requests', '--writes-per-request', '--workers', '--runs', '--variants', '--json'],
-  ...['--surroundings', '--standing', '--standing-workers', '--watchers'],
+  ...['--surroundings', '--standing', '--standing-workers', '--watchers', '--write-rate'],
 ]);
 const requests = line.integer('--requests', 500);
 const writesPerRequest = line.integer('--writes-per-request', 4);
@@ -61,6 +62,7 @@ const variants = line.choices('--variants', VARIANTS, 'variant');
 const surroundingsList = line.list('--surroundings')
   ? line.choices('--surroundings', SURROUNDINGS, 'surroundings')
   : (['bare'] as const);
+const writeRate = line.integer('--write-rate', 0, 0);
 const loaded: Loaded = {
   standing: line.integer('--standing', 10_000),
   workers: line.integer('--standing-workers', 1000),
@@ -118,7 +120,7 @@ async function main(): Promise<void> {
               }
               const eventsBefore = around.events();
               const m = await measureWorkload(
-                { admin, namespace, requests, writesPerRequest, run, variant },
+                { admin, namespace, requests, writesPerRequest, run, variant, writeRate },
                 workload,
               );
               if (surroundings !== 'bare') {
@@ -168,6 +170,7 @@ async function main(): Promise<void> {
             runs,
             variants,
             surroundings: surroundingsList,
+            writeRate,
             loaded,
             inFlight: IN_FLIGHT,
           },

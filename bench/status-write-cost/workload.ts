@@ -12,6 +12,7 @@ import type { LeaseRequestStatus } from '../../api/index.js';
 import {
   KubeApiError,
   KubeUnavailableError,
+  TokenBucket,
   resourceVersionOf,
   simlockPath,
   statusReplacement,
@@ -74,6 +75,8 @@ export interface WorkloadContext {
   writesPerRequest: number;
   run: number;
   variant: Variant;
+  /** The measured PUTs at most this many a second (as a rate-limited client writes); 0: at once. */
+  writeRate?: number;
 }
 
 const List = z.object({ items: z.array(z.unknown()) });
@@ -104,6 +107,10 @@ export async function measureWorkload(
   const refuse = (code: string) => (refused[code] = (refused[code] ?? 0) + 1);
   let writes = 0;
 
+  const limiter =
+    (context.writeRate ?? 0) > 0
+      ? new TokenBucket({ qps: context.writeRate ?? 1, burst: 1 })
+      : undefined;
   const cpuBefore = await cpuSeconds();
   const started = performance.now();
   await inParallel(names, IN_FLIGHT, async (name, index) => {
@@ -114,6 +121,7 @@ export async function measureWorkload(
         { resource: 'leaseRequest', namespace, name, resourceVersion: version },
         statusFor(index, write),
       );
+      await limiter?.take();
       const sent = performance.now();
       try {
         const answer = await admin.replace(path, body);
