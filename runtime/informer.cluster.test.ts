@@ -80,4 +80,29 @@ describe('informer', () => {
     );
     expect(informer.get(`${cluster.namespace}/replaced`)?.metadata.uid).toBe(second);
   });
+
+  it('knows a write of its own at once when told its answer, and never takes an answer older than what it holds', async () => {
+    const { relay, client } = await clientThroughRelay(cluster);
+    stops.push(() => relay.close());
+    const informer = new Informer(client, { path: configMaps(), initialBackoffMs: 100 });
+    informer.start();
+    stops.push(() => informer.stop());
+    await informer.waitForSync();
+    await makeConfigMap('written', 'one');
+    const key = `${cluster.namespace}/written`;
+    const seen = await eventually(() => informer.get(key), { what: 'the ConfigMap seen' });
+    const basedOn = String(seen.metadata.resourceVersion);
+
+    // No event can come while the relay refuses: our write is known from its answer alone.
+    await relay.refuse();
+    const answer = (await cluster.admin.replace(`${configMaps()}/written`, {
+      ...seen,
+      data: { value: 'two' },
+    })) as KubeObject;
+    informer.assume(answer, basedOn);
+    expect(informer.get(key)?.data).toEqual({ value: 'two' });
+    // An answer onto a version it no longer holds (a later event came first) is not taken.
+    informer.assume({ ...seen, data: { value: 'stale' } }, basedOn);
+    expect(informer.get(key)?.data).toEqual({ value: 'two' });
+  });
 });

@@ -75,6 +75,17 @@ export class Informer {
     return this.store.get(key);
   }
 
+  /**
+   * The answer to a write of our own, taken before its watch event comes (client-go's mutation
+   * cache): kept only while the store still holds the version the write was made onto, so that
+   * an event already newer is never replaced by it. What reads the store sees our write at once.
+   */
+  assume(answer: unknown, basedOn: string | undefined): void {
+    if (!isKubeObject(answer) || basedOn === undefined) return;
+    if (this.store.get(objectKey(answer))?.metadata.resourceVersion !== basedOn) return;
+    this.upsert(answer);
+  }
+
   get synced(): boolean {
     return this.syncedOnce;
   }

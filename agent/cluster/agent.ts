@@ -92,6 +92,7 @@ export class ClusterAgent {
       acknowledgeAfterMs: options.acknowledgeAfterMs ?? 2000,
       granted: (key, uid) => this.table.update(key, { grantedUid: uid }),
       ungranted: (key) => this.table.update(key, { grantedUid: undefined }),
+      wrote: (answer, basedOn) => this.leases.assume(answer, basedOn),
     };
     // A leased device that crashed: the holder is told on the Lease (device-health-write.ts).
     this.healthContext = { client, core: options.core, lease: (key) => this.leases.get(key) };

@@ -32,6 +32,8 @@ export interface AnswerContext {
   granted: (key: string, uid: string) => void;
   /** The grant did not land (the Lease changed or went meanwhile): nothing is held for `key`. */
   ungranted: (key: string) => void;
+  /** The grant's answer, the Lease as written onto version `basedOn`: known at once, not at its event. */
+  wrote: (answer: unknown, basedOn: string | undefined) => void;
 }
 
 export async function answerLease(
@@ -130,13 +132,16 @@ export async function answerLease(
         // The controller created the Lease holding our finalizer: the grant is one write, a PUT
         // of the status onto the version we saw (a 409 if the Lease changed since).
         granted(key, lease.metadata.uid ?? '');
-        await client.replace(
+        const written = await client.replace(
           statusPath,
           statusReplacement(
             { resource: 'lease', namespace, name, resourceVersion: expectedVersion },
             patchedStatus(knownStatus, grant.status),
           ),
         );
+        // An exec may follow the grant before our watch brings it (http.ts reads the Leases
+        // the agent knows): the Lease as written is known at once.
+        context.wrote(written, expectedVersion);
       } else {
         // A Lease made without it: hold the Lease until the device is reclaimed, the
         // finalizer first, then the grant.
