@@ -6,9 +6,10 @@
 // sent every measured write. `loaded`: both. Set up before a run's workloads, taken down after.
 import { z } from 'zod';
 import type { KubeClient } from '../../runtime/index.js';
-import { resourceVersionOf, simlockPath, statusReplacement } from '../../runtime/index.js';
+import { simlockPath } from '../../runtime/index.js';
 import { createNamespace, inParallel, log, seconds, waitUntil } from '../harness/index.js';
 import { productWaitingStatus } from './statuses.js';
+import { createRequests, writeStatuses } from './workload.js';
 
 export const SURROUNDINGS = ['bare', 'standing', 'watched', 'loaded'] as const;
 export type Surroundings = (typeof SURROUNDINGS)[number];
@@ -37,29 +38,11 @@ export async function surround(
   const watchers = surroundings === 'standing' ? 0 : loaded.watchers;
   await createNamespace(admin, STANDING_NAMESPACE);
   const names = Array.from({ length: standing }, (_, i) => `s-${String(i).padStart(5, '0')}`);
-  await inParallel(names, 32, async (name) => {
-    const created = await admin.create(
-      simlockPath('leaseRequest', { namespace: STANDING_NAMESPACE }),
-      {
-        apiVersion: 'simlock.dev/v1alpha1',
-        kind: 'LeaseRequest',
-        metadata: { name },
-        spec: { platform: 'ios', model: 'iPhone 16', holder: 'ci', durationSeconds: 3600 },
-      },
-    );
-    await admin.replace(
-      simlockPath('leaseRequest', { namespace: STANDING_NAMESPACE, name, subresource: 'status' }),
-      statusReplacement(
-        {
-          resource: 'leaseRequest',
-          namespace: STANDING_NAMESPACE,
-          name,
-          resourceVersion: resourceVersionOf(created) ?? '',
-        },
-        productWaitingStatus(loaded.workers),
-      ),
-    );
-  });
+  // Made as the measured requests are (workload.ts), each given the controller's Waiting status.
+  const versions = await createRequests(admin, STANDING_NAMESPACE, names);
+  await writeStatuses(admin, STANDING_NAMESPACE, names, versions, () =>
+    productWaitingStatus(loaded.workers),
+  );
   let events = 0;
   const stop = new AbortController();
   const watches = Array.from({ length: watchers }, () =>

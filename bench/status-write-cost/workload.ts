@@ -174,7 +174,7 @@ export async function measureWorkload(
 }
 
 /** Creates the requests (a spec as `kubectl simlock lease` writes one); answers their versions. */
-async function createRequests(
+export async function createRequests(
   admin: KubeClient,
   namespace: string,
   names: readonly string[],
@@ -202,7 +202,7 @@ async function createRequests(
 }
 
 /** One status PUT per request, not measured; `versions` takes each answer's version. */
-async function writeStatuses(
+export async function writeStatuses(
   admin: KubeClient,
   namespace: string,
   names: readonly string[],
