@@ -20,6 +20,9 @@ export class LeaseSteps {
   private readonly created = new Map<string, number>();
   private readonly granted = new Map<string, number>();
   private readonly informer: Informer;
+  /** When each Worker status change was seen: the agents' views, written beside the samples. */
+  private readonly viewsSeen: number[] = [];
+  private readonly workers: Informer;
 
   constructor(admin: KubeClient) {
     this.informer = new Informer(admin, {
@@ -36,11 +39,21 @@ export class LeaseSteps {
       const phase = (event.object.status as { phase?: string } | undefined)?.phase;
       if (phase === 'Granted' && !this.granted.has(request)) this.granted.set(request, now);
     });
+    this.workers = new Informer(admin, { path: simlockPath('worker') });
+    this.workers.on((event) => {
+      if (event.type === 'updated') this.viewsSeen.push(performance.now());
+    });
   }
 
   async start(): Promise<void> {
     this.informer.start();
-    await this.informer.waitForSync();
+    this.workers.start();
+    await Promise.all([this.informer.waitForSync(), this.workers.waitForSync()]);
+  }
+
+  /** When Worker changes were seen from `from` on (performance.now()), in ms after it. */
+  viewsSince(from: number): number[] {
+    return this.viewsSeen.filter((at) => at >= from).map((at) => Math.round(at - from));
   }
 
   /**
@@ -63,7 +76,7 @@ export class LeaseSteps {
     };
   }
 
-  stop(): Promise<void> {
-    return this.informer.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.informer.stop(), this.workers.stop()]);
   }
 }

@@ -82,6 +82,9 @@ function describe(side: SideResult): string {
           .map(([resource, count]) => `${count} ${resource}`)
           .join(', ')}`
       : '',
+    side.controllerLoopLagMaxMs !== undefined
+      ? `the controller's event loop held up to ${side.controllerLoopLagMaxMs} ms`
+      : '',
     side.idle
       ? `idle before it: ${Object.entries(side.idle.cpuMsPerSecond)
           .map(([process, ms]) => `${process} ${ms} ms/s`)

@@ -32,6 +32,12 @@ export interface SideResult {
   loadAverage?: number;
   /** CPU seconds spent meanwhile, by process (this program, the control plane, ...). */
   cpu?: Record<string, number>;
+  /**
+   * simlock: the controller's event loop held up, the most in any 2 s while the side ran (ms; its
+   * `nodejs_eventloop_lag_max_seconds`, read every 2 s): a watch it does not read meanwhile is one
+   * kube-apiserver may close as unresponsive.
+   */
+  controllerLoopLagMaxMs?: number;
   /** simlock: how requests went (ms), from what the benchmark's watch saw. */
   timeline?: Record<string, number | null>;
   /** DRA: devices found allocated to more than one claim (must be 0). */

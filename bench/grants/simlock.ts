@@ -134,6 +134,7 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
   let controllerBefore: Record<string, number> = {};
   let agentsBefore: Record<string, number> = {};
   let profile: Promise<void> | undefined;
+  const loopLag = new LoopLagPoller(() => controller.metrics());
   return runSide(context, {
     item: 'lr',
     create: async (name) => {
@@ -160,6 +161,7 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
       agentsBefore = await host.writes();
     },
     clockStarted: () => {
+      loopLag.start();
       if (options.apiserverProfileSeconds === undefined) return;
       const seconds = options.apiserverProfileSeconds;
       const after = options.apiserverProfileDelaySeconds;
@@ -181,14 +183,61 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
         await host.writes(),
       );
       const timeline = await timelineOf(seen, start.started, join(dir, `timeline-${tag}.json`));
-      return { failed: failed.size, timeline, clientWrites };
+      const controllerLoopLagMaxMs = await loopLag.stop();
+      return { failed: failed.size, timeline, clientWrites, controllerLoopLagMaxMs };
     },
     stop: async () => {
+      await loopLag.stop();
       await requests.stop();
       await controller.stop();
       await host.stop();
     },
   });
+}
+
+/**
+ * The controller's event-loop delay, the most in any interval: prom-client's
+ * `nodejs_eventloop_lag_max_seconds` is the most since its last read (it resets its histogram on
+ * each), so reading it every 2 s gives each 2 s's worst.
+ */
+class LoopLagPoller {
+  private timer: NodeJS.Timeout | undefined;
+  private maxMs = 0;
+  private reading: Promise<void> = Promise.resolve();
+
+  constructor(private readonly metrics: () => Promise<Record<string, number>>) {}
+
+  start(): void {
+    // The first read empties what was held before the clock: not the side's.
+    this.reading = this.metrics().then(
+      () => undefined,
+      () => undefined,
+    );
+    this.timer = setInterval(() => this.read(), 2000);
+  }
+
+  private read(): void {
+    this.reading = this.reading
+      .then(() => this.metrics())
+      .then(
+        (values) => {
+          const lag = values['nodejs_eventloop_lag_max_seconds'];
+          if (lag !== undefined) this.maxMs = Math.max(this.maxMs, Math.round(lag * 1000));
+        },
+        () => undefined, // a read missed: its interval counts in the next one
+      );
+  }
+
+  /** Stops, after a last read; answers the most found. */
+  async stop(): Promise<number> {
+    if (this.timer !== undefined) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      this.read();
+    }
+    await this.reading;
+    return this.maxMs;
+  }
 }
 
 /** The writes the controller and the agents counted themselves during the side. */
