@@ -66,31 +66,40 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
     cpuProfileDir: cpuProfile ? dir : undefined,
   });
   log(`  ${size.workers} agents up in ${seconds(performance.now() - agentsStarted)}`);
-  const controller = await startController({
-    kubeconfigPath: controlPlane.kubeconfigPath,
-    systemNamespace,
-    watchNamespace: namespace,
-    workerSelector: `${FLEET_LABEL}=${tag}`,
-    qps,
-    burst: qps * 2,
-    cpuProfileDir: cpuProfile ? dir : undefined,
-    logPath: join(dir, `controller-${tag}.log`),
-    extraArgs: options.controllerArgs,
-  });
-  // The controller has seen every worker: a request made now can be routed at once.
-  await waitUntil(
-    async () => {
-      const workerList = (await admin.get(simlockPath('worker'), {
-        query: { labelSelector: `${FLEET_LABEL}=${tag}` },
-      })) as { items: { status?: { health?: string } }[] };
-      return (
-        workerList.items.filter((worker) => worker.status?.health === 'running').length ===
-        size.workers
-      );
-    },
-    120_000,
-    'every worker running',
-  );
+  // What was started is stopped if the stage does not come up: a side that failed must not leave
+  // a thousand agents retrying beside the runs that follow.
+  let controller: Awaited<ReturnType<typeof startController>> | undefined;
+  try {
+    controller = await startController({
+      kubeconfigPath: controlPlane.kubeconfigPath,
+      systemNamespace,
+      watchNamespace: namespace,
+      workerSelector: `${FLEET_LABEL}=${tag}`,
+      qps,
+      burst: qps * 2,
+      cpuProfileDir: cpuProfile ? dir : undefined,
+      logPath: join(dir, `controller-${tag}.log`),
+      extraArgs: options.controllerArgs,
+    });
+    // The controller has seen every worker: a request made now can be routed at once.
+    await waitUntil(
+      async () => {
+        const workerList = (await admin.get(simlockPath('worker'), {
+          query: { labelSelector: `${FLEET_LABEL}=${tag}` },
+        })) as { items: { status?: { health?: string } }[] };
+        return (
+          workerList.items.filter((worker) => worker.status?.health === 'running').length ===
+          size.workers
+        );
+      },
+      120_000,
+      'every worker running',
+    );
+  } catch (error) {
+    await controller?.stop();
+    await host.stop();
+    throw error;
+  }
   if (options.idleSeconds > 0) {
     // Idle means settled: the controller makes each worker's Lease namespace when it first sees
     // the Worker (ADR 0034), a write a worker once in its life, which would count as the fleet's.

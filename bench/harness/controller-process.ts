@@ -73,15 +73,23 @@ export async function startController(options: ControllerStartOptions): Promise<
   const forget = onInterrupt(() => stopChild(child, 'SIGKILL'));
   child.once('exit', forget);
   const url = `http://127.0.0.1:${port}`;
-  await waitUntil(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the controller exited; see ${options.logPath}`);
-      const answer = await fetch(`${url}/readyz`).catch(() => undefined);
-      return answer?.ok === true;
-    },
-    60_000,
-    'controller ready',
-  );
+  try {
+    await waitUntil(
+      async () => {
+        if (child.exitCode !== null)
+          throw new Error(`the controller exited; see ${options.logPath}`);
+        const answer = await fetch(`${url}/readyz`).catch(() => undefined);
+        return answer?.ok === true;
+      },
+      60_000,
+      'controller ready',
+    );
+  } catch (error) {
+    // Not left running beside the runs that follow (it would retry against a control plane
+    // that is gone, on the cores they measure).
+    await stopChild(child, 'SIGKILL');
+    throw error;
+  }
   return {
     child,
     url,
