@@ -27,8 +27,8 @@ export interface FleetCacheOptions {
   log: Logger;
   /** The Worker object by name, as the informer has it now. */
   lookup: (name: string) => KubeObject | undefined;
-  /** A view changed in a way routing reads: walk again. */
-  routingChanged: () => void;
+  /** Worker `name`'s view changed in a way routing reads (or it went): walk again. */
+  routingChanged: (name: string) => void;
   /** A worker that was connected is not any more (its heartbeat lapsed, or it went away). */
   disconnected: (worker: string) => void;
   observer?: WorkQueueObserver | undefined;
@@ -113,7 +113,7 @@ export class FleetCache {
       this.workers.delete(name);
       this.revisions.forget(name);
       this.fleet = undefined;
-      this.options.routingChanged();
+      this.options.routingChanged(name);
       return;
     }
     const parsed = WorkerObject.safeParse({ ...object, status: undefined });
@@ -137,7 +137,7 @@ export class FleetCache {
       this.options.disconnected(name);
     if (!sameRouting(previous, next)) {
       this.fleet = undefined;
-      this.options.routingChanged();
+      this.options.routingChanged(name);
     }
   }
 

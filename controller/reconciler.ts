@@ -135,8 +135,8 @@ export class Reconciler {
       clock,
       log,
       lookup: (name) => this.workerInformer.get(name),
-      routingChanged: () => {
-        this.usage.fleetChanged();
+      routingChanged: (worker) => {
+        this.usage.workerChanged(worker);
         walk();
       },
       disconnected: (worker) => this.shell.workerGone(worker),

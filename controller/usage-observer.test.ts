@@ -1,7 +1,7 @@
 // The usage observer on a clock moved by hand: a request's writes and deletion observed once each,
 // whatever order they come in, and the device time a scrape brings up to now.
 import { describe, expect, it } from 'vitest';
-import type { Condition } from '../api/index.js';
+import type { Condition, Device } from '../api/index.js';
 import { ManualClock } from '../runtime/index.js';
 import { iosStatus, iphoneSimulator } from '../test/fixtures/workers.js';
 import { ControllerMetrics } from './metrics.js';
@@ -9,17 +9,26 @@ import type { WorkerView } from '../api/index.js';
 import { trackRequest, type TrackedRequest } from './tracked-request.js';
 import { UsageObserver } from './usage-observer.js';
 
+const workerView = (name: string, devices: Device[]): WorkerView => ({
+  name,
+  connection: 'connected',
+  drained: false,
+  status: iosStatus({ devices }),
+});
+
 function setup(devices = [iphoneSimulator('s1')]) {
   const clock = new ManualClock();
   const metrics = new ControllerMetrics();
-  let views: WorkerView[] = [
-    { name: 'w1', connection: 'connected', drained: false, status: iosStatus({ devices }) },
-  ];
-  const fleet = { current: () => ({ views, viewRevisions: new Map<string, number>() }) };
+  const views = new Map<string, WorkerView>([['w1', workerView('w1', devices)]]);
+  const fleet = {
+    current: () => ({ views: [...views.values()], viewRevisions: new Map<string, number>() }),
+    view: (name: string) => views.get(name),
+  };
   const usage = new UsageObserver(metrics, fleet, clock);
-  const setDevices = (next: typeof devices) => {
-    views = [{ ...views[0]!, status: iosStatus({ devices: next }) }];
-    usage.fleetChanged();
+  // As the fleet cache tells the observer: the worker whose view changed.
+  const setDevices = (next: Device[], worker = 'w1') => {
+    views.set(worker, workerView(worker, next));
+    usage.workerChanged(worker);
   };
   const sample = async (name: string, suffix = '') =>
     ((await metrics.registry.getSingleMetric(name)?.get())?.values ?? [])
@@ -104,6 +113,26 @@ describe('the usage observer', () => {
     ]);
     expect(await sample('simlock_device_available_seconds_total')).toEqual([
       { worker: 'w1', model: 'iPhone 16', value: 80 },
+    ]);
+  });
+
+  it("adds a worker's time at its own changes, and every worker's at a scrape, none lost", async () => {
+    const { clock, setDevices, sample } = setup([]);
+    setDevices([iphoneSimulator('a1')], 'w1');
+    setDevices([iphoneSimulator('b1')], 'w2');
+    clock.advance(10_000);
+    setDevices([iphoneSimulator('a1', { state: 'leased' })], 'w1');
+    clock.advance(30_000);
+    setDevices([iphoneSimulator('b1', { state: 'leased' })], 'w2');
+    clock.advance(10_000);
+    // w1: leased from 10 s to 50 s; w2: leased from 40 s; both available for 50 s.
+    expect(await sample('simlock_device_leased_seconds_total')).toEqual([
+      { worker: 'w1', model: 'iPhone 16', value: 40 },
+      { worker: 'w2', model: 'iPhone 16', value: 10 },
+    ]);
+    expect(await sample('simlock_device_available_seconds_total')).toEqual([
+      { worker: 'w1', model: 'iPhone 16', value: 50 },
+      { worker: 'w2', model: 'iPhone 16', value: 50 },
     ]);
   });
 });

@@ -1,6 +1,7 @@
 // The usage metrics of the leader: a request's wait and a lease's duration, observed once each
-// (usage.ts says how), and the device time behind utilisation (utilisation.ts), brought up to now
-// at every change of the fleet's views and at every scrape, so no timer of its own is needed. The
+// (usage.ts says how), and the device time behind utilisation (utilisation.ts): a worker's brought
+// up to now at each change of its view, every worker's at every scrape and publish, so no timer of
+// its own is needed. The
 // same observations go into the last day's history the console's Usage page reads
 // (usage-history.ts, published by usage-publisher.ts).
 import type { Clock } from '../runtime/index.js';
@@ -20,17 +21,15 @@ import {
   type WrittenStatus,
 } from './usage.js';
 import type { UsageHistory } from './usage-history.js';
-import { UtilisationMeter } from './utilisation.js';
+import { UtilisationMeter, type DeviceTime } from './utilisation.js';
 
 export class UsageObserver {
   private readonly labels: UsageLabels;
   private readonly meter = new UtilisationMeter();
-  /** When the meter last advanced: the start of the span its next device time covers. */
-  private advancedAt: number | undefined;
 
   constructor(
     private readonly metrics: ControllerMetrics,
-    private readonly fleet: Pick<FleetCache, 'current'>,
+    private readonly fleet: Pick<FleetCache, 'current' | 'view'>,
     private readonly clock: Clock,
     private readonly history?: UsageHistory,
   ) {
@@ -60,16 +59,30 @@ export class UsageObserver {
     if (end) this.metrics.leaseDuration.observe(end.labels, end.seconds);
   }
 
-  /** The views changed (or a scrape came): the time at the counts held until now is added. */
+  /** Worker `name`'s view changed or went: its time at the counts it held until now is added. */
+  workerChanged(name: string): void {
+    const now = this.clock.now();
+    this.add(now, this.meter.advanceWorker(now, name, this.fleet.view(name)));
+  }
+
+  /** A scrape or a publish came: every worker's time until now is added. */
   fleetChanged(): void {
     const now = this.clock.now();
-    const from = this.advancedAt ?? now;
-    this.advancedAt = now;
-    for (const time of this.meter.advance(now, this.fleet.current().views)) {
+    this.add(now, this.meter.advance(now, this.fleet.current().views));
+  }
+
+  private add(now: number, times: readonly DeviceTime[]): void {
+    for (const time of times) {
       const labels = { worker: time.worker, model: time.model };
       this.metrics.deviceLeasedSeconds.inc(labels, time.leasedSeconds);
       this.metrics.deviceAvailableSeconds.inc(labels, time.availableSeconds);
-      this.history?.deviceTime(from, now, time.model, time.leasedSeconds, time.availableSeconds);
+      this.history?.deviceTime(
+        time.from,
+        now,
+        time.model,
+        time.leasedSeconds,
+        time.availableSeconds,
+      );
     }
   }
 

@@ -20,62 +20,89 @@ const AVAILABLE_STATES: ReadonlySet<DeviceState> = new Set<DeviceState>([
 export interface DeviceTime {
   worker: string;
   model: string;
+  /** When the span began: the worker's last change, or the last time every worker was brought up. */
+  from: number;
   leasedSeconds: number;
   availableSeconds: number;
 }
 
 interface Count {
-  worker: string;
   model: string;
   leased: number;
   available: number;
 }
 
+/** A worker's devices as counted at its last change, by model, and when that was. */
+interface Counted {
+  counts: Map<string, Count>;
+  since: number;
+}
+
 /**
- * Holds the devices counted at the last change and, at each `advance`, adds the time since then
- * at those counts (the views did not change in between: every change advances first).
+ * Holds each worker's devices as counted at its last change and, when the worker changes again,
+ * adds the time since then at those counts (its view did not change in between). A change of one
+ * worker touches that worker alone: at a thousand workers, bringing every worker up to date at
+ * every change of any one was a fifth of the controller's CPU (docs/PERFORMANCE.md §8.2).
  */
 export class UtilisationMeter {
-  private counts = new Map<string, Count>();
-  private lastAt: number | undefined;
+  private readonly workers = new Map<string, Counted>();
 
-  /** The time since the last advance at the counts held; then holds the counts of `views`. */
-  advance(now: number, views: readonly WorkerView[]): DeviceTime[] {
-    const elapsed = this.lastAt === undefined ? 0 : Math.max(0, now - this.lastAt) / 1000;
-    const added: DeviceTime[] = [];
-    if (elapsed > 0)
-      for (const count of this.counts.values())
-        added.push({
-          worker: count.worker,
-          model: count.model,
-          leasedSeconds: count.leased * elapsed,
-          availableSeconds: count.available * elapsed,
-        });
-    this.lastAt = now;
-    this.counts = countDevices(views);
+  /** Worker `name` changed (undefined: gone): the time since its last change, then its new counts. */
+  advanceWorker(now: number, name: string, view: WorkerView | undefined): DeviceTime[] {
+    const added = this.close(now, name);
+    if (view === undefined) this.workers.delete(name);
+    else this.workers.set(name, { counts: countDevices(view), since: now });
     return added;
+  }
+
+  /**
+   * Every worker brought up to now (a scrape, the history's publish), recounted from `views`:
+   * the time since each one's last change at its counts, then the counts of `views`.
+   */
+  advance(now: number, views: readonly WorkerView[]): DeviceTime[] {
+    const added: DeviceTime[] = [];
+    const seen = new Set<string>();
+    for (const view of views) {
+      seen.add(view.name);
+      added.push(...this.advanceWorker(now, view.name, view));
+    }
+    for (const name of [...this.workers.keys()]) {
+      if (!seen.has(name)) added.push(...this.advanceWorker(now, name, undefined));
+    }
+    return added;
+  }
+
+  private close(now: number, name: string): DeviceTime[] {
+    const counted = this.workers.get(name);
+    if (counted === undefined) return [];
+    const elapsed = Math.max(0, now - counted.since) / 1000;
+    if (elapsed === 0) return [];
+    return [...counted.counts.values()].map((count) => ({
+      worker: name,
+      model: count.model,
+      from: counted.since,
+      leasedSeconds: count.leased * elapsed,
+      availableSeconds: count.available * elapsed,
+    }));
   }
 }
 
 /**
- * Devices of connected workers by worker and model. A disconnected worker's devices are counted
- * in neither: nothing is known of them until it is back.
+ * A connected worker's devices by model. A disconnected worker's devices are counted in neither:
+ * nothing is known of them until it is back.
  */
-function countDevices(views: readonly WorkerView[]): Map<string, Count> {
+function countDevices(view: WorkerView): Map<string, Count> {
   const counts = new Map<string, Count>();
-  for (const view of views) {
-    if (view.connection !== 'connected') continue;
-    for (const device of view.status?.devices ?? []) {
-      if (!AVAILABLE_STATES.has(device.state)) continue;
-      const key = `${view.name}\n${device.model}`;
-      let count = counts.get(key);
-      if (!count) {
-        count = { worker: view.name, model: device.model, leased: 0, available: 0 };
-        counts.set(key, count);
-      }
-      count.available += 1;
-      if (device.state === 'leased') count.leased += 1;
+  if (view.connection !== 'connected') return counts;
+  for (const device of view.status?.devices ?? []) {
+    if (!AVAILABLE_STATES.has(device.state)) continue;
+    let count = counts.get(device.model);
+    if (!count) {
+      count = { model: device.model, leased: 0, available: 0 };
+      counts.set(device.model, count);
     }
+    count.available += 1;
+    if (device.state === 'leased') count.leased += 1;
   }
   return counts;
 }
