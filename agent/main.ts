@@ -13,6 +13,7 @@ import {
   kubeconfigBearerToken,
   metricsHandler,
   systemClock,
+  userAgent,
   workQueueMetrics,
 } from '../runtime/index.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
@@ -130,7 +131,11 @@ async function main(): Promise<void> {
 
   const clock = systemClock();
   const log = createLogger({ component: 'agent', worker: config.name });
-  const client = KubeClient.fromOptions({ kubeconfig: argv.kubeconfig, context: argv.context });
+  const client = KubeClient.fromOptions({
+    kubeconfig: argv.kubeconfig,
+    context: argv.context,
+    userAgent: userAgent('simlock-agent'),
+  });
   const metrics = new AgentMetrics(true);
 
   // The exec server listens first: its address is the endpoint written in the Worker. Its routes

@@ -4,6 +4,7 @@
 import {
   canonicalJson,
   PROTOCOL,
+  SIMLOCK_VERSION,
   viewKey,
   WorkerStatus,
   type AgentQueueEntry,
@@ -19,7 +20,7 @@ import { measureCapacity, type PlannedDevice } from './planner.js';
 import { onlyTaken } from './view-taken.js';
 
 /** This agent's version, reported in the Worker status; keep it equal to package.json. */
-export const AGENT_VERSION = '0.1.0';
+export const AGENT_VERSION = SIMLOCK_VERSION;
 
 const MAX_VIEW_DEVICES = 512;
 

@@ -4,6 +4,9 @@ export const GROUP = 'simlock.dev';
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 
+/** simlock's own version: package.json's (a unit test keeps the two the same). */
+export const SIMLOCK_VERSION = '0.1.0';
+
 export const RESOURCES = {
   worker: { kind: 'Worker', plural: 'workers', singular: 'worker', shortNames: ['wk'] },
   leaseRequest: {

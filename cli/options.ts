@@ -2,7 +2,7 @@
 // flag, and the namespace to list in.
 import { SimlockError } from '../api/index.js';
 import { connect as connectClient } from '../client/index.js';
-import type { KubeClient } from '../runtime/index.js';
+import { userAgent, type KubeClient } from '../runtime/index.js';
 import { usageError, type GlobalFlags } from './flags.js';
 
 export interface Session {
@@ -32,6 +32,7 @@ export function connect(globals: GlobalFlags): Session {
       user: globals.user,
       namespace: globals.namespace,
       requestTimeoutMs: globals.requestTimeout * 1000,
+      userAgent: userAgent('kubectl-simlock'),
     });
   } catch (error) {
     const field = error instanceof SimlockError ? error.details?.field : undefined;

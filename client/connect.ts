@@ -3,7 +3,7 @@
 // choice is a USAGE error whose details name the option (`field`), so that the plugin can name
 // its flag and the MCP server its argument.
 import { SimlockError } from '../api/index.js';
-import { KubeClient, loadKubeConfig } from '../runtime/index.js';
+import { KubeClient, loadKubeConfig, userAgent } from '../runtime/index.js';
 
 export interface ConnectOptions {
   /** A kubeconfig file; otherwise $KUBECONFIG or ~/.kube/config. */
@@ -15,6 +15,11 @@ export interface ConnectOptions {
   namespace?: string | undefined;
   /** Each API request's timeout (0: none); 30 s unless said. */
   requestTimeoutMs?: number | undefined;
+  /**
+   * Who is asking (the User-Agent): the field manager of what it writes and its name in the API
+   * server's audit log. `simlock-client/<version> …` unless said; the plugin says kubectl-simlock.
+   */
+  userAgent?: string | undefined;
 }
 
 export interface Connection {
@@ -68,7 +73,12 @@ export function connect(options: ConnectOptions = {}): Connection {
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   let kube: KubeClient;
   try {
-    kube = new KubeClient(config, requestTimeoutMs);
+    kube = new KubeClient(
+      config,
+      requestTimeoutMs,
+      undefined,
+      options.userAgent ?? userAgent('simlock-client'),
+    );
   } catch (error) {
     throw unusable(error);
   }

@@ -6,7 +6,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { formatDuration, parseDuration } from '../api/index.js';
-import { KubeClient, createLogger } from '../runtime/index.js';
+import { KubeClient, createLogger, userAgent } from '../runtime/index.js';
 import { DEFAULT_ATTENTION } from './model/attention.js';
 import { startConsole } from './server/server.js';
 
@@ -73,7 +73,11 @@ async function main(): Promise<void> {
   };
   const host = argv.host ?? (argv.mode === 'local' ? '127.0.0.1' : '0.0.0.0');
   const running = await startConsole({
-    client: KubeClient.fromOptions({ kubeconfig: argv.kubeconfig, context: argv.context }),
+    client: KubeClient.fromOptions({
+      kubeconfig: argv.kubeconfig,
+      context: argv.context,
+      userAgent: userAgent('simlock-console'),
+    }),
     mode: argv.mode,
     log,
     host,

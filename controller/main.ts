@@ -12,6 +12,7 @@ import {
   createLogger,
   startupRefusal,
   systemClock,
+  userAgent,
 } from '../runtime/index.js';
 import { CONTROLLER_DEFAULTS as DEFAULTS } from './options.js';
 import { ControllerMetrics } from './metrics.js';
@@ -170,18 +171,15 @@ async function main(): Promise<void> {
           burst: options.kubeApiBurst || Math.ceil(options.kubeApiQps * 2),
         }
       : undefined;
-  const client = KubeClient.fromOptions(
-    { kubeconfig: options.kubeconfig, context: options.context },
-    undefined,
-    rateLimit,
-  );
+  const connection = {
+    kubeconfig: options.kubeconfig,
+    context: options.context,
+    userAgent: userAgent('simlock-controller'),
+  };
+  const client = KubeClient.fromOptions(connection, undefined, rateLimit);
   // Events have a client of their own with the same limit, as kube-scheduler's do.
   const eventClient = rateLimit
-    ? KubeClient.fromOptions(
-        { kubeconfig: options.kubeconfig, context: options.context },
-        undefined,
-        rateLimit,
-      )
+    ? KubeClient.fromOptions(connection, undefined, rateLimit)
     : client;
   const metrics = new ControllerMetrics(true);
 
@@ -216,10 +214,7 @@ async function main(): Promise<void> {
 
   const elector = options.leaderElection
     ? new LeaderElector({
-        client: KubeClient.fromOptions({
-          kubeconfig: options.kubeconfig,
-          context: options.context,
-        }),
+        client: KubeClient.fromOptions(connection),
         namespace: options.namespace,
         name: LEADER_LEASE_NAME,
         identity: options.identity,

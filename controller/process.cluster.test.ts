@@ -125,6 +125,15 @@ describe('the controller process', () => {
     await leases.stop();
     for (const name of names)
       expect(leaseUids.get(name)?.size, `${name} dispatched more than once`).toBe(1);
+    // Its writes carry its name (its User-Agent): who wrote what, as `kubectl get
+    // --show-managed-fields` shows it, is simlock-controller, not "unknown".
+    const written = { manager: 'simlock-controller', subresource: 'status' };
+    expect((await fleet.request('r00')).metadata.managedFields).toContainEqual(
+      expect.objectContaining(written),
+    );
+    expect((await fleet.lease('r00'))?.metadata.managedFields).toContainEqual(
+      expect.objectContaining({ manager: 'simlock-controller', operation: 'Update' }),
+    );
   }, 120_000);
 
   it('two replicas: one leads; kill it and the other takes over within the lease duration', async () => {

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { KubeClient, createLogger, startupRefusal } from '../runtime/index.js';
+import { KubeClient, createLogger, startupRefusal, userAgent } from '../runtime/index.js';
 import { ActivityRecorder, leaseStatusActivityStore } from './activity.js';
 import { proxyPermissions } from './permissions.js';
 import { ProxyMetrics } from './metrics.js';
@@ -58,7 +58,11 @@ async function main(): Promise<void> {
     console.error('simlock-proxy: --listen must be host:port');
     process.exit(2);
   }
-  const client = KubeClient.fromOptions({ kubeconfig: argv.kubeconfig, context: argv.context });
+  const client = KubeClient.fromOptions({
+    kubeconfig: argv.kubeconfig,
+    context: argv.context,
+    userAgent: userAgent('simlock-proxy'),
+  });
   const metrics = new ProxyMetrics(true);
   // Agents behind NAT connect here (ADR 0024); their execs go through their tunnels.
   const tunnels = new AgentTunnels();

@@ -17,6 +17,7 @@ export * from './token-review-cache.js';
 export * from './workqueue.js';
 export * from './merge-patch.js';
 export * from './status-update.js';
+export * from './user-agent.js';
 export * from './grant-progress-text.js';
 export * from './device-recovery-text.js';
 export * from './workqueue-metrics.js';

@@ -11,6 +11,12 @@ import { watchWithClientNode, type WatchEvent } from './watch.js';
 export interface KubeConfigOptions {
   kubeconfig?: string | undefined;
   context?: string | undefined;
+  /**
+   * Sent as User-Agent with every request but watches (`userAgent()` of user-agent.ts): the API
+   * server's field manager of our writes, and the name in its audit log. None: the server says
+   * "unknown".
+   */
+  userAgent?: string | undefined;
 }
 
 export function loadKubeConfig(options: KubeConfigOptions = {}): KubeConfig {
@@ -131,6 +137,7 @@ export class KubeClient {
     readonly config: KubeConfig,
     private readonly defaultTimeoutMs = 30_000,
     rateLimit?: RateLimit,
+    private readonly userAgent?: string,
   ) {
     const cluster = config.getCurrentCluster();
     if (!cluster) throw new KubeUnavailableError('the kubeconfig has no current cluster');
@@ -144,7 +151,7 @@ export class KubeClient {
     timeoutMs?: number,
     rateLimit?: RateLimit,
   ): KubeClient {
-    return new KubeClient(loadKubeConfig(options), timeoutMs, rateLimit);
+    return new KubeClient(loadKubeConfig(options), timeoutMs, rateLimit, options.userAgent);
   }
 
   observe(observer: RequestObserver): void {
@@ -166,7 +173,13 @@ export class KubeClient {
     for (const [key, value] of Object.entries(settings.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    const options: RequestOptions = { method, headers: { accept: 'application/json' } };
+    const options: RequestOptions = {
+      method,
+      headers: {
+        accept: 'application/json',
+        ...(this.userAgent === undefined ? {} : { 'user-agent': this.userAgent }),
+      },
+    };
     await this.config.applyToHTTPSOptions(options);
     const agent = this.connectionPool(url, options);
     if (agent) options.agent = agent;

@@ -4,6 +4,7 @@
 // the controller releases them within --renew-every (HolderGone).
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
+import { SIMLOCK_VERSION } from '../../api/index.js';
 import { SimlockClient } from '../../client/index.js';
 import { durationFlag, parseFlags, parseGlobals, rejectOutput } from '../flags.js';
 import type { CliIO } from '../io.js';
@@ -17,7 +18,6 @@ const McpFlags = z.object({
   proxyUrl: z.url({ protocol: /^https?$/ }).optional(),
 });
 
-const VERSION = '0.1.0';
 
 export async function mcp(argv: Record<string, unknown>, io: CliIO): Promise<number> {
   const globals = parseGlobals(argv);
@@ -41,7 +41,7 @@ export async function mcp(argv: Record<string, unknown>, io: CliIO): Promise<num
   process.stdin.once('end', hungUp);
   process.stdin.once('close', hungUp);
   const unsubscribe = io.onStop(hungUp);
-  const server = createMcpServer(session, VERSION);
+  const server = createMcpServer(session, SIMLOCK_VERSION);
   try {
     await server.connect(new StdioServerTransport());
     io.err(

@@ -346,8 +346,15 @@ export class TestFleet {
   }
 }
 
+/** Who wrote which part of an object, as the API server records it (metadata.managedFields). */
+export interface ManagedBy {
+  manager?: string;
+  operation?: string;
+  subresource?: string;
+}
+
 export interface RequestView {
-  metadata: { name: string; finalizers?: string[]; uid: string };
+  metadata: { name: string; finalizers?: string[]; uid: string; managedFields?: ManagedBy[] };
   status?: {
     phase: string;
     /** The wire form: read it per worker with reasonsByWorker (ADR 0033). */
@@ -372,6 +379,7 @@ export interface LeaseView {
     ownerReferences?: { kind: string; name: string; uid: string }[];
     finalizers?: string[];
     resourceVersion?: string;
+    managedFields?: ManagedBy[];
     uid?: string;
     deletionTimestamp?: string;
   };
