@@ -178,9 +178,7 @@ async function main(): Promise<void> {
   };
   const client = KubeClient.fromOptions(connection, undefined, rateLimit);
   // Events have a client of their own with the same limit, as kube-scheduler's do.
-  const eventClient = rateLimit
-    ? KubeClient.fromOptions(connection, undefined, rateLimit)
-    : client;
+  const eventClient = rateLimit ? KubeClient.fromOptions(connection, undefined, rateLimit) : client;
   const metrics = new ControllerMetrics(true);
 
   let reconciler: Reconciler | undefined;

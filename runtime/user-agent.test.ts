@@ -10,7 +10,7 @@ describe('the User-Agent of our clients', () => {
     );
   });
 
-  it("says the version package.json says: one version, whoever reads it", () => {
+  it('says the version package.json says: one version, whoever reads it', () => {
     const { version } = JSON.parse(
       readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
     ) as { version: string };

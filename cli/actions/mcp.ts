@@ -18,7 +18,6 @@ const McpFlags = z.object({
   proxyUrl: z.url({ protocol: /^https?$/ }).optional(),
 });
 
-
 export async function mcp(argv: Record<string, unknown>, io: CliIO): Promise<number> {
   const globals = parseGlobals(argv);
   rejectOutput(globals, [], 'mcp');
