@@ -1,9 +1,8 @@
 // The usage metrics of the leader: a request's wait and a lease's duration, observed once each
 // (usage.ts says how), and the device time behind utilisation (utilisation.ts): a worker's brought
 // up to now at each change of its view, every worker's at every scrape and publish, so no timer of
-// its own is needed. The
-// same observations go into the last day's history the console's Usage page reads
-// (usage-history.ts, published by usage-publisher.ts).
+// its own is needed. The same observations go into the last day's history the console's Usage
+// page reads (usage-history.ts, published by usage-publisher.ts).
 import type { Clock } from '../runtime/index.js';
 import type { FleetCache } from './fleet-cache.js';
 import type { ControllerMetrics } from './metrics.js';

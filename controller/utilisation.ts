@@ -42,7 +42,8 @@ interface Counted {
  * Holds each worker's devices as counted at its last change and, when the worker changes again,
  * adds the time since then at those counts (its view did not change in between). A change of one
  * worker touches that worker alone: at a thousand workers, bringing every worker up to date at
- * every change of any one was a fifth of the controller's CPU (docs/PERFORMANCE.md §8.2).
+ * every change of any one held the controller's event loop for up to half a second at a time
+ * (docs/PERFORMANCE.md §8.2, ADR 0039).
  */
 export class UtilisationMeter {
   private readonly workers = new Map<string, Counted>();
