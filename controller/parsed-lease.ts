@@ -23,9 +23,10 @@ export interface ParsedLease extends LeaseFacts {
 
 // What each object parsed to. One Lease event reaches several handlers (the Leases by request, the
 // gone-worker check, the request's machine) and a request's Leases are looked up again on each of
-// its walks: each parsed the same object anew, about a tenth of the controller's CPU in a burst of
-// grants (docs/PERFORMANCE.md §8.1). The informer's objects are never changed in place (a new
-// version is a new object), so an object parses once; an entry goes with its object.
+// its walks: each parsed the same object anew (a tenth of the controller's samples in a profile of
+// a burst; no gain the grants benchmark could tell apart: docs/PERFORMANCE.md §8.1). The informer's
+// objects are never changed in place (a new version is a new object), so an object parses once;
+// an entry goes with its object.
 const parsedObjects = new WeakMap<object, Readonly<ParsedLease> | undefined>();
 
 /**
