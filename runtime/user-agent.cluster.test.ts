@@ -2,6 +2,7 @@
 // field manager of its writes, the name `kubectl get --show-managed-fields` shows; one that says
 // nothing is "unknown".
 import { describe, expect, it } from 'vitest';
+import type { ManagedBy } from '../test/cluster/fleet.js';
 import { useCluster } from '../test/cluster/harness.js';
 import { aLeaseRequest, grantedRequestStatus } from '../test/fixtures/objects.js';
 import { KubeClient } from './kube-client.js';
@@ -11,14 +12,8 @@ import { userAgent } from './user-agent.js';
 
 const cluster = useCluster('ua');
 
-interface ManagedFieldsEntry {
-  manager?: string;
-  subresource?: string;
-}
-
-function managersOf(object: unknown): ManagedFieldsEntry[] {
-  const entries = (object as { metadata: { managedFields?: ManagedFieldsEntry[] } }).metadata
-    .managedFields;
+function managersOf(object: unknown): ManagedBy[] {
+  const entries = (object as { metadata: { managedFields?: ManagedBy[] } }).metadata.managedFields;
   return (entries ?? []).map(({ manager, subresource }) => ({ manager, subresource }));
 }
 

@@ -8,6 +8,7 @@ import { Informer, simlockPath, type KubeObject } from '../../runtime/index.js';
 import type { HostedWorker } from '../agent-host.js';
 import {
   FLEET_LABEL,
+  LoopLagPoller,
   createNamespace,
   log,
   percentile,
@@ -202,51 +203,6 @@ export async function simlockSide(context: SideContext): Promise<SideResult> {
       await host.stop();
     },
   });
-}
-
-/**
- * The controller's event-loop delay, the most in any interval: prom-client's
- * `nodejs_eventloop_lag_max_seconds` is the most since its last read (it resets its histogram on
- * each), so reading it every 2 s gives each 2 s's worst.
- */
-class LoopLagPoller {
-  private timer: NodeJS.Timeout | undefined;
-  private maxMs = 0;
-  private reading: Promise<void> = Promise.resolve();
-
-  constructor(private readonly metrics: () => Promise<Record<string, number>>) {}
-
-  start(): void {
-    // The first read empties what was held before the clock: not the side's.
-    this.reading = this.metrics().then(
-      () => undefined,
-      () => undefined,
-    );
-    this.timer = setInterval(() => this.read(), 2000);
-  }
-
-  private read(): void {
-    this.reading = this.reading
-      .then(() => this.metrics())
-      .then(
-        (values) => {
-          const lag = values['nodejs_eventloop_lag_max_seconds'];
-          if (lag !== undefined) this.maxMs = Math.max(this.maxMs, Math.round(lag * 1000));
-        },
-        () => undefined, // a read missed: its interval counts in the next one
-      );
-  }
-
-  /** Stops, after a last read; answers the most found. */
-  async stop(): Promise<number> {
-    if (this.timer !== undefined) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-      this.read();
-    }
-    await this.reading;
-    return this.maxMs;
-  }
 }
 
 /** The writes the controller and the agents counted themselves during the side. */

@@ -37,6 +37,7 @@ export { inParallel } from './in-parallel.js';
 export { onInterrupt } from './interrupt.js';
 export { cpuCount, machineName } from './machine.js';
 export { OUT_DIR, REPO_ROOT, outDir } from './paths.js';
+export { LoopLagPoller } from './loop-lag.js';
 export { log, seconds } from './progress.js';
 export { median, percentile } from './statistics.js';
 export { startLogged, stopChild } from './processes.js';
