@@ -6,8 +6,10 @@
 // would be granted a second time elsewhere. The withdrawal is tried on the version read again, which
 // the grant makes conflict in turn: the grant is kept. The interleaving is chosen by running the
 // agent's writes from the controller's own requests to the real API server, at those moments.
-// And a withdrawal that finds no Lease because its create is still held: the Lease that lands later
-// and is granted is the waiting request's (before, it held a device for nobody until it expired).
+// And a dispatch given up while its create is still held: the withdrawal waits for the create, so
+// that the request is never dispatched elsewhere while a Lease of it may yet be made (before, both
+// landed and both agents granted: the soak's "granted under two Leases"); and a create whose answer
+// is lost is made again where it was, not elsewhere.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   LEASE_WITHDRAWN_ANNOTATION,
@@ -16,7 +18,13 @@ import {
   reasonsByWorker,
 } from '../api/index.js';
 import { pathOfLease } from '../test/cluster/leases.js';
-import { KubeClient, isNotFound, simlockPath } from '../runtime/index.js';
+import {
+  KubeClient,
+  KubeUnavailableError,
+  isAlreadyExists,
+  isNotFound,
+  simlockPath,
+} from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosStatus, type LeaseView } from '../test/cluster/fleet.js';
 import { controllerFor } from '../test/cluster/controller.js';
@@ -105,27 +113,37 @@ describe('a dispatch withdrawn while its agent acknowledges and then grants it',
 });
 
 describe('a dispatch given up while the API server holds its create', () => {
-  it('adopts the Lease that lands after the withdrawal found none, once its agent grants it', async () => {
+  it('waits for the create, withdraws the Lease it made, and only then dispatches elsewhere', async () => {
     const fleet = await TestFleet.create(cluster);
     fleets.push(fleet);
     await fleet.addWorker('a', { status: iosStatus() });
-    const leases = simlockPath('lease', { namespace: leaseNamespaceOf(fleet.name('a')) });
+    const inA = simlockPath('lease', { namespace: leaseNamespaceOf(fleet.name('a')) });
+    const inB = simlockPath('lease', { namespace: leaseNamespaceOf(fleet.name('b')) });
 
     // The controller's own client; its first Lease create is held, as an API server waiting on
-    // etcd holds it, until the test lets it go.
+    // etcd holds it, until the test lets it go. What it does to Leases, in order.
     const client = KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath });
     const create = client.create.bind(client);
+    const remove = client.delete.bind(client);
     let letGo: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (letGo = resolve));
-    // Tried (the first is held) and made: a create that finds the worker's namespace not made yet
-    // makes it (ADR 0034) and is tried again then, as one create.
-    let creates = 0;
-    let made = 0;
+    const calls: string[] = [];
     client.create = async (path, ...rest) => {
-      if (path !== leases) return create(path, ...rest);
-      if (creates++ === 0) await held;
+      if (path !== inA && path !== inB) return create(path, ...rest);
+      const where = path === inA ? 'a' : 'b';
+      if (calls.length === 0) {
+        calls.push('create a held');
+        await held;
+      }
+      // A create that finds the worker's namespace not made yet makes it (ADR 0034) and is
+      // tried again then: only its landing is told.
       const answer = await create(path, ...rest);
-      made++;
+      calls.push(`create ${where}`);
+      return answer;
+    };
+    client.delete = async (path, ...rest) => {
+      const answer = await remove(path, ...rest);
+      if (path.startsWith(`${inA}/`)) calls.push('delete a');
       return answer;
     };
 
@@ -133,30 +151,102 @@ describe('a dispatch given up while the API server holds its create', () => {
     running.push(reconciler);
     await reconciler.start();
     await fleet.createRequest('r1', { platform: 'ios' });
-    // Dispatched: its Lease's create is in flight, held.
-    await eventually(() => (creates > 0 ? true : undefined), { what: 'the Lease create' });
-    // Its worker goes away while the create is held: the dispatch is given up, the withdrawal
-    // finds no Lease, and the request waits again (the worker stays away: no new dispatch).
+    await eventually(() => (calls.length > 0 ? true : undefined), { what: 'the Lease create' });
+    // While the create is held, b joins and a goes away: the dispatch to a is given up, and a
+    // walk that knows b tells the request so (a disconnected, b named)...
+    await fleet.addWorker('b', { status: iosStatus() });
     await fleet.heartbeat('a', { durationSeconds: 2, ageMs: 1000 });
-    await fleet.requestWhere(
+    const walked = await fleet.requestWhere(
       'r1',
-      (request) => reasonsByWorker(request.status)[0]?.reason === 'disconnected',
+      (request) => {
+        const reasons = reasonsByWorker(request.status);
+        const of = (short: string) => reasons.find((reason) => reason.worker === fleet.name(short));
+        return of('a')?.reason === 'disconnected' && of('b') !== undefined;
+      },
       15_000,
     );
-    expect((await fleet.request('r1')).status?.phase).toBe('Waiting');
-    expect(await fleet.lease('r1')).toBeUndefined();
+    // ...and does not dispatch it there: its Lease on a may yet be made.
+    expect(walked.status?.phase).toBe('Waiting');
+    expect(calls).toEqual(['create a held']);
 
-    // The create lands and its agent grants it: the device is held for r1, which takes it.
+    // The create lands; its Lease is withdrawn (deleted); then the request goes to b.
     letGo();
-    const landed = await eventually(() => fleet.lease('r1'), { what: 'the late Lease' });
+    await eventually(() => (calls.includes('create b') ? true : undefined), {
+      what: 'the dispatch to b',
+    });
+    expect(calls).toEqual(['create a held', 'create a', 'delete a', 'create b']);
+    const lease = await fleet.grant('r1');
+    expect(lease.spec.worker).toBe(fleet.name('b'));
+    const granted = await fleet.phase('r1', 'Granted');
+    expect(granted.status?.worker).toBe(fleet.name('b'));
+    const kept = await fleet.lease('r1');
+    expect(kept?.metadata.uid).toBe(lease.metadata.uid);
+  });
+});
+
+describe('a Lease create that gets no answer', () => {
+  it('is made again on the same worker, and the request is on the Lease the first one made', async () => {
+    const fleet = await TestFleet.create(cluster);
+    fleets.push(fleet);
+    await fleet.addWorker('a', { status: iosStatus() });
+    await fleet.addWorker('b', { status: iosStatus() });
+    const leaseCreates = new Map([
+      [simlockPath('lease', { namespace: leaseNamespaceOf(fleet.name('a')) }), 'a'],
+      [simlockPath('lease', { namespace: leaseNamespaceOf(fleet.name('b')) }), 'b'],
+    ]);
+    // The controller's own client: its first Lease create is made, and its answer lost (a create
+    // that outlived its client's timeout while the API server waited on etcd). Meanwhile its
+    // worker is drained, and the controller knows: a walk now would send the request elsewhere.
+    const client = KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath });
+    const create = client.create.bind(client);
+    const creates: { worker: string; uid?: string; error?: string }[] = [];
+    client.create = async (path, ...rest) => {
+      const worker = leaseCreates.get(path);
+      if (worker === undefined) return create(path, ...rest);
+      try {
+        const made = await create(path, ...rest);
+        const uid = (made as { metadata?: { uid?: string } }).metadata?.uid;
+        if (creates.length > 0) creates.push({ worker, ...(uid ? { uid } : {}) });
+        else {
+          creates.push({ worker, ...(uid ? { uid } : {}), error: 'no answer' });
+          await fleet.drain(worker);
+          await eventually(
+            () =>
+              reconciler
+                .snapshot()
+                .workers.some((view) => view.name === fleet.name(worker) && view.drained)
+                ? true
+                : undefined,
+            { what: 'the drain seen by the controller' },
+          );
+          throw new KubeUnavailableError('POST: no answer within 30000 ms', {
+            cause: new Error('timeout'),
+          });
+        }
+        return made;
+      } catch (error) {
+        if (isAlreadyExists(error)) creates.push({ worker, error: 'AlreadyExists' });
+        throw error;
+      }
+    };
+
+    const reconciler = controllerFor(cluster, fleet, { client });
+    running.push(reconciler);
+    await reconciler.start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    const lease = await eventually(
+      () => (creates.length >= 2 ? fleet.lease('r1') : Promise.resolve(undefined)),
+      { what: 'the create made again' },
+    );
+    const first = creates[0];
+    // Made again where it was made, found there, and adopted: never a Lease on the other worker.
+    // (The drain stops new dispatches; this one was made before it.)
+    expect(creates[1]).toEqual({ worker: first?.worker, error: 'AlreadyExists' });
+    expect(lease.metadata.uid).toBe(first?.uid);
     await fleet.grant('r1');
-    const granted = await fleet.phase('r1', 'Granted', 15_000);
-    expect(granted.status?.device?.id).toBe('sim-1');
-    expect(granted.status?.worker).toBe(fleet.name('a'));
-    const lease = await fleet.lease('r1');
-    expect(lease?.metadata.uid).toBe(landed.metadata.uid);
-    expect(lease?.metadata.deletionTimestamp).toBeUndefined();
-    expect(made).toBe(1);
+    const granted = await fleet.phase('r1', 'Granted');
+    expect(granted.status?.worker).toBe(fleet.name(first?.worker ?? ''));
+    expect(creates).toHaveLength(2);
   });
 });
 

@@ -15,8 +15,10 @@
 //   - a Lease being let go, seen while a create is in flight, is an earlier dispatch's (the
 //     withdrawal's own update of a refused Lease), never a refusal of the new one;
 //   - AlreadyExists on a create means an earlier process dispatched it: adopt that Lease;
-//   - a create held past its withdrawal lands later and is granted: a waiting request adopts it,
-//     an ended one deletes it;
+//   - a withdrawal or delete waits for the request's create in flight (request-writes.ts), so a
+//     create held by the API server is withdrawn once it lands, never left behind while the
+//     request goes elsewhere; a Lease that lands unlooked-for all the same (an earlier process's
+//     create) and is granted: a waiting request adopts it, an ended one deletes it;
 //   - the agent's time to answer counts from when our watch delivers the Lease, not the create;
 //   - the agent's progress (provisioning, booting) may come before the create answers: it is
 //     written at once, its stage told once the dispatch has been; so is a crashed device's recovery.

@@ -108,7 +108,9 @@ export class RequestShell {
     request.hasFinalizer = (metadata.finalizers ?? []).includes(REQUEST_FINALIZER);
     request.generation = metadata.generation;
     if (metadata.deletionTimestamp !== undefined) {
-      const leaseExists = this.options.leases.watched(request) !== undefined;
+      // A create in flight may make a Lease yet: its delete waits for it (request-writes.ts).
+      const leaseExists =
+        this.options.leases.watched(request) !== undefined || request.leaseCreate !== undefined;
       if (request.life.kind === 'granted') this.options.grantedDeleting(request);
       this.apply(request, { type: 'requestDeleting', leaseExists });
     } else if (changed) {

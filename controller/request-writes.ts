@@ -7,6 +7,7 @@
 import { REQUEST_FINALIZER, ObjectMeta, type RoutingPolicy } from '../api/index.js';
 import {
   isNotFound,
+  isTransient,
   resourceVersionOf,
   simlockPath,
   type KubeClient,
@@ -67,7 +68,29 @@ export class RequestWrites {
     return { type: 'assessed', failure };
   }
 
-  async createLease(request: TrackedRequest, worker: string): MachineAnswer {
+  /**
+   * Creates the request's Lease on `worker`, and keeps it as the request's create in flight until
+   * the API server answers it for certain: a withdrawal or a delete meanwhile waits for it
+   * (`createAnswered`). Looked for before the create had answered, the Lease was not there yet; the
+   * request was dispatched elsewhere, and the create, held by an API server waiting on etcd,
+   * landed after: two workers granted one request (the soak's "granted under two Leases").
+   */
+  createLease(request: TrackedRequest, worker: string): MachineAnswer {
+    let answered: () => void = () => undefined;
+    const create = { worker, answered: new Promise<void>((resolve) => (answered = resolve)) };
+    request.leaseCreate = create;
+    return this.tryCreate(request, worker, (event) => {
+      if (request.leaseCreate === create) request.leaseCreate = undefined;
+      answered();
+      return event;
+    });
+  }
+
+  private async tryCreate(
+    request: TrackedRequest,
+    worker: string,
+    done: (event: RequestEvent) => RequestEvent,
+  ): MachineAnswer {
     const answer = await this.options.leases.create(request, worker);
     switch (answer.kind) {
       case 'created': {
@@ -75,22 +98,46 @@ export class RequestWrites {
         const watched =
           answer.uid !== undefined &&
           this.options.leases.watched(request, worker)?.uid === answer.uid;
-        return { type: 'leaseCreated', worker, uid: answer.uid, watched };
+        return done({ type: 'leaseCreated', worker, uid: answer.uid, watched });
       }
       case 'existed':
+        this.timers.succeeded(request);
         this.options.log.info('lease already exists; adopting it', { request: request.key });
-        return { type: 'leaseExisted', worker, lease: answer.lease };
+        return done({ type: 'leaseExisted', worker, lease: answer.lease });
       case 'failed':
+        if (isTransient(answer.error) && this.options.lookup(request.key) !== undefined) {
+          // No answer, or the API server's own trouble: the Lease may have been made all the same
+          // (a create held through an etcd restart outlives its client's timeout). The same create
+          // again answers for certain: made now, or there already (AlreadyExists: adopted).
+          this.options.log.warn('could not create the lease; trying again on the same worker', {
+            request: request.key,
+            worker,
+            error: answer.error,
+          });
+          this.timers.retry(request, 'createLease', answer.error, () =>
+            this.tryCreate(request, worker, done),
+          );
+          return undefined;
+        }
         this.options.log.warn('could not create the lease; back to the queue', {
           request: request.key,
           worker,
           error: answer.error,
         });
-        return { type: 'leaseCreateFailed', worker };
+        return done({ type: 'leaseCreateFailed', worker });
     }
   }
 
+  /** The worker of the request's create in flight, once it has answered; none when none is. */
+  private async createAnswered(request: TrackedRequest): Promise<string | undefined> {
+    const create = request.leaseCreate;
+    if (!create) return undefined;
+    await create.answered;
+    return create.worker;
+  }
+
   async deleteLease(request: TrackedRequest): MachineAnswer {
+    await this.createAnswered(request);
     let outright: boolean;
     try {
       ({ outright } = await this.options.leases.delete(request, shownWorkerOf(request.life)));
@@ -170,16 +217,22 @@ export class RequestWrites {
     return undefined;
   }
 
-  async withdrawLease(request: TrackedRequest): MachineAnswer {
+  /**
+   * Withdraws the dispatch's Lease, on `worker` (the dispatch's; a life that is withdrawing names
+   * none): once its create has answered, so that a Lease it makes is withdrawn, not left behind.
+   */
+  async withdrawLease(request: TrackedRequest, worker?: string): MachineAnswer {
+    const createdOn = await this.createAnswered(request);
+    const on = worker ?? shownWorkerOf(request.life) ?? createdOn;
     let answer: WithdrawAnswer;
     try {
-      answer = await this.options.leases.withdraw(request, shownWorkerOf(request.life));
+      answer = await this.options.leases.withdraw(request, on);
     } catch (error) {
       this.options.log.warn('could not withdraw the lease; retrying', {
         request: request.key,
         error,
       });
-      this.timers.retry(request, 'deleteLease', error, () => this.withdrawLease(request));
+      this.timers.retry(request, 'deleteLease', error, () => this.withdrawLease(request, on));
       return undefined;
     }
     this.timers.succeeded(request);

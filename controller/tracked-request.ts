@@ -15,6 +15,7 @@ export type RequestTimer = MachineTimer | 'write' | 'dispatchEvent' | 'silence';
 /** Writes that failed and are made again after the request's backoff. */
 export type RequestRetry =
   | 'admit'
+  | 'createLease'
   | 'removeFinalizer'
   | 'write'
   | 'deleteLease'
@@ -54,6 +55,12 @@ export interface TrackedRequest extends RequestState {
   retries: Map<RequestRetry, RetriedWrite>;
   /** Uids of other Leases of the request being deleted (request-writes.ts, sweepStrayLeases). */
   strayLeases: Set<string>;
+  /**
+   * The Lease create in flight, until the API server answers it for certain (its retries
+   * included): the worker it is for, and when it is answered. A withdrawal or a delete of the
+   * request's Lease waits for it (request-writes.ts).
+   */
+  leaseCreate?: { worker: string; answered: Promise<void> } | undefined;
   /**
    * The current dispatch's Event (where to, and when), held until the agent answers: a grant
    * records both in one Event (ADR 0005, 0016); anything else records it before its own.
