@@ -154,6 +154,17 @@ export class LeaseDispatcher {
     return this.byRequest.one(request, worker);
   }
 
+  /**
+   * The Lease a request first seen by this process is taken up on: one its agent granted (on the
+   * worker the request's status names, first), else as `watched`. A process that died with a
+   * create in flight may leave a granted Lease beside the one the status names (a dispatch it gave
+   * up whose create landed after it stopped): taking the unanswered one deleted the grant as a
+   * stray, and the request waited for an answer that did not come.
+   */
+  toTakeUp(request: { uid: string }, worker?: string): ParsedLease | undefined {
+    return this.byRequest.granted(request, worker) ?? this.byRequest.one(request, worker);
+  }
+
   /** Every Lease of the request our watch has: one, but for a moment. */
   allWatched(request: { uid: string }): ParsedLease[] {
     return this.byRequest.all(request);

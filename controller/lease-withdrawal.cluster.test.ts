@@ -321,3 +321,59 @@ describe('a second Lease of a request, granted on another worker', () => {
       await fleet.leaseGone('r1');
     });
 });
+
+// A controller that died with a create in flight (a dispatch it gave up, the create landing after
+// it stopped) leaves the request two Leases: the one its status names, unanswered, and another its
+// agent granted. The next controller takes the request up on the grant, and deletes the other.
+describe('a request taken up with a granted Lease beside the unanswered one', () => {
+  it('is Granted on the granted Lease, and the unanswered one is deleted', async () => {
+    const fleet = await TestFleet.create(cluster);
+    fleets.push(fleet);
+    await fleet.addWorker('a', { status: iosStatus() });
+    await fleet.addWorker('b', { status: iosStatus() });
+    const first = controllerFor(cluster, fleet);
+    running.push(first);
+    await first.start();
+    await fleet.createRequest('r1', { platform: 'ios' });
+    const unanswered = await eventually(() => fleet.lease('r1'), { what: 'the dispatch' });
+    await first.stop();
+
+    // The Lease of the create that landed after the first controller stopped, granted.
+    const worker = unanswered.spec.worker === fleet.name('a') ? fleet.name('b') : fleet.name('a');
+    const landed = (await cluster.admin.create(
+      simlockPath('lease', { namespace: leaseNamespaceOf(worker) }),
+      {
+        apiVersion: 'simlock.dev/v1alpha1',
+        kind: 'Lease',
+        metadata: {
+          name: unanswered.metadata.name,
+          labels: { ...unanswered.metadata.labels, [WORKER_LABEL]: worker },
+          finalizers: unanswered.metadata.finalizers,
+        },
+        spec: { ...unanswered.spec, worker },
+      },
+    )) as LeaseView;
+    const device = { id: 'sim-1', name: 'iPhone 16', model: 'iPhone 16', platform: 'ios' };
+    await cluster.admin.patch(pathOfLease(landed, 'status'), {
+      status: { phase: 'Granted', device: { ...device, os: '18.4', physical: false } },
+    });
+
+    const next = controllerFor(cluster, fleet);
+    running.push(next);
+    await next.start();
+    const granted = await fleet.phase('r1', 'Granted');
+    expect(granted.status?.worker).toBe(worker);
+    expect(granted.status?.device?.id).toBe('sim-1');
+    // Deleted (its agent, once it has seen that, takes its finalizer off: here nobody does).
+    await eventually(
+      () =>
+        cluster.admin
+          .get(pathOfLease(unanswered))
+          .then((lease) => ((lease as LeaseView).metadata.deletionTimestamp ? true : undefined))
+          .catch((error: unknown) => (isNotFound(error) ? true : undefined)),
+      { what: 'the unanswered Lease deleted' },
+    );
+    const kept = (await cluster.admin.get(pathOfLease(landed))) as LeaseView;
+    expect(kept.metadata.deletionTimestamp).toBeUndefined();
+  });
+});

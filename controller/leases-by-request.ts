@@ -30,6 +30,14 @@ export class LeasesByRequest {
     return leases;
   }
 
+  /** Of several, one its agent granted and nobody lets go of: the one on `worker` first. */
+  granted(request: { uid: string }, worker?: string): ParsedLease | undefined {
+    const held = this.all(request).filter(
+      (lease) => lease.status?.phase === 'Granted' && !lease.lettingGo,
+    );
+    return held.find((lease) => lease.worker === worker) ?? held[0];
+  }
+
   /** Of several, the one on `worker` (the worker its life names), else one not being deleted. */
   one(request: { uid: string }, worker?: string): ParsedLease | undefined {
     const leases = this.all(request);

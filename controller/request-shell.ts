@@ -116,7 +116,7 @@ export class RequestShell {
     } else if (changed) {
       this.apply(request, { type: 'requestChanged' });
     } else if (!tracked) {
-      const lease = this.options.leases.watched(request, status?.worker);
+      const lease = this.options.leases.toTakeUp(request, status?.worker);
       this.apply(request, {
         type: 'requestSeen',
         phase: status?.phase ?? 'Pending',
