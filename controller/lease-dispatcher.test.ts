@@ -7,7 +7,7 @@ import {
   REQUEST_NAMESPACE_LABEL,
   WORKER_LABEL,
 } from '../api/index.js';
-import { leaseFor } from './lease-dispatcher.js';
+import { leaseFor } from './lease-object.js';
 import { parseLease } from './parsed-lease.js';
 
 const request = {

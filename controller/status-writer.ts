@@ -22,7 +22,7 @@ import {
 } from '../runtime/index.js';
 import { classKey, type GrantHistory } from './estimate/index.js';
 import type { ControllerMetrics } from './metrics.js';
-import { leasePlaceOf } from './lease-dispatcher.js';
+import { leasePlaceOf } from './lease-object.js';
 import { grantOf, grantedAtOf, shownWorkerOf, type RequestLife } from './request-life.js';
 import type { StatusChange } from './request-machine.js';
 import { copyCondition, desiredStatus, phaseShown, setCondition, writeLaneFor } from './status.js';
