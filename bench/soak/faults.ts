@@ -62,6 +62,9 @@ export interface Convergence {
 /** Connectivity reasons: after a fault is over, no worker still up may give one. */
 const AWAY = ['disconnected', 'not-ready', 'unhealthy', 'incompatible'];
 
+/** The pinned requests of a partition are made this long before its cut, to be granted by then. */
+const PINNED_LEAD_MS = 90_000;
+
 const sleepUntil = (at: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 
@@ -119,8 +122,13 @@ export class SoakFaults {
     if (only.kinds.has('apiserver'))
       exclusive.push({ at: started + durationMs * 0.8, kind: 'apiserver' });
     for (const fault of exclusive) {
-      // Moved to just after the partition whose window it falls in.
-      const cut = cuts.find((at) => fault.at > at - 45_000 && fault.at < at + partitionMs + 20_000);
+      // Moved to just after the partition whose window it falls in: from the making of its pinned
+      // requests (PINNED_LEAD_MS before the cut) to 20 s after it heals. An etcd restart as the
+      // pinned requests were made left their one worker looking away (its heartbeat could not be
+      // renewed): they failed at once (NO_CAPACITY), and the partition was not judged.
+      const cut = cuts.find(
+        (at) => fault.at > at - PINNED_LEAD_MS - 15_000 && fault.at < at + partitionMs + 20_000,
+      );
       if (cut !== undefined) fault.at = cut + partitionMs + 20_000;
     }
     exclusive.sort((a, b) => a.at - b.at);
@@ -213,7 +221,7 @@ export class SoakFaults {
     const worker = cutOff.process.name;
     const keep = `keep-${index}`;
     const drop = `drop-${index}`;
-    await sleepUntil(cutAt - 90_000);
+    await sleepUntil(cutAt - PINNED_LEAD_MS);
     try {
       await load.createPinned(keep, cutOff.partition.capability);
       await load.createPinned(drop, cutOff.partition.capability);
