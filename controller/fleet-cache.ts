@@ -20,6 +20,7 @@ import {
   type Heartbeat,
   type KnownWorker,
 } from './views.js';
+import type { ApiContact } from './api-contact.js';
 import type { Fleet } from './walk.js';
 
 export interface FleetCacheOptions {
@@ -31,6 +32,13 @@ export interface FleetCacheOptions {
   routingChanged: (name: string) => void;
   /** A worker that was connected is not any more (its heartbeat lapsed, or it went away). */
   disconnected: (worker: string) => void;
+  /**
+   * What this process hears of the API server (its leader election's renewals): a lapse due while
+   * it hears nothing is held (api-contact.ts). None: every lapse is judged when it falls due.
+   */
+  contact?: ApiContact | undefined;
+  /** A worker's lapse was held for a silence of the API server. */
+  lapseHeld?: (worker: string) => void;
   observer?: WorkQueueObserver | undefined;
 }
 
@@ -51,11 +59,17 @@ export class FleetCache {
         // A heartbeat renewed since the wake was asked for lapses later: look again then.
         const lapsesAt = this.workers.get(name)?.lapsesAt;
         const now = options.clock.now();
+        if (lapsesAt === Infinity) return undefined;
         if (lapsesAt !== undefined && lapsesAt >= now)
           return { requeueAfterMs: lapsesAt - now + 1 };
         this.refresh(name, options.lookup(name));
         return undefined;
       },
+    });
+    // Renewals answered again: the lapses held meanwhile are judged (later, after a silence).
+    options.contact?.onAnswerAfterHold(() => {
+      for (const [name, worker] of this.workers)
+        if (worker.lapsesAt === Infinity) this.refresh(name, options.lookup(name));
     });
   }
 
@@ -121,17 +135,27 @@ export class FleetCache {
       this.options.log.warn('worker object unreadable', { worker: name });
       return;
     }
+    const now = this.options.clock.now();
+    const contact = this.options.contact;
     const next = buildWorker(
       { metadata: parsed.data.metadata, spec: parsed.data.spec, status: object.status },
       this.heartbeats.get(name),
-      this.options.clock.now(),
+      now,
+      contact && ((lapsesAt, durationMs) => contact.lapseOf(lapsesAt, durationMs, now)),
     );
     this.workers.set(name, next);
     this.revisions.observe(name, revisionKey(next));
     // A fresh heartbeat lapses at a known moment: look again then. A renewal moves the moment
-    // later; the earlier wake then finds the worker still connected and asks again.
-    if (next.lapsesAt !== undefined)
-      this.lapses.addAfter(name, next.lapsesAt - this.options.clock.now() + 1);
+    // later; the earlier wake then finds the worker still connected and asks again. A lapse held
+    // is looked at again when the API server answers (the constructor's hook).
+    if (next.lapsesAt === Infinity) {
+      if (previous?.lapsesAt !== Infinity) {
+        this.options.log.warn('heartbeat lapsed while the API server did not answer us; holding', {
+          worker: name,
+        });
+        this.options.lapseHeld?.(name);
+      }
+    } else if (next.lapsesAt !== undefined) this.lapses.addAfter(name, next.lapsesAt - now + 1);
     // A worker that went away will not answer what was dispatched to it and not yet granted.
     if (previous?.view.connection === 'connected' && next.view.connection !== 'connected')
       this.options.disconnected(name);

@@ -2,6 +2,7 @@
 export { Reconciler, type ReconcilerOptions } from './reconciler.js';
 export { CONTROLLER_DEFAULTS } from './options.js';
 export { ControllerMetrics } from './metrics.js';
+export { ApiContact } from './api-contact.js';
 export { walk, type WaitingRequest, type Fleet, type WalkOutcome } from './walk.js';
 export { reasonsFor } from './reasons.js';
 // The grant estimates of a walk, for bench/estimates.ts.

@@ -14,6 +14,7 @@ import {
   systemClock,
   userAgent,
 } from '../runtime/index.js';
+import { ApiContact } from './api-contact.js';
 import { CONTROLLER_DEFAULTS as DEFAULTS } from './options.js';
 import { ControllerMetrics } from './metrics.js';
 import { LEADER_LEASE_NAME, controllerPermissions } from './permissions.js';
@@ -181,6 +182,8 @@ async function main(): Promise<void> {
   const eventClient = rateLimit ? KubeClient.fromOptions(connection, undefined, rateLimit) : client;
   const metrics = new ControllerMetrics(true);
 
+  // Told by the leader election's renewals; with none, heartbeat lapses are judged as they fall due.
+  const apiContact = options.leaderElection ? new ApiContact() : undefined;
   let reconciler: Reconciler | undefined;
   const startReconciling = () => {
     reconciler = new Reconciler({
@@ -190,6 +193,7 @@ async function main(): Promise<void> {
       log,
       metrics,
       systemNamespace: options.namespace,
+      apiContact,
       watchNamespace: options.watchNamespace,
       workerSelector: options.workerSelector,
       dispatchTimeoutMs: options.dispatchTimeoutMs,
@@ -212,6 +216,7 @@ async function main(): Promise<void> {
 
   const elector = options.leaderElection
     ? new LeaderElector({
+        renewals: apiContact,
         client: KubeClient.fromOptions(connection),
         namespace: options.namespace,
         name: LEADER_LEASE_NAME,

@@ -32,6 +32,10 @@ export class ControllerMetrics extends MetricSet {
     'simlock_status_writes_total',
     'LeaseRequest status writes.',
   );
+  readonly heartbeatLapsesHeld = this.counter(
+    'simlock_heartbeat_lapses_held_total',
+    "Workers' heartbeat lapses held because the API server was not answering the controller either.",
+  );
   readonly grantEventsLeftOut = this.counter(
     'simlock_grant_events_left_out_total',
     "Plain grants told by their request's status alone: past the grant Events' rate (ADR 0028).",

@@ -2,6 +2,7 @@
 // the Reconciler's options (tests and benchmarks build one in-process) read them from here.
 import { DEFAULT_EXPIRING_SOON_SECONDS, DEFAULT_MAX_LEASE_SECONDS } from '../api/index.js';
 import type { Clock, KubeClient, Logger } from '../runtime/index.js';
+import type { ApiContact } from './api-contact.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { RoutingPolicy } from '../api/index.js';
 
@@ -61,6 +62,11 @@ export interface ReconcilerOptions {
   policy?: RoutingPolicy;
   /** Where the agents' heartbeat Leases live. */
   systemNamespace: string;
+  /**
+   * What the process hears of the API server (its leader election's renewals): a heartbeat lapse
+   * due while it hears nothing is held (api-contact.ts). None: every lapse judged when due.
+   */
+  apiContact?: ApiContact | undefined;
   /** Only LeaseRequests and Leases in this namespace; every namespace when absent. */
   watchNamespace?: string | undefined;
   /** Only Workers with these labels (a label selector); every Worker when absent. */

@@ -2,14 +2,23 @@
 // recently its reasons were written: a change of presence is not held back by the reason-write
 // interval that coalesces position updates (status.ts, presencePart; write-queue.ts). On the code
 // before, the reason waited out the interval (here 8 s) behind the last write.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { iosFullStatus, iosStatus } from '../test/cluster/fleet.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
-import { controllerStories } from '../test/cluster/controller.js';
+import { controllerStories, takingRequests } from '../test/cluster/controller.js';
 import { reasonsByWorker } from '../api/index.js';
+import { KubeClient, LeaderElector, silentLogger, systemClock } from '../runtime/index.js';
+import { ApiContact } from './api-contact.js';
 
 const cluster = useCluster('presence');
-const { setup } = controllerStories(cluster);
+const { setup, metric } = controllerStories(cluster);
+const electors: LeaderElector[] = [];
+/** Renewals held by a story: let go after it, whatever happened in it, so its elector can stop. */
+const holds: (() => void)[] = [];
+afterEach(async () => {
+  for (const letGo of holds.splice(0)) letGo();
+  await Promise.all(electors.splice(0).map((elector) => elector.stop()));
+});
 
 const INTERVAL_MS = 8000;
 
@@ -158,5 +167,103 @@ describe('a dispatch whose worker goes away before it answers (ADR 0030)', () =>
     expect(Date.now() - lapsesAt).toBeLessThan(3000);
     expect(request.status?.phase).toBe('Waiting');
     expect(reasonsByWorker(request.status)).toMatchObject([{ worker: a }]);
+  });
+});
+
+// etcd restarting: the agents cannot renew their heartbeats, and the controller cannot renew its
+// leader Lease either. A lapse then is the control plane's silence, not the worker's absence: it is
+// held, the dispatch waiting on the worker is kept, and once the API server answers again the
+// worker has a heartbeat period to renew. On the code before, the lapse was judged at once: the
+// dispatch was given up (in the soak, at every etcd restart) and a request admitted meanwhile
+// failed NO_CAPACITY. The leader election here is the product's, on the real API server; its
+// client holds one renewal (as kube-apiserver holds a write while etcd is down) until told.
+describe('a heartbeat that lapses while the API server does not answer the controller', () => {
+  async function silentControlPlane() {
+    const contact = new ApiContact();
+    const client = KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath });
+    const replace = client.replace.bind(client);
+    let holding = false;
+    let held: (() => void) | undefined;
+    client.replace = async (...args) => {
+      if (holding) await new Promise<void>((resolve) => (held = resolve));
+      return replace(...args);
+    };
+    holds.push(() => {
+      holding = false;
+      held?.();
+    });
+    const { fleet, reconciler, metrics, start } = await setup({
+      apiContact: contact,
+      dispatchTimeoutMs: 60_000,
+    });
+    const elector = new LeaderElector({
+      client,
+      namespace: fleet.namespace,
+      name: 'presence-leader',
+      identity: 'presence-test',
+      clock: systemClock(),
+      log: silentLogger,
+      leaseDurationSeconds: 3,
+      renewals: contact,
+      onStartedLeading: () => undefined,
+      onStoppedLeading: () => undefined,
+    });
+    electors.push(elector);
+    elector.start();
+    await eventually(() => (elector.isLeader ? true : undefined), { what: 'leading' });
+    await fleet.addWorker('a', { status: iosStatus() });
+    await start();
+    await takingRequests(reconciler, fleet.name('a'));
+    await fleet.createRequest('r1', { platform: 'ios' });
+    const lease = await eventually(() => fleet.lease('r1'), { what: 'the dispatch to a' });
+    // The control plane goes silent: the next renewal is held. a's heartbeat lapses meanwhile.
+    holding = true;
+    await eventually(() => (held ? true : undefined), { what: 'a renewal held' });
+    const silentFrom = Date.now();
+    await fleet.heartbeat('a', { durationSeconds: 2, ageMs: 1000 });
+    await eventually(
+      async () =>
+        (await metric(metrics, 'simlock_heartbeat_lapses_held_total')) > 0 ? true : undefined,
+      { what: 'the lapse held' },
+    );
+    const view = reconciler.snapshot().workers.find((worker) => worker.name === fleet.name('a'));
+    expect(view?.connection).toBe('connected');
+    expect((await fleet.lease('r1'))?.metadata.uid).toBe(lease.metadata.uid);
+    expect((await fleet.request('r1')).status?.phase).not.toBe('Failed');
+    // The control plane answers again, more than a second after the renewal was sent.
+    await eventually(() => (Date.now() - silentFrom > 1100 ? true : undefined), {
+      what: 'a second of silence',
+    });
+    holding = false;
+    held?.();
+    const answeredAt = Date.now();
+    return { fleet, reconciler, lease, answeredAt };
+  }
+
+  it('is held, and the dispatch kept: the agent renews once the API server answers, and grants', async () => {
+    const { fleet, lease } = await silentControlPlane();
+    await fleet.heartbeat('a');
+    const granted = await fleet.grant('r1');
+    expect(granted.metadata.uid).toBe(lease.metadata.uid);
+    const request = await fleet.phase('r1', 'Granted');
+    expect(request.status?.worker).toBe(fleet.name('a'));
+  });
+
+  it('then lapses a heartbeat period after the API server answers, if the agent does not renew', async () => {
+    const { fleet, reconciler, answeredAt } = await silentControlPlane();
+    await eventually(
+      () =>
+        reconciler.snapshot().workers.find((worker) => worker.name === fleet.name('a'))
+          ?.connection === 'disconnected'
+          ? true
+          : undefined,
+      { what: 'a disconnected' },
+    );
+    // Its heartbeat (2 s) had that long from the answer, not from its last renewal.
+    expect(Date.now() - answeredAt).toBeGreaterThanOrEqual(1900);
+    await fleet.requestWhere(
+      'r1',
+      (request) => reasonsByWorker(request.status)[0]?.reason === 'disconnected',
+    );
   });
 });

@@ -140,6 +140,8 @@ export class Reconciler {
         walk();
       },
       disconnected: (worker) => this.shell.workerGone(worker),
+      contact: options.apiContact,
+      lapseHeld: () => metrics.heartbeatLapsesHeld.inc(),
       observer: observers.observer('Worker'),
     });
     metrics.countWorkers = () => {

@@ -13,7 +13,10 @@ export interface KnownWorker {
   view: WorkerView;
   /** The view key (everything routing reads, presence included). */
   key: string;
-  /** When the heartbeat lapses, if it is fresh now (to re-evaluate then, without polling). */
+  /**
+   * When the heartbeat lapses, if it is fresh now (to re-evaluate then, without polling); Infinity
+   * while a lapse is held for a silence of the API server (api-contact.ts).
+   */
   lapsesAt?: number | undefined;
   label?: string | undefined;
   /** The agent's exec endpoint. */
@@ -40,6 +43,8 @@ export function buildWorker(
   worker: WorkerObject | { metadata: { name: string }; spec?: unknown; status?: unknown },
   heartbeat: Heartbeat | undefined,
   now: number,
+  /** When a lapse due at `lapsesAt` is judged (api-contact.ts); as it falls due when not given. */
+  judgeLapse: (lapsesAt: number, durationMs: number) => number = (lapsesAt) => lapsesAt,
 ): KnownWorker {
   const name = worker.metadata.name;
   const spec = (worker.spec ?? {}) as { drained?: unknown; label?: unknown };
@@ -48,9 +53,8 @@ export function buildWorker(
   const parsed = worker.status === undefined ? undefined : WorkerStatus.safeParse(worker.status);
   const status = parsed?.success ? parsed.data : undefined;
 
-  const lapsesAt = heartbeat
-    ? heartbeat.renewTime + heartbeat.leaseDurationSeconds * 1000
-    : undefined;
+  const durationMs = (heartbeat?.leaseDurationSeconds ?? 0) * 1000;
+  const lapsesAt = heartbeat ? judgeLapse(heartbeat.renewTime + durationMs, durationMs) : undefined;
   let connection: Connection =
     lapsesAt !== undefined && lapsesAt > now ? 'connected' : 'disconnected';
   if (

@@ -7,7 +7,7 @@ import { eventually, useCluster } from '../test/cluster/harness.js';
 import { clientThroughRelay } from '../test/cluster/relay.js';
 import { systemClock } from './clock.js';
 import type { KubeClient } from './kube-client.js';
-import { LeaderElector } from './leader-election.js';
+import { LeaderElector, type RenewalObserver } from './leader-election.js';
 import { silentLogger } from './log.js';
 import { coordinationLeasePath } from './paths.js';
 
@@ -21,6 +21,7 @@ function elector(
   client: KubeClient,
   identity: string,
   times: { started?: number; stopped?: number },
+  renewals?: RenewalObserver,
 ) {
   const elector = new LeaderElector({
     client,
@@ -34,6 +35,7 @@ function elector(
     retryPeriodMs: 500,
     onStartedLeading: () => (times.started = Date.now()),
     onStoppedLeading: () => (times.stopped = Date.now()),
+    renewals,
   });
   stops.push(() => elector.stop());
   return elector;
@@ -45,7 +47,14 @@ describe('leader election', () => {
     stops.push(() => relay.close());
     const first: { started?: number; stopped?: number } = {};
     const second: { started?: number; stopped?: number } = {};
-    elector(throughRelay, 'first', first).start();
+    // What the first replica's renewals tell (the controller judges heartbeat lapses by it).
+    const told: string[] = [];
+    const renewalsTold: RenewalObserver = {
+      sent: () => told.push('sent'),
+      answered: () => told.push('answered'),
+      failed: () => told.push('failed'),
+    };
+    elector(throughRelay, 'first', first, renewalsTold).start();
     await eventually(() => first.started, { what: 'the first replica leading' });
     elector(cluster.admin, 'second', second).start();
     // Two renewals go through (seen on the Lease), then the first replica's connection goes silent.
@@ -77,5 +86,15 @@ describe('leader election', () => {
     expect(first.stopped ?? Infinity).toBeLessThan(takenOver);
     // Within its renewal deadline of the silence (plus a renewal period and a little slack).
     expect((first.stopped ?? Infinity) - silentAt).toBeLessThan(2000 + 500 + 500);
+    // Its renewals were answered until the silence; the one sent into it is told failed (its
+    // deadline's timeout), never answered.
+    await eventually(() => (told.includes('failed') ? true : undefined), {
+      what: 'the renewal sent into the silence told failed',
+    });
+    const last = told.lastIndexOf('answered');
+    expect(told.slice(0, last + 1)).toEqual(
+      told.slice(0, last + 1).map((_, i) => (i % 2 ? 'answered' : 'sent')),
+    );
+    expect(told.slice(last + 1, last + 3)).toEqual(['sent', 'failed']);
   });
 });

@@ -24,6 +24,17 @@ export interface LeaderElectionOptions {
   retryPeriodMs?: number;
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
+  /**
+   * Told of every try to take or renew the Lease: sent, then answered (taken or not) or failed.
+   * The one write the process makes on a clock, it says whether the API server is answering.
+   */
+  renewals?: RenewalObserver | undefined;
+}
+
+export interface RenewalObserver {
+  sent(at: number): void;
+  answered(at: number): void;
+  failed(): void;
 }
 
 interface CoordinationLease {
@@ -80,9 +91,13 @@ export class LeaderElector {
       ? Math.max(1, this.lastRenewal + this.renewDeadlineMs - sentAt)
       : this.renewDeadlineMs;
     let renewed = false;
+    const { renewals } = this.options;
+    renewals?.sent(sentAt);
     try {
       renewed = await this.tryAcquireOrRenew(sentAt, timeoutMs);
+      renewals?.answered(clock.now());
     } catch (error) {
+      renewals?.failed();
       log.warn('leader election: could not reach the API server', { error });
     }
     if (this.stopped) return;

@@ -45,6 +45,7 @@ export function controllerStories(cluster: ClusterTestContext) {
         dispatchEventHoldMs?: number;
         grantEventsPerSecond?: number;
         expiringSoonMs?: number;
+        apiContact?: ReconcilerOptions['apiContact'];
       } = {},
     ) => {
       const fleet = await TestFleet.create(cluster);
