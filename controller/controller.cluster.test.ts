@@ -2,10 +2,10 @@
 // admission, the reasons of a waiting request, dispatch and grant. Refusals, serving while capacity
 // exists and write economy are in controller-refusals.cluster.test.ts.
 import { describe, expect, it } from 'vitest';
-import { isNotFound, simlockPath } from '../runtime/index.js';
+import { KubeClient, isNotFound, simlockPath } from '../runtime/index.js';
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { iosFullStatus, iosStatus, physicalIphone } from '../test/cluster/fleet.js';
-import { controllerStories, writesSettled } from '../test/cluster/controller.js';
+import { controllerFor, controllerStories, writesSettled } from '../test/cluster/controller.js';
 import { iosCapacity } from '../test/fixtures/workers.js';
 import { leaseNamespaceOf, reasonsByWorker } from '../api/index.js';
 
@@ -364,6 +364,42 @@ describe('dispatch and grant', () => {
         ),
       { what: "the worker's Lease namespace gone", timeoutMs: 60_000 },
     );
+  });
+
+  it('does not make again, at its start, the Lease namespaces there already (one list, no create)', async () => {
+    const { fleet, start, reconciler } = await setup();
+    const a = await fleet.addWorker('a', { status: iosStatus() });
+    const b = await fleet.addWorker('b', { status: iosStatus() });
+    await start();
+    for (const worker of [a, b])
+      await eventually(
+        () =>
+          fleet.admin.get(`/api/v1/namespaces/${leaseNamespaceOf(worker)}`).catch(() => undefined),
+        { what: `${worker}'s Lease namespace` },
+      );
+    await reconciler.stop();
+
+    // The next controller (a restart, a new leader), its namespace creates counted.
+    const client = KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath });
+    const create = client.create.bind(client);
+    const namespaceCreates: string[] = [];
+    client.create = (path, body, ...rest) => {
+      if (path === '/api/v1/namespaces')
+        namespaceCreates.push((body as { metadata: { name: string } }).metadata.name);
+      return create(path, body, ...rest);
+    };
+    const next = controllerFor(cluster, fleet, { client });
+    try {
+      await next.start();
+      // Synced: every Worker seen. A third worker, new, still gets its namespace at first sight.
+      const c = await fleet.addWorker('c', { status: iosStatus() });
+      await eventually(() => (namespaceCreates.length > 0 ? true : undefined), {
+        what: "the new worker's namespace made",
+      });
+      expect(namespaceCreates).toEqual([leaseNamespaceOf(c)]);
+    } finally {
+      await next.stop();
+    }
   });
 
   it('releases on delete: the Lease goes first, then the request', async () => {

@@ -2,7 +2,8 @@
 // (off the grant's path: in the bookkeeping lane), and again at a dispatch that finds it missing
 // (the Lease create answered NotFound). Labelled with its worker and owned by its Worker, so that
 // deleting the Worker deletes the namespace (and what is left in it). A namespace already there
-// (made by another controller, or before a restart) is taken as it is.
+// (made by another controller, or before a restart) is taken as it is; those there at start are
+// found with one list, not made again.
 import { API_VERSION, RESOURCES, WORKER_LABEL, leaseNamespaceOf } from '../api/index.js';
 import { isAlreadyExists, type KubeClient, type Logger } from '../runtime/index.js';
 import type { WritePriority, WriteQueue } from './write-queue.js';
@@ -20,6 +21,27 @@ export class LeaseNamespaces {
   private readonly made = new Set<string>();
 
   constructor(private readonly options: LeaseNamespacesOptions) {}
+
+  /**
+   * The workers' Lease namespaces there already, found with one list at start: a controller that
+   * starts (a restart, a new leader) makes none of them again. Without it, every start sent one
+   * create per Worker (answered AlreadyExists): a thousand writes at a thousand workers, at the
+   * client's rate, ahead of the first dispatches. A list that fails leaves the creates to do it.
+   */
+  async findExisting(): Promise<void> {
+    try {
+      const list = (await this.options.client.get('/api/v1/namespaces', {
+        query: { labelSelector: WORKER_LABEL },
+      })) as { items?: { metadata?: { name?: unknown; labels?: Record<string, unknown> } }[] };
+      for (const item of list.items ?? []) {
+        const worker = item.metadata?.labels?.[WORKER_LABEL];
+        if (typeof worker === 'string' && item.metadata?.name === leaseNamespaceOf(worker))
+          this.made.add(worker);
+      }
+    } catch (error) {
+      this.options.log.warn("could not list the workers' Lease namespaces; making them", { error });
+    }
+  }
 
   /** A Worker seen: its namespace made once, unless this process made or found it already. */
   workerSeen(worker: string): void {

@@ -278,6 +278,7 @@ export class Reconciler {
     this.requestInformer.on((event) =>
       this.shell.onRequest(event.object, event.type === 'deleted'),
     );
+    await this.leases.namespaces.findExisting();
     this.workerInformer.start();
     this.heartbeatInformer.start();
     this.leaseInformer.start();
