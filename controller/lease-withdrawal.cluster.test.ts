@@ -250,6 +250,50 @@ describe('a Lease create that gets no answer', () => {
   });
 });
 
+/** Two iOS workers, a controller started on them, and r1 dispatched to one: its Lease, the other. */
+async function dispatchedToOneOfTwo() {
+  const fleet = await TestFleet.create(cluster);
+  fleets.push(fleet);
+  await fleet.addWorker('a', { status: iosStatus() });
+  await fleet.addWorker('b', { status: iosStatus() });
+  const reconciler = controllerFor(cluster, fleet);
+  running.push(reconciler);
+  await reconciler.start();
+  await fleet.createRequest('r1', { platform: 'ios' });
+  const lease = await eventually(() => fleet.lease('r1'), { what: 'the dispatch' });
+  const other = lease.spec.worker === fleet.name('a') ? fleet.name('b') : fleet.name('a');
+  return { fleet, reconciler, lease, other };
+}
+
+/** A second Lease of the request `lease` dispatches, on `worker` (a held create that landed). */
+function secondLease(lease: LeaseView, worker: string, finalizers?: string[]) {
+  return cluster.admin.create(simlockPath('lease', { namespace: leaseNamespaceOf(worker) }), {
+    apiVersion: 'simlock.dev/v1alpha1',
+    kind: 'Lease',
+    metadata: {
+      name: lease.metadata.name,
+      labels: { ...lease.metadata.labels, [WORKER_LABEL]: worker },
+      ...(finalizers ? { finalizers } : {}),
+    },
+    spec: { ...lease.spec, worker },
+  }) as Promise<LeaseView>;
+}
+
+/** What its agent writes to grant a Lease. */
+const GRANTED = {
+  status: {
+    phase: 'Granted',
+    device: {
+      id: 'sim-1',
+      name: 'iPhone 16',
+      model: 'iPhone 16',
+      platform: 'ios',
+      os: '18.4',
+      physical: false,
+    },
+  },
+};
+
 // A request on one Lease while another of its Leases, on another worker, is granted too (a create
 // the API server held past its withdrawal, landing after the request went elsewhere): that Lease
 // holds a device for nobody. The controller deletes it, by its uid, so that its agent reclaims the
@@ -257,47 +301,23 @@ describe('a Lease create that gets no answer', () => {
 describe('a second Lease of a request, granted on another worker', () => {
   for (const when of ['after its own is granted', 'while its own is unanswered'] as const)
     it(`made ${when}: it is deleted, and the request is Granted on its own Lease`, async () => {
-      const fleet = await TestFleet.create(cluster);
-      fleets.push(fleet);
-      await fleet.addWorker('a', { status: iosStatus() });
-      await fleet.addWorker('b', { status: iosStatus() });
-      const reconciler = controllerFor(cluster, fleet);
-      running.push(reconciler);
-      await reconciler.start();
-      await fleet.createRequest('r1', { platform: 'ios' });
-      let own = await eventually(() => fleet.lease('r1'), { what: 'the dispatch' });
+      const dispatched = await dispatchedToOneOfTwo();
+      const { fleet } = dispatched;
+      let own = dispatched.lease;
       if (when === 'after its own is granted') {
         own = await fleet.grant('r1');
         await fleet.phase('r1', 'Granted');
       }
 
       // The stray: the same request's Lease in the other worker's namespace, granted there.
-      const worker = own.spec.worker === fleet.name('a') ? fleet.name('b') : fleet.name('a');
-      const namespace = leaseNamespaceOf(worker);
-      const stray = (await eventually(
-        () =>
-          cluster.admin
-            .create(simlockPath('lease', { namespace }), {
-              apiVersion: 'simlock.dev/v1alpha1',
-              kind: 'Lease',
-              metadata: {
-                name: own.metadata.name,
-                labels: { ...own.metadata.labels, [WORKER_LABEL]: worker },
-              },
-              spec: { ...own.spec, worker },
-            })
-            .catch(() => undefined),
-        { what: `the stray Lease made in ${namespace}` },
-      )) as LeaseView;
-      const device = { id: 'sim-1', name: 'iPhone 16', model: 'iPhone 16', platform: 'ios' };
+      const stray = await eventually(
+        () => secondLease(own, dispatched.other).catch(() => undefined),
+        { what: `the stray Lease made on ${dispatched.other}` },
+      );
       // Its agent grants it, unless the controller has deleted it already: either way it goes.
-      await cluster.admin
-        .patch(pathOfLease(stray, 'status'), {
-          status: { phase: 'Granted', device: { ...device, os: '18.4', physical: false } },
-        })
-        .catch((error: unknown) => {
-          if (!isNotFound(error)) throw error;
-        });
+      await cluster.admin.patch(pathOfLease(stray, 'status'), GRANTED).catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
 
       await eventually(
         () =>
@@ -327,36 +347,17 @@ describe('a second Lease of a request, granted on another worker', () => {
 // agent granted. The next controller takes the request up on the grant, and deletes the other.
 describe('a request taken up with a granted Lease beside the unanswered one', () => {
   it('is Granted on the granted Lease, and the unanswered one is deleted', async () => {
-    const fleet = await TestFleet.create(cluster);
-    fleets.push(fleet);
-    await fleet.addWorker('a', { status: iosStatus() });
-    await fleet.addWorker('b', { status: iosStatus() });
-    const first = controllerFor(cluster, fleet);
-    running.push(first);
-    await first.start();
-    await fleet.createRequest('r1', { platform: 'ios' });
-    const unanswered = await eventually(() => fleet.lease('r1'), { what: 'the dispatch' });
+    const {
+      fleet,
+      reconciler: first,
+      lease: unanswered,
+      other: worker,
+    } = await dispatchedToOneOfTwo();
     await first.stop();
 
     // The Lease of the create that landed after the first controller stopped, granted.
-    const worker = unanswered.spec.worker === fleet.name('a') ? fleet.name('b') : fleet.name('a');
-    const landed = (await cluster.admin.create(
-      simlockPath('lease', { namespace: leaseNamespaceOf(worker) }),
-      {
-        apiVersion: 'simlock.dev/v1alpha1',
-        kind: 'Lease',
-        metadata: {
-          name: unanswered.metadata.name,
-          labels: { ...unanswered.metadata.labels, [WORKER_LABEL]: worker },
-          finalizers: unanswered.metadata.finalizers,
-        },
-        spec: { ...unanswered.spec, worker },
-      },
-    )) as LeaseView;
-    const device = { id: 'sim-1', name: 'iPhone 16', model: 'iPhone 16', platform: 'ios' };
-    await cluster.admin.patch(pathOfLease(landed, 'status'), {
-      status: { phase: 'Granted', device: { ...device, os: '18.4', physical: false } },
-    });
+    const landed = await secondLease(unanswered, worker, unanswered.metadata.finalizers);
+    await cluster.admin.patch(pathOfLease(landed, 'status'), GRANTED);
 
     const next = controllerFor(cluster, fleet);
     running.push(next);
