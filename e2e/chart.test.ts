@@ -162,10 +162,10 @@ describe('helm lint and helm template', () => {
     const objects = await render();
     expect(rules(objects, 'ClusterRole', 'simlock-controller')).toEqual([
       simlock(['workers'], ['get', 'list', 'watch']),
-      // Leases in their workers' namespaces, which it makes (ADR 0034; an admission policy
-      // narrows which namespaces).
+      // Leases in their workers' namespaces, which it makes and lists at start (ADR 0034; an
+      // admission policy narrows which namespaces it makes).
       simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'list'] },
       simlock(['leaserequests'], ['get', 'list', 'watch', 'patch', 'update']),
       simlock(['leaserequests/status'], ['patch', 'update']),
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
@@ -325,7 +325,7 @@ describe('helm lint and helm template', () => {
     expect(rules(objects, 'ClusterRole', 'lab-controller')).toEqual([
       simlock(['workers'], ['get', 'list', 'watch']),
       simlock(['leases'], ['create', 'delete', 'get', 'list', 'watch', 'patch']),
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'list'] },
     ]);
     expect(find(objects, 'Role', 'lab-controller-requests').metadata.namespace).toBe('team-a');
     // One ServiceAccount per listed worker, and only they are bound (no certificate group).
