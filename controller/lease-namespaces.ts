@@ -4,7 +4,13 @@
 // deleting the Worker deletes the namespace (and what is left in it). A namespace already there
 // (made by another controller, or before a restart) is taken as it is; those there at start are
 // found with one list, not made again.
-import { API_VERSION, RESOURCES, WORKER_LABEL, leaseNamespaceOf } from '../api/index.js';
+import {
+  API_VERSION,
+  ObjectMeta,
+  RESOURCES,
+  WORKER_LABEL,
+  leaseNamespaceOf,
+} from '../api/index.js';
 import { isAlreadyExists, type KubeClient, type Logger } from '../runtime/index.js';
 import type { WritePriority, WriteQueue } from './write-queue.js';
 
@@ -32,10 +38,11 @@ export class LeaseNamespaces {
     try {
       const list = (await this.options.client.get('/api/v1/namespaces', {
         query: { labelSelector: WORKER_LABEL },
-      })) as { items?: { metadata?: { name?: unknown; labels?: Record<string, unknown> } }[] };
-      for (const item of list.items ?? []) {
-        const worker = item.metadata?.labels?.[WORKER_LABEL];
-        if (typeof worker === 'string' && item.metadata?.name === leaseNamespaceOf(worker))
+      })) as { items?: { metadata?: unknown }[] } | undefined;
+      for (const item of list?.items ?? []) {
+        const metadata = ObjectMeta.safeParse(item.metadata);
+        const worker = metadata.data?.labels?.[WORKER_LABEL];
+        if (worker !== undefined && metadata.data?.name === leaseNamespaceOf(worker))
           this.made.add(worker);
       }
     } catch (error) {
