@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PROXY_SERVICE_ACCOUNT, proxyToken } from '../../e2e/index.js';
+import { PROXY_SERVICE_ACCOUNT, localProxyArgs, proxyToken } from '../../e2e/index.js';
 import type { KubeClient } from '../../runtime/index.js';
 import {
   NetworkPartition,
@@ -185,17 +185,7 @@ export async function startSoakFleet(options: {
   const proxyPort = await freePort();
   const proxy: ChildProcess = spawn(
     process.execPath,
-    [
-      ...launchArgs('proxy'),
-      '--kubeconfig',
-      options.kubeconfigPath,
-      '--listen',
-      `127.0.0.1:${proxyPort}`,
-      '--agent-token-file',
-      tokenPath,
-      // The soak's agents serve plain HTTP on this machine (docs/adr/0025-agent-tls.md).
-      '--allow-plain-http-agents',
-    ],
+    [...launchArgs('proxy'), ...localProxyArgs(options.kubeconfigPath, proxyPort, tokenPath)],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, SIMLOCK_LOG_LEVEL: options.logLevel },

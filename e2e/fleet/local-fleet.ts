@@ -173,6 +173,23 @@ export async function proxyToken(client: KubeClient, namespace: string): Promise
   });
 }
 
+/**
+ * The exec proxy's arguments for agents on this machine: it listens on loopback at `port` and
+ * shows the agents the token in `tokenPath` (proxyToken's). The agents serve plain HTTP on this
+ * machine, which the proxy refuses unless told (docs/adr/0025-agent-tls.md).
+ */
+export function localProxyArgs(kubeconfigPath: string, port: number, tokenPath: string): string[] {
+  return [
+    '--kubeconfig',
+    kubeconfigPath,
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--agent-token-file',
+    tokenPath,
+    '--allow-plain-http-agents',
+  ];
+}
+
 export async function startLocalFleet(options: LocalFleetOptions): Promise<RunningFleet> {
   const client = KubeClient.fromOptions({ kubeconfig: options.kubeconfigPath });
   const systemNamespace = options.systemNamespace ?? SYSTEM_NAMESPACE;
@@ -212,17 +229,7 @@ export async function startLocalFleet(options: LocalFleetOptions): Promise<Runni
     ),
     start(
       'proxy',
-      [
-        '--kubeconfig',
-        options.kubeconfigPath,
-        '--listen',
-        `127.0.0.1:${proxyPort}`,
-        '--agent-token-file',
-        tokenPath,
-        // The local fleet's agents serve plain HTTP on loopback: a local demo
-        // (docs/adr/0025-agent-tls.md).
-        '--allow-plain-http-agents',
-      ],
+      localProxyArgs(options.kubeconfigPath, proxyPort, tokenPath),
       join(options.dir, 'proxy.log'),
     ),
   );
