@@ -18,6 +18,7 @@ import {
   reasonsByWorker,
 } from '../api/index.js';
 import { pathOfLease } from '../test/cluster/leases.js';
+import { aLease } from '../test/fixtures/objects.js';
 import {
   KubeClient,
   KubeUnavailableError,
@@ -267,16 +268,14 @@ async function dispatchedToOneOfTwo() {
 
 /** A second Lease of the request `lease` dispatches, on `worker` (a held create that landed). */
 function secondLease(lease: LeaseView, worker: string, finalizers?: string[]) {
-  return cluster.admin.create(simlockPath('lease', { namespace: leaseNamespaceOf(worker) }), {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'Lease',
-    metadata: {
-      name: lease.metadata.name,
-      labels: { ...lease.metadata.labels, [WORKER_LABEL]: worker },
-      ...(finalizers ? { finalizers } : {}),
-    },
-    spec: { ...lease.spec, worker },
-  }) as Promise<LeaseView>;
+  const second = aLease(lease.metadata.name)
+    .labels({ ...lease.metadata.labels, [WORKER_LABEL]: worker })
+    .spec({ ...lease.spec, worker });
+  if (finalizers) second.finalizer(...finalizers);
+  return cluster.admin.create(
+    simlockPath('lease', { namespace: leaseNamespaceOf(worker) }),
+    second.obj(),
+  ) as Promise<LeaseView>;
 }
 
 /** What its agent writes to grant a Lease. */

@@ -30,7 +30,7 @@ import {
   serviceAccountIdentity,
   type TestIdentity,
 } from '../test/cluster/identities.js';
-import { aLease, aLeaseRequest } from '../test/fixtures/objects.js';
+import { aLease, aLeaseRequest, aWorkerObject } from '../test/fixtures/objects.js';
 
 const cluster = useCluster('rbac');
 const namespace = cluster.namespace;
@@ -56,10 +56,6 @@ const requestPath = (name: string, subresource?: 'status') =>
   simlockPath('leaseRequest', { namespace, name, ...(subresource ? { subresource } : {}) });
 
 const workerStatus = { protocol: 1, agentVersion: '0.1.0-test', health: 'running' };
-
-function worker(name: string) {
-  return { apiVersion: 'simlock.dev/v1alpha1', kind: 'Worker', metadata: { name }, spec: {} };
-}
 
 function heartbeat(name: string) {
   return coordinationLease(
@@ -173,7 +169,7 @@ describe('agents', () => {
     const error = await refusedByPolicy(
       // Accepted before the policy is active: removed, so the next try creates it again.
       async () => {
-        await agentA.client.create(simlockPath('worker'), worker(workerB));
+        await agentA.client.create(simlockPath('worker'), aWorkerObject(workerB).obj());
         await cluster.admin.delete(workerPath(workerB));
       },
       `the agent of worker ${workerA} may write only its own Worker, not ${workerB}`,
@@ -183,8 +179,8 @@ describe('agents', () => {
     expect(error.message).toMatch(
       /ValidatingAdmissionPolicy 'simlock-[a-z0-9-]+-agent-own-worker'/,
     );
-    await agentA.client.create(simlockPath('worker'), worker(workerA));
-    await agentB.client.create(simlockPath('worker'), worker(workerB));
+    await agentA.client.create(simlockPath('worker'), aWorkerObject(workerA).obj());
+    await agentB.client.create(simlockPath('worker'), aWorkerObject(workerB).obj());
   });
 
   it('write their own Worker and its status, not another agent’s', async () => {

@@ -1,45 +1,41 @@
 import { describe, expect, it } from 'vitest';
 import { aWorker, drained, IPHONE, platformFull } from '../../test/fixtures/routing.js';
-import type { LeaseObject } from '../lease-schema.js';
-import type { LeaseRequestObject } from '../lease-request-schema.js';
-import type { WorkerObject } from '../worker-schema.js';
+import { aLease, aLeaseRequest, aWorkerObject } from '../../test/fixtures/objects.js';
+import { LeaseObject } from '../lease-schema.js';
+import { LeaseRequestObject, type WorkerReasonItem } from '../lease-request-schema.js';
+import { WorkerObject } from '../worker-schema.js';
 import type { WorkerView } from './types.js';
 import { answerWhy, whyViews } from './why.js';
 
 const NOW = Date.parse('2026-12-04T10:00:00Z');
 
 function workerObject(view: WorkerView): WorkerObject {
-  return {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'Worker',
-    metadata: { name: view.name },
-    spec: { drained: view.drained },
-    ...(view.status ? { status: view.status } : {}),
-  };
+  const worker = aWorkerObject(view.name).drained(view.drained);
+  return WorkerObject.parse(view.status ? worker.status(view.status).obj() : worker.obj());
 }
 
-function waitingRequest(workers: { worker: string; reason: string }[]): LeaseRequestObject {
-  return {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'LeaseRequest',
-    metadata: { name: 'r1', namespace: 'ci' },
-    spec: { platform: 'ios', model: IPHONE, waitTimeoutSeconds: 300, durationSeconds: 3600 },
-    status: { phase: 'Waiting', workers },
-  } as LeaseRequestObject;
+function waitingRequest(workers: WorkerReasonItem[]): LeaseRequestObject {
+  return LeaseRequestObject.parse(
+    aLeaseRequest('r1')
+      .namespace('ci')
+      .ios(IPHONE)
+      .waitTimeout(300)
+      .duration(3600)
+      .status({ phase: 'Waiting', workers })
+      .obj(),
+  );
 }
 
 function grantedLease(worker: string, minutes: number): LeaseObject {
-  return {
-    apiVersion: 'simlock.dev/v1alpha1',
-    kind: 'Lease',
-    metadata: { name: 'held', namespace: 'other' },
-    spec: {
-      worker,
-      device: { platform: 'ios', model: IPHONE },
-      expiresAt: new Date(NOW + minutes * 60_000).toISOString(),
-    },
-    status: { phase: 'Granted' },
-  };
+  return LeaseObject.parse(
+    aLease('held')
+      .namespace('other')
+      .worker(worker)
+      .device({ platform: 'ios', model: IPHONE })
+      .expiresAt(new Date(NOW + minutes * 60_000).toISOString())
+      .status({ phase: 'Granted' })
+      .obj(),
+  );
 }
 
 describe('why over the objects a person reads', () => {
