@@ -38,9 +38,15 @@ export type CreateAnswer =
   | { kind: 'existed'; lease: ParsedLease | undefined }
   | { kind: 'failed'; error: unknown };
 
+/** A delete answered: whether the Lease is gone already, and the uid of the one deleted (if any). */
+export interface DeleteAnswer {
+  outright: boolean;
+  uid: string | undefined;
+}
+
 export type WithdrawAnswer =
   /** The agent granted it first: kept. */
-  { kind: 'grantWon'; lease: ParsedLease } | { kind: 'deleted'; outright: boolean };
+  { kind: 'grantWon'; lease: ParsedLease } | ({ kind: 'deleted' } & DeleteAnswer);
 
 export interface LeaseDispatcherOptions {
   client: KubeClient;
@@ -154,16 +160,13 @@ export class LeaseDispatcher {
 
   /**
    * Deletes the request's Lease; one no agent holds is let go of first (letGoOfUnheldLease).
-   * Answers whether it is gone already (no finalizer held it, or it was not there); throws when
-   * the delete failed.
+   * Answers whether it is gone already (no finalizer held it, or it was not there) and which
+   * Lease it deleted; throws when the delete failed.
    */
-  async delete(
-    request: DispatchedRequest,
-    worker: string | undefined,
-  ): Promise<{ outright: boolean }> {
+  async delete(request: DispatchedRequest, worker: string | undefined): Promise<DeleteAnswer> {
     const found = await this.letGoOfUnheldLease(request, worker);
-    if (found.kind === 'absent') return { outright: true };
-    return this.deleteOnly(found.lease);
+    if (found.kind === 'absent') return { outright: true, uid: undefined };
+    return { ...(await this.deleteOnly(found.lease)), uid: found.lease.uid };
   }
 
   /**
@@ -173,8 +176,8 @@ export class LeaseDispatcher {
   async withdraw(request: DispatchedRequest, worker: string | undefined): Promise<WithdrawAnswer> {
     const found = await this.letGoOfUnheldLease(request, worker);
     if (found.kind === 'granted') return { kind: 'grantWon', lease: found.lease };
-    if (found.kind === 'absent') return { kind: 'deleted', outright: true };
-    return { kind: 'deleted', ...(await this.deleteOnly(found.lease)) };
+    if (found.kind === 'absent') return { kind: 'deleted', outright: true, uid: undefined };
+    return { kind: 'deleted', ...(await this.deleteOnly(found.lease)), uid: found.lease.uid };
   }
 
   /**

@@ -29,7 +29,7 @@ import {
 import { eventually, useCluster } from '../test/cluster/harness.js';
 import { TestFleet, iosStatus, type LeaseView } from '../test/cluster/fleet.js';
 import { controllerFor } from '../test/cluster/controller.js';
-import type { Reconciler } from './index.js';
+import type { Reconciler, ReconcilerOptions } from './index.js';
 
 const cluster = useCluster('withdrawal');
 const running: Reconciler[] = [];
@@ -251,13 +251,16 @@ describe('a Lease create that gets no answer', () => {
   });
 });
 
-/** Two iOS workers, a controller started on them, and r1 dispatched to one: its Lease, the other. */
-async function dispatchedToOneOfTwo() {
+/**
+ * Two iOS workers, a controller started on them (`options` its own), and r1 dispatched to one: its
+ * Lease, the other.
+ */
+async function dispatchedToOneOfTwo(options: Partial<ReconcilerOptions> = {}) {
   const fleet = await TestFleet.create(cluster);
   fleets.push(fleet);
   await fleet.addWorker('a', { status: iosStatus() });
   await fleet.addWorker('b', { status: iosStatus() });
-  const reconciler = controllerFor(cluster, fleet);
+  const reconciler = controllerFor(cluster, fleet, options);
   running.push(reconciler);
   await reconciler.start();
   await fleet.createRequest('r1', { platform: 'ios' });
@@ -375,5 +378,58 @@ describe('a request taken up with a granted Lease beside the unanswered one', ()
     );
     const kept = (await cluster.admin.get(pathOfLease(landed))) as LeaseView;
     expect(kept.metadata.deletionTimestamp).toBeUndefined();
+  });
+});
+
+// A controller's watch may tell a Lease's news late: a new leader's, catching up, did so for
+// seconds. The controller withdrew a refused Lease and sent the request elsewhere while its watch
+// still showed that Lease refused, neither withdrawn nor gone. It is not another Lease of the
+// request: the sweep deleted it again, a DELETE that found nothing, with a warning of a stray
+// Lease that was none (the soak, after leader changes).
+describe('a Lease the controller withdrew, still shown unwithdrawn by its watch', () => {
+  it('is not deleted again as another Lease of the request', async () => {
+    // The controller's own client: its Lease watch holds back the withdrawn Lease's news (its
+    // withdrawal mark, its going) until the test lets it through; its deletes are recorded.
+    const client = KubeClient.fromOptions({ kubeconfig: cluster.kubeconfigPath });
+    const watch = client.watch.bind(client);
+    const remove = client.delete.bind(client);
+    const heldUids = new Set<string>();
+    const heldBack: (() => void)[] = [];
+    client.watch = (path, query, onEvent, signal, idleMs) =>
+      watch(
+        path,
+        query,
+        (event) => {
+          const { metadata } = event.object as LeaseView;
+          const late =
+            heldUids.has(metadata.uid ?? '') &&
+            (event.type === 'DELETED' || isWithdrawal(event.object));
+          if (late) heldBack.push(() => onEvent(event));
+          else onEvent(event);
+        },
+        signal,
+        idleMs,
+      );
+    const deletes: string[] = [];
+    client.delete = (path, ...rest) => {
+      deletes.push(path);
+      return remove(path, ...rest);
+    };
+
+    const { fleet, lease: refused, other } = await dispatchedToOneOfTwo({ client });
+    heldUids.add(refused.metadata.uid ?? '');
+    await fleet.refuse('r1', { code: 'NO_CAPACITY', capacityReason: 'ram-budget' });
+    // Withdrawn (deleted outright), and dispatched to the other worker, which grants it.
+    await eventually(
+      async () => ((await fleet.lease('r1'))?.spec.worker === other ? true : undefined),
+      { what: 'the dispatch to the other worker' },
+    );
+    await fleet.grant('r1');
+    const granted = await fleet.phase('r1', 'Granted');
+    expect(granted.status?.worker).toBe(other);
+    expect(heldBack.length).toBeGreaterThan(0);
+    // Deleted once, by its withdrawal: not swept again while the watch still showed it.
+    expect(deletes.filter((path) => path === pathOfLease(refused))).toHaveLength(1);
+    for (const deliver of heldBack.splice(0)) deliver();
   });
 });

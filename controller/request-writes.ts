@@ -16,7 +16,7 @@ import {
 } from '../runtime/index.js';
 import { failOnAdmission } from './fail-now.js';
 import type { FleetCache } from './fleet-cache.js';
-import type { LeaseDispatcher, WithdrawAnswer } from './lease-dispatcher.js';
+import type { DeleteAnswer, LeaseDispatcher, WithdrawAnswer } from './lease-dispatcher.js';
 import { shownWorkerOf } from './request-life.js';
 import type { RequestEvent } from './request-machine.js';
 import type { RequestTimers } from './request-timers.js';
@@ -138,9 +138,9 @@ export class RequestWrites {
 
   async deleteLease(request: TrackedRequest): MachineAnswer {
     await this.createAnswered(request);
-    let outright: boolean;
+    let answer: DeleteAnswer;
     try {
-      ({ outright } = await this.options.leases.delete(request, shownWorkerOf(request.life)));
+      answer = await this.options.leases.delete(request, shownWorkerOf(request.life));
     } catch (error) {
       // Until its Lease is gone the request cannot be dispatched again nor let go: retried.
       this.options.log.warn('could not delete the lease; retrying', {
@@ -151,7 +151,8 @@ export class RequestWrites {
       return undefined;
     }
     this.timers.succeeded(request);
-    return { type: 'leaseDeleteAnswered', outright };
+    if (answer.uid !== undefined) request.deletedLeases.add(answer.uid);
+    return { type: 'leaseDeleteAnswered', outright: answer.outright };
   }
 
   /**
@@ -161,7 +162,9 @@ export class RequestWrites {
    * for nobody. Level-based (the shell sweeps after each step; the machine sees one Lease at a
    * time): once the request is on a Lease of known uid, every other Lease of it our watch has, not
    * already being let go, is deleted by its uid, and its agent reclaims what it granted. A delete
-   * that failed is swept again after the request's backoff.
+   * that failed is swept again after the request's backoff. A Lease this process deleted itself
+   * is not swept: our watch may deliver its going after the request has gone elsewhere (a new
+   * leader's watch, catching up, showed a withdrawn Lease unwithdrawn for a moment).
    */
   sweepStrayLeases(request: TrackedRequest): void {
     const life = request.life;
@@ -171,8 +174,8 @@ export class RequestWrites {
     if (own === undefined) return;
     for (const lease of this.options.leases.allWatched(request)) {
       if (lease.uid === undefined || lease.uid === own || lease.lettingGo === true) continue;
-      if (lease.worker === undefined || request.strayLeases.has(lease.uid)) continue;
-      request.strayLeases.add(lease.uid);
+      if (lease.worker === undefined || request.deletedLeases.has(lease.uid)) continue;
+      request.deletedLeases.add(lease.uid);
       void this.deleteStrayLease(request, lease.worker, lease.uid);
     }
   }
@@ -191,7 +194,7 @@ export class RequestWrites {
         request: request.key,
         error,
       });
-      request.strayLeases.delete(uid);
+      request.deletedLeases.delete(uid);
       this.timers.retry(request, 'deleteStrayLease', error, () => {
         this.sweepStrayLeases(request);
         return Promise.resolve(undefined);
@@ -236,8 +239,10 @@ export class RequestWrites {
       return undefined;
     }
     this.timers.succeeded(request);
-    if (answer.kind === 'deleted')
+    if (answer.kind === 'deleted') {
+      if (answer.uid !== undefined) request.deletedLeases.add(answer.uid);
       return { type: 'leaseDeleteAnswered', outright: answer.outright };
+    }
     this.options.log.info('the agent granted the Lease before our withdrawal; keeping the grant', {
       request: request.key,
     });

@@ -53,8 +53,12 @@ export interface TrackedRequest extends RequestState {
   /** When each of the request's timers falls due (milliseconds since the epoch): request-timers.ts. */
   timers: Partial<Record<RequestTimer, number>>;
   retries: Map<RequestRetry, RetriedWrite>;
-  /** Uids of other Leases of the request being deleted (request-writes.ts, sweepStrayLeases). */
-  strayLeases: Set<string>;
+  /**
+   * Uids of the request's Leases this process deleted or is deleting: withdrawn, released or swept
+   * as strays (request-writes.ts). Our watch may still show one after its delete has answered and
+   * the request has gone elsewhere; it is not another Lease of the request to sweep.
+   */
+  deletedLeases: Set<string>;
   /**
    * The Lease create in flight, until the API server answers it for certain (its retries
    * included): the worker it is for, and when it is answered. A withdrawal or a delete of the
@@ -130,7 +134,7 @@ export function trackRequest(input: SeenRequest): TrackedRequest {
     hasFinalizer: false,
     timers: {},
     retries: new Map(),
-    strayLeases: new Set(),
+    deletedLeases: new Set(),
     written: status,
     lastReasonWriteAt: 0,
     settleUntil: 0,
