@@ -68,6 +68,17 @@ describe('AssumeCache', () => {
     expect(cache.fleetAt(fleet, 3000).fleet).toBe(fleet);
   });
 
+  it('takes a released device granted again as taken, though the view still shows the lease before', () => {
+    const cache = new AssumeCache(15_000, 3000);
+    // The view written while the lease before held "a": it never showed "a" free again.
+    const fleet = fleetOf([simulator('a', 'leased'), simulator('b', 'leased')]);
+    cache.assumeReleased('wrk-a', { deviceId: 'a', physical: false }, 0);
+    cache.assume('ns/r1', 'wrk-a', iphone);
+    expect(states(cache.fleetAt(fleet, 10).fleet)).toEqual(['leased', 'leased']);
+    cache.confirm('ns/r1', 'wrk-a', iphone, 'a', 20);
+    expect(states(cache.fleetAt(fleet, 30).fleet)).toEqual(['leased', 'leased']);
+  });
+
   it("holds a grant past the agent's wait to write devices taken, and a release no longer than before (ADR 0029)", () => {
     const cache = new AssumeCache(15_000, 3000);
     const fleet = fleetOf([simulator('a'), simulator('b', 'leased')]);

@@ -50,9 +50,20 @@ export class AssumeCache {
     this.assumptions.set(key, { worker, spec });
   }
 
-  /** The dispatch was granted `deviceId` at `at`: it counts until the view shows it, or expires. */
+  /**
+   * The dispatch was granted `deviceId` at `at`: it counts until the view shows it, or expires. A
+   * device assumed released and granted again is free no more: the view, not written since, still
+   * shows it taken by the lease before, which reads as this grant shown, and the release would
+   * have left it free in the routed view (every other request waiting for it was dispatched there
+   * and refused until the release expired: in the soak, nine refusals an iPad grant).
+   */
   confirm(key: string, worker: string, spec: DeviceSpec, deviceId: string | undefined, at: number) {
     this.assumptions.set(key, { worker, spec, deviceId, confirmedAt: at });
+    const released = this.released.get(worker);
+    if (deviceId === undefined || !released) return;
+    const still = released.filter((device) => device.deviceId !== deviceId);
+    if (still.length > 0) this.released.set(worker, still);
+    else this.released.delete(worker);
   }
 
   /** The dispatch came to nothing, or the request ended: it takes no room. */
