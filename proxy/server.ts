@@ -14,8 +14,10 @@ import {
   WorkerObject,
 } from '../api/index.js';
 import {
+  KubeApiError,
   KubeUnavailableError,
   isNotFound,
+  isTransient,
   leaseOfRequest,
   metricsHandler,
   sendError,
@@ -94,8 +96,16 @@ export function createProxyApp(options: ProxyOptions): express.Express {
       handleExec(options, callerOf, req, res, outcome).catch((error: unknown) => {
         log.error('exec failed', { error });
         outcome('error');
+        // The API server unreachable, or answering that it cannot now (a 5xx or 429, as while it
+        // shuts down): UNAVAILABLE, which a client tries again; not the proxy's own failure.
         if (error instanceof KubeUnavailableError)
           sendError(res, 'UNAVAILABLE', 'the API server could not be reached');
+        else if (error instanceof KubeApiError && isTransient(error))
+          sendError(
+            res,
+            'UNAVAILABLE',
+            `the API server could not answer now (${error.status}: ${error.message})`,
+          );
         else sendError(res, 'INTERNAL', 'the proxy failed; see its logs');
         if (res.headersSent && !res.writableEnded) res.end();
       });
