@@ -11,8 +11,9 @@
 // An answer after a failure, or more than a second after its renewal was sent, ends a silence: a
 // heartbeat fresh when it began lapses no sooner than one heartbeat period after its end, time for
 // the agent to renew; a worker whose heartbeat had lapsed before it is judged as ever. A quick
-// answer ends no silence: a lapse held for it is judged at once. Renewals come every few seconds (a third of the leader's lease: 5 s by default),
-// sooner than a heartbeat lapses (10 s and more), so a silence is seen before its first lapse.
+// answer ends no silence: a lapse held for it is judged at once. Renewals come every few seconds
+// (a third of the leader's lease: 5 s by default), sooner than a heartbeat lapses (10 s and
+// more), so a silence is seen before its first lapse.
 // Pure: the caller says when.
 /** A renewal answered later than this after it was sent was held by the API server: a silence. */
 const SLOW_ANSWER_MS = 1000;
